@@ -1,0 +1,192 @@
+import { parseArgs } from 'node:util';
+import type { DatabasePool } from 'slonik';
+import { loadConfigOrExit, type Config } from '../config.ts';
+import { createDb, ensureDatabase } from '../lib/db.ts';
+import { AppError } from '../lib/errors.ts';
+import { migrate } from '../lib/migrate.ts';
+import * as orgs from '../modules/organisations/organisations.service.ts';
+import { adjustWallet, findLedgerMismatches, listTransactions } from '../modules/wallet/wallet.service.ts';
+
+/**
+ * Operators' commands (organisation administration is not part of the public API). Each prints one
+ * line of JSON on stdout; a refusal prints {"detail": ...} on stderr and exits 1, a usage error exits 2.
+ */
+
+type Flags = Record<string, string | boolean | undefined>;
+
+const USAGE = `usage: npm run admin -- <command> [flags]
+  org:create --name N --tenancy hosted|self-hosted [--affiliate] --business-registration REF
+             --data-protection REF [--unit-cost KOBO] [--min-topup-units N] [--email BILLING_EMAIL]
+  org:subscription --org ID --active true|false
+  org:show --org ID
+  org:delete --org ID
+  user:create --org ID --username U --password P --role admin|member
+  user:create --username U --password P --role platform_admin
+  user:disable (--user ID | --username U)
+  user:enable (--user ID | --username U)
+  wallet:adjust --org ID --units N --note TEXT
+  wallet:transactions --org ID [--limit N]
+  ledger:audit`;
+
+class UsageError extends Error {}
+
+function need(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function int(flags: Flags, name: string, required = true): number | undefined {
+  const v = flags[name];
+  if (v === undefined && !required) return undefined;
+  const s = need(flags, name);
+  if (!/^-?\d+$/.test(s)) throw new UsageError(`--${name} must be an integer`);
+  return Number(s);
+}
+
+const ROLES: Record<string, 'org_admin' | 'member' | 'platform_admin'> = {
+  admin: 'org_admin',
+  org_admin: 'org_admin',
+  'org-admin': 'org_admin',
+  member: 'member',
+  platform_admin: 'platform_admin',
+  'platform-admin': 'platform_admin',
+};
+
+export async function runCommand(db: DatabasePool, config: Config, command: string, flags: Flags): Promise<unknown> {
+  switch (command) {
+    case 'org:create': {
+      const tenancy = need(flags, 'tenancy');
+      if (tenancy !== 'hosted' && tenancy !== 'self-hosted') throw new UsageError('--tenancy must be hosted or self-hosted');
+      const businessRegistration = typeof flags['business-registration'] === 'string' ? flags['business-registration'].trim() : '';
+      const dataProtection = typeof flags['data-protection'] === 'string' ? flags['data-protection'].trim() : '';
+      const missing = [!businessRegistration && '--business-registration', !dataProtection && '--data-protection'].filter(Boolean);
+      if (missing.length > 0) {
+        throw new AppError(
+          'bad_request',
+          `onboarding requires business-registration and data-protection documentation up front: missing ${missing.join(' and ')}`,
+        );
+      }
+      return orgs.createOrganisation(
+        db,
+        {
+          name: need(flags, 'name'),
+          tenancy,
+          affiliate: flags.affiliate === true,
+          businessRegistration,
+          dataProtection,
+          unitCostKobo: int(flags, 'unit-cost', false),
+          minTopupUnits: int(flags, 'min-topup-units', false),
+          billingEmail: typeof flags.email === 'string' ? flags.email : undefined,
+        },
+        { unitCostKobo: config.DEFAULT_UNIT_COST_KOBO, minTopupUnits: config.DEFAULT_MIN_TOPUP_UNITS },
+      );
+    }
+    case 'org:subscription': {
+      const active = need(flags, 'active');
+      if (active !== 'true' && active !== 'false') throw new UsageError('--active must be true or false');
+      return orgs.setSubscription(db, int(flags, 'org')!, active === 'true');
+    }
+    case 'org:show': {
+      const org = await orgs.getOrganisation(db, int(flags, 'org')!);
+      if (!org) throw new AppError('not_found', `organisation ${String(flags.org)} not found`);
+      return { ...org, users: await orgs.listUsers(db, org.id) };
+    }
+    case 'org:delete':
+      return orgs.deleteOrganisation(db, int(flags, 'org')!);
+    case 'user:create': {
+      const role = ROLES[need(flags, 'role')];
+      if (!role) throw new UsageError('--role must be admin, member or platform_admin');
+      const orgId = role === 'platform_admin' ? null : int(flags, 'org')!;
+      return orgs.createUser(db, { orgId, username: need(flags, 'username'), password: need(flags, 'password'), role, email: typeof flags.email === 'string' ? flags.email : undefined });
+    }
+    case 'user:disable':
+    case 'user:enable': {
+      const by = flags.user !== undefined ? { id: int(flags, 'user')! } : { username: need(flags, 'username') };
+      return orgs.setUserDisabled(db, by, command === 'user:disable');
+    }
+    case 'wallet:adjust': {
+      const orgId = int(flags, 'org')!;
+      await orgs.requireOrganisation(db, orgId);
+      const moved = await adjustWallet(db, orgId, int(flags, 'units')!, need(flags, 'note'));
+      return { org: orgId, ...moved };
+    }
+    case 'wallet:transactions':
+      return listTransactions(db, int(flags, 'org')!, Math.min(int(flags, 'limit', false) ?? 50, 1000));
+    case 'ledger:audit': {
+      const mismatches = await findLedgerMismatches(db);
+      return { ok: mismatches.length === 0, mismatches };
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        name: { type: 'string' },
+        tenancy: { type: 'string' },
+        affiliate: { type: 'boolean' },
+        'business-registration': { type: 'string' },
+        'data-protection': { type: 'string' },
+        'unit-cost': { type: 'string' },
+        'min-topup-units': { type: 'string' },
+        email: { type: 'string' },
+        org: { type: 'string' },
+        active: { type: 'string' },
+        username: { type: 'string' },
+        password: { type: 'string' },
+        role: { type: 'string' },
+        user: { type: 'string' },
+        units: { type: 'string' },
+        note: { type: 'string' },
+        limit: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`${JSON.stringify({ detail: (err as Error).message })}\n${USAGE}\n`);
+    return 2;
+  }
+  const command = parsed.positionals[0];
+  if (!command || parsed.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return command ? 0 : 2;
+  }
+  const config = loadConfigOrExit();
+  await ensureDatabase(config.DATABASE_URL);
+  await migrate(config.DATABASE_URL);
+  const db = await createDb(config.DATABASE_URL, { maxPoolSize: 2 });
+  try {
+    const result = await runCommand(db, config, command, parsed.values);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${JSON.stringify({ detail: err.message })}\n${USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof AppError) {
+      process.stderr.write(`${JSON.stringify({ detail: err.detail })}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await db.end();
+  }
+}
+
+if (import.meta.main) {
+  try {
+    process.loadEnvFile();
+  } catch {
+    // No .env file.
+  }
+  process.exitCode = await main(process.argv.slice(2));
+}

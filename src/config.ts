@@ -1,0 +1,183 @@
+import { z } from 'zod';
+
+const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789abcdef';
+// A fixed development key so that sandbox data survives restarts; production refuses it.
+const DEV_ENCRYPTION_KEY = 'dev1:' + Buffer.alloc(32, 7).toString('base64');
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const csv = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+const bonusTier = z.object({ min: z.number().int().positive(), max: z.number().int().positive().optional(), bonus: z.number().int().positive() });
+
+export const configSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    HOST: z.string().default('0.0.0.0'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/idverify'),
+    // Pool per process; the API holds no transaction across an await on anything but PostgreSQL.
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+    // Every Redis key this service writes (queues, rate limits, caches) starts with this prefix, so
+    // several environments or test runs can share one Redis.
+    REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('idv'),
+
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
+    JWT_ISSUER: z.string().default('idverify'),
+    // The contract fixes the token lifetime at 60 minutes; kept configurable only for tests of expiry.
+    JWT_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
+
+    // Comma-separated `keyId:base64(32 bytes)` list; the first is used for new data, all decrypt.
+    ENCRYPTION_KEYS: z.string().optional(),
+    // Days a stored person record is kept before the retention job erases it.
+    RECORD_RETENTION_DAYS: z.coerce.number().positive().default(30),
+
+    // Browser origins allowed to call the API (operator domains). Empty: every Origin is refused.
+    CORS_ALLOWED_ORIGINS: csv.default([]),
+    RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+    RATE_LIMIT_PER_TOKEN: z.coerce.number().int().positive().default(600),
+    RATE_LIMIT_PER_ORG: z.coerce.number().int().positive().default(3000),
+    // Failed logins allowed per username and per client address in LOGIN_LOCK_SECONDS.
+    LOGIN_MAX_FAILURES: z.coerce.number().int().positive().default(10),
+    LOGIN_LOCK_SECONDS: z.coerce.number().int().positive().default(900),
+
+    // Identity authority. Empty IDENTITY_BASE_URL with dialect `sandbox` starts the built-in simulator.
+    IDENTITY_DIALECT: z.enum(['sandbox', 'prembly', 'dojah']).default('sandbox'),
+    IDENTITY_BASE_URL: z.string().default(''),
+    IDENTITY_API_KEY: z.string().default('sandbox-identity-key'),
+    IDENTITY_APP_ID: z.string().default(''),
+    IDENTITY_TIMEOUT_MS: z.coerce.number().int().positive().default(8000),
+    IDENTITY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(4),
+    IDENTITY_BACKOFF_MS: z.coerce.number().int().min(1).default(250),
+    IDENTITY_SIM_LATENCY_MS: z.coerce.number().int().min(0).default(0),
+    // Where `npm start` runs the sandbox simulators (and where web/worker processes look for them).
+    IDENTITY_SIM_PORT: z.coerce.number().int().min(0).max(65535).default(4010),
+    PAYSTACK_SIM_PORT: z.coerce.number().int().min(0).max(65535).default(4020),
+    // How long a verification request waits for its job. Integrators allow 45 s, so this ends well before.
+    VERIFY_WAIT_MS: z.coerce.number().int().positive().default(30000),
+    LOOKUP_CONCURRENCY: z.coerce.number().int().positive().default(64),
+    REASONS_CACHE_SECONDS: z.coerce.number().int().positive().default(300),
+
+    // Payment processor (Paystack dialect). Empty PAYSTACK_BASE_URL starts the built-in simulator.
+    PAYSTACK_BASE_URL: z.string().default(''),
+    PAYSTACK_SECRET_KEY: z.string().default('sk_test_sandbox_secret'),
+    PAYSTACK_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
+    PAYSTACK_CALLBACK_URL: z.string().default(''),
+    // Public address of this service, used to tell the sandbox processor where to send webhooks.
+    PUBLIC_BASE_URL: z.string().default(''),
+    TOPUP_WAIT_MS: z.coerce.number().int().positive().default(20000),
+    CREDIT_CONCURRENCY: z.coerce.number().int().positive().default(8),
+    // Sweep window: a pending top-up younger than MIN_AGE is left to the webhook; older than MAX_AGE it is given up.
+    TOPUP_SWEEP_CRON: z.string().default('*/1 * * * *'),
+    TOPUP_SWEEP_MIN_AGE_SECONDS: z.coerce.number().int().min(0).default(120),
+    TOPUP_SWEEP_MAX_AGE_HOURS: z.coerce.number().positive().default(48),
+    TOPUP_SWEEP_BATCH: z.coerce.number().int().positive().default(100),
+    LEDGER_AUDIT_CRON: z.string().default('*/10 * * * *'),
+    RETENTION_CRON: z.string().default('17 * * * *'),
+
+    DEFAULT_UNIT_COST_KOBO: z.coerce.number().int().positive().default(10000),
+    DEFAULT_MIN_TOPUP_UNITS: z.coerce.number().int().positive().multipleOf(100).default(100),
+    VAT_BPS: z.coerce.number().int().min(0).default(750),
+    PROCESSOR_FEE_BPS: z.coerce.number().int().min(0).default(150),
+    PROCESSOR_FEE_FLAT_KOBO: z.coerce.number().int().min(0).default(10000),
+    PROCESSOR_FEE_FLAT_WAIVED_UNDER_KOBO: z.coerce.number().int().min(0).default(250000),
+    PROCESSOR_FEE_CAP_KOBO: z.coerce.number().int().min(0).default(200000),
+    // JSON list of {min, max?, bonus}; applies to hosted affiliate tenants up to BONUS_END_DATE (Lagos time).
+    BONUS_TIERS: z
+      .string()
+      .default('[{"min":5000,"max":6999,"bonus":30},{"min":7000,"max":9999,"bonus":50},{"min":10000,"bonus":100}]')
+      .transform((v, ctx) => {
+        try {
+          return z.array(bonusTier).parse(JSON.parse(v));
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a JSON array of {min, max?, bonus}' });
+          return z.NEVER;
+        }
+      }),
+    BONUS_END_DATE: z.iso.date().default('2026-06-15'),
+
+    // Receipts. Empty SMTP_URL keeps e-mails in the outbox log (sandbox); production needs a real server.
+    SMTP_URL: z.string().default(''),
+    MAIL_FROM: z.string().default('Identity Verification <billing@idverify.local>'),
+    MAIL_FALLBACK_TO: z.string().default('billing@idverify.local'),
+
+    // Bearer token for GET /metrics. Empty: /metrics answers 404.
+    METRICS_TOKEN: z.string().default(''),
+    // Create the demo organisation and users on first start (sandbox only).
+    SANDBOX_SEED: bool.default(true),
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  })
+  .superRefine((c, ctx) => {
+    if (c.NODE_ENV !== 'production') return;
+    if (c.JWT_SECRET === DEV_JWT_SECRET) ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'the development default is refused in production' });
+    if (!c.ENCRYPTION_KEYS) ctx.addIssue({ code: 'custom', path: ['ENCRYPTION_KEYS'], message: 'is required in production' });
+    if (!c.IDENTITY_BASE_URL) ctx.addIssue({ code: 'custom', path: ['IDENTITY_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });
+    if (!c.PAYSTACK_BASE_URL) ctx.addIssue({ code: 'custom', path: ['PAYSTACK_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });
+    if (c.IDENTITY_DIALECT === 'sandbox') ctx.addIssue({ code: 'custom', path: ['IDENTITY_DIALECT'], message: 'sandbox is refused in production' });
+    if (c.PAYSTACK_SECRET_KEY === 'sk_test_sandbox_secret') ctx.addIssue({ code: 'custom', path: ['PAYSTACK_SECRET_KEY'], message: 'the sandbox key is refused in production' });
+    if (!c.SMTP_URL) ctx.addIssue({ code: 'custom', path: ['SMTP_URL'], message: 'is required in production' });
+  });
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export type Config = RawConfig & {
+  encryptionKeys: { id: string; key: Buffer }[];
+  sandbox: { identity: boolean; processor: boolean };
+  /** Effective upstream addresses: the configured ones, or the sandbox simulators'. */
+  identityBaseUrl: string;
+  paystackBaseUrl: string;
+  publicBaseUrl: string;
+};
+
+export class ConfigError extends Error {}
+
+function parseKeys(spec: string): { id: string; key: Buffer }[] {
+  return spec.split(',').map((part) => {
+    const [id, b64] = part.trim().split(':');
+    const key = Buffer.from(b64 ?? '', 'base64');
+    if (!id || !/^[A-Za-z0-9_-]{1,32}$/.test(id) || key.length !== 32) {
+      throw new ConfigError('ENCRYPTION_KEYS: each entry must be keyId:base64 of 32 bytes');
+    }
+    return { id, key };
+  });
+}
+
+/** Parses the environment once; throws a ConfigError whose message names the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`invalid configuration: ${issue.path.join('.') || 'environment'}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    encryptionKeys: parseKeys(c.ENCRYPTION_KEYS ?? DEV_ENCRYPTION_KEY),
+    sandbox: {
+      identity: c.IDENTITY_DIALECT === 'sandbox' && !c.IDENTITY_BASE_URL,
+      processor: !c.PAYSTACK_BASE_URL,
+    },
+    identityBaseUrl: c.IDENTITY_BASE_URL || `http://127.0.0.1:${c.IDENTITY_SIM_PORT}`,
+    paystackBaseUrl: c.PAYSTACK_BASE_URL || `http://127.0.0.1:${c.PAYSTACK_SIM_PORT}`,
+    publicBaseUrl: (c.PUBLIC_BASE_URL || `http://localhost:${c.PORT}`).replace(/\/$/, ''),
+  };
+}
+
+/** Entry points call this: one line naming the variable, then exit. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+
+/**
+ * Every queue and job of the service, defined once. Producers and workers both import this; the
+ * worker validates each payload against its schema and refuses to start when a job has no processor.
+ * Payloads carry references only: personal data never enters Redis (BullMQ keeps payloads in clear).
+ */
+export const QUEUES = {
+  lookups: 'lookups',
+  credits: 'credits',
+  emails: 'emails',
+  maintenance: 'maintenance',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+const requestId = z.string().max(100).optional();
+
+export const JOBS = {
+  'verification.lookup': {
+    queue: QUEUES.lookups,
+    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId }),
+    result: z.object({
+      outcome: z.enum(['found', 'not_found', 'failed']),
+      code: z.string().optional(),
+      detail: z.string().optional(),
+    }),
+    // Retries of upstream faults happen inside the processor with backoff and jitter; BullMQ's own
+    // attempts cover a worker that died mid-job (a stalled job is moved back and run again).
+    attempts: 3,
+    backoffMs: 500,
+  },
+  'topup.credit': {
+    queue: QUEUES.credits,
+    payload: z.object({ reference: z.string().regex(/^TOP-[0-9]+-[0-9a-f]{16}$/), source: z.enum(['webhook', 'verify', 'sweep']), requestId }),
+    result: z.object({
+      outcome: z.enum(['credited', 'already_credited', 'not_paid', 'amount_mismatch', 'unknown_reference']),
+      processorStatus: z.string().optional(),
+      unitsAdded: z.number().int().optional(),
+      newBalance: z.number().int().optional(),
+      pricePaid: z.number().int().optional(),
+    }),
+    attempts: 8,
+    backoffMs: 1000,
+  },
+  'outbox.deliver': {
+    queue: QUEUES.emails,
+    payload: z.object({ outboxId: z.number().int().positive() }),
+    result: z.object({ outcome: z.enum(['sent', 'already_sent', 'missing']) }),
+    attempts: 10,
+    backoffMs: 5000,
+  },
+  'topup.sweep': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ checked: z.number().int(), credited: z.number().int(), closed: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
+  'ledger.audit': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ walletsChecked: z.number().int(), mismatches: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
+  'retention.erase': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ erased: z.number().int(), idempotencyKeysDeleted: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
+  'verification.sweep': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ requeued: z.number().int(), released: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
+  'outbox.sweep': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ enqueued: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
+} as const;
+
+export type JobName = keyof typeof JOBS;
+export type JobPayload<N extends JobName> = z.infer<(typeof JOBS)[N]['payload']>;
+export type JobResult<N extends JobName> = z.infer<(typeof JOBS)[N]['result']>;
+
+/** BullMQ job ids may not contain ':' nor be digits only; every id is built here. */
+export const jobIds = {
+  lookup: (referenceId: string) => `lookup-${referenceId}`,
+  creditFromWebhook: (eventKey: string) => `credit-evt-${eventKey}`,
+  creditFromVerify: (reference: string, nonce: string) => `credit-${reference}-v-${nonce}`,
+  creditFromSweep: (reference: string, window: string) => `credit-${reference}-s-${window}`,
+  outbox: (outboxId: number) => `outbox-${outboxId}`,
+};
+
+export const SCHEDULES = {
+  'topup.sweep': 'TOPUP_SWEEP_CRON',
+  'ledger.audit': 'LEDGER_AUDIT_CRON',
+  'retention.erase': 'RETENTION_CRON',
+  'verification.sweep': 'TOPUP_SWEEP_CRON',
+  'outbox.sweep': 'TOPUP_SWEEP_CRON',
+} as const satisfies Partial<Record<JobName, string>>;

@@ -1,0 +1,41 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+export type KeyRing = { id: string; key: Buffer }[];
+
+export type Sealed = { keyId: string; data: Buffer };
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * AES-256-GCM with the first key of the ring. The associated data binds a ciphertext to its row
+ * (a reference id), so a ciphertext copied onto another row does not decrypt.
+ */
+export function seal(ring: KeyRing, plaintext: Buffer | string, aad: string): Sealed {
+  const active = ring[0];
+  if (!active) throw new Error('no encryption key configured');
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', active.key, iv);
+  cipher.setAAD(Buffer.from(aad));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return { keyId: active.id, data: Buffer.concat([iv, cipher.getAuthTag(), body]) };
+}
+
+export function open(ring: KeyRing, sealed: Sealed, aad: string): Buffer {
+  const entry = ring.find((k) => k.id === sealed.keyId);
+  if (!entry) throw new Error(`encryption key ${sealed.keyId} is not configured`);
+  const iv = sealed.data.subarray(0, IV_BYTES);
+  const tag = sealed.data.subarray(IV_BYTES, IV_BYTES + TAG_BYTES);
+  const decipher = createDecipheriv('aes-256-gcm', entry.key, iv);
+  decipher.setAAD(Buffer.from(aad));
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(sealed.data.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+}
+
+export function sealJson(ring: KeyRing, value: unknown, aad: string): Sealed {
+  return seal(ring, JSON.stringify(value), aad);
+}
+
+export function openJson<T = unknown>(ring: KeyRing, sealed: Sealed, aad: string): T {
+  return JSON.parse(open(ring, sealed, aad).toString('utf8')) as T;
+}

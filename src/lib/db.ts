@@ -1,0 +1,55 @@
+import pg from 'pg';
+import { createPool, SchemaValidationError, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
+
+export type { DatabasePool };
+export type { DatabaseTransactionConnection, CommonQueryMethods } from 'slonik';
+
+// slonik leaves result validation to an interceptor: every `sql.type(schema)` query is parsed here,
+// so repository functions return exactly the types their zod schemas promise.
+const resultParser: Interceptor = {
+  name: 'result-parser',
+  transformRow: (ctx, query, row) => {
+    const parser = ctx.resultParser;
+    if (!parser) return row;
+    const result = parser['~standard'].validate(row);
+    if (result instanceof Promise) throw new Error('async result schemas are not supported');
+    if (result.issues) throw new SchemaValidationError(query, row, result.issues);
+    return result.value as QueryResultRow;
+  },
+};
+
+export async function createDb(url: string, opts: { maxPoolSize: number; statementTimeoutMs?: number }): Promise<DatabasePool> {
+  return createPool(url, {
+    maxPoolSize: opts.maxPoolSize,
+    interceptors: [resultParser],
+    statementTimeout: opts.statementTimeoutMs ?? 30000,
+    // Capturing a stack per query costs CPU on every request for a debugging aid we do not use.
+    captureStackTrace: false,
+    connectionTimeout: 5000,
+    idleTimeout: 30000,
+  });
+}
+
+/** Creates the database named in `url` when it does not exist (first start on a fresh machine). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error('database name must be [A-Za-z0-9_-]');
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE "${name}"`);
+      } catch (err) {
+        // Two processes starting together may race to create it.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}

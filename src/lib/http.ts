@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { SlonikError, UniqueIntegrityConstraintViolationError } from 'slonik';
+import { z } from 'zod';
+import { AppError } from './errors.ts';
+import type { Logger } from './logger.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string;
+  }
+}
+
+/** Keeps a caller's X-Request-Id when it is safe to log, otherwise issues one; echoed on every response. */
+export const requestId: RequestHandler = (req, res, next) => {
+  const given = req.get('x-request-id');
+  req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', req.id);
+  next();
+};
+
+/** Rejects bodies of the wrong media type before any parser runs. */
+export function requireContentType(kind: 'json' | 'form'): RequestHandler {
+  const expected = kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+  return (req, _res, next) => {
+    if (!req.is(expected)) {
+      next(new AppError('unsupported_media_type', `Content-Type must be ${expected}`));
+      return;
+    }
+    next();
+  };
+}
+
+/**
+ * Missing fields and wrong types are 422 (with the field paths); a well-typed value that breaks a
+ * rule is 400. That split is the contract's (SPEC 7 and the foundation issue).
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const result = schema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  throw zodToAppError(result.error);
+}
+
+export function zodToAppError(error: z.ZodError): AppError {
+  const issues = error.issues;
+  const typeIssues = issues.filter((i) => i.code === 'invalid_type' || (i.code === 'invalid_union' && isTypeUnion(i)));
+  const first = typeIssues[0] ?? issues[0]!;
+  const field = first.path.map(String).join('.') || 'body';
+  if (typeIssues.length > 0) {
+    const missing = first.code === 'invalid_type' && /received undefined/.test(first.message);
+    const detail = missing ? `Field required: ${field}` : `Invalid type for ${field}: ${first.message}`;
+    return new AppError('validation', detail, {
+      extra: { errors: typeIssues.map((i) => ({ loc: i.path.map(String), msg: i.message, type: i.code })) },
+    });
+  }
+  return new AppError('bad_request', field === 'body' ? first.message : `${field}: ${first.message}`);
+}
+
+function isTypeUnion(issue: z.core.$ZodIssue): boolean {
+  return issue.code === 'invalid_union' && issue.errors.every((branch) => branch.every((i) => i.code === 'invalid_type'));
+}
+
+export const notFound: RequestHandler = (_req, _res, next) => {
+  next(new AppError('not_found', 'Not Found'));
+};
+
+function sendError(res: Response, status: number, body: Record<string, unknown>, headers?: Record<string, string>): void {
+  if (res.headersSent) return;
+  if (headers) for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.status(status).json(body);
+}
+
+/** The one place where failures become HTTP answers. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof AppError) {
+      sendError(res, err.status, { detail: err.detail, ...err.extra }, err.headers);
+      return;
+    }
+    if (err instanceof z.ZodError) {
+      const mapped = zodToAppError(err);
+      sendError(res, mapped.status, { detail: mapped.detail, ...mapped.extra });
+      return;
+    }
+    const e = err as { type?: string; status?: number; statusCode?: number; code?: string };
+    // body-parser errors carry a type and a 4xx status.
+    if (e.type === 'entity.parse.failed') return sendError(res, 400, { detail: 'Malformed request body' });
+    if (e.type === 'entity.too.large') return sendError(res, 413, { detail: 'Request body too large' });
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendError(res, 415, { detail: 'Unsupported body encoding' });
+    if (e.type === 'request.aborted') return sendError(res, 400, { detail: 'Request aborted' });
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.type) {
+      return sendError(res, e.status, { detail: 'Invalid request' });
+    }
+    if (err instanceof UniqueIntegrityConstraintViolationError) {
+      return sendError(res, 409, { detail: 'Conflict with an existing resource' });
+    }
+    if (isUnavailable(err)) {
+      logger.warn({ reqId: req.id, err: describe(err) }, 'dependency unavailable');
+      return sendError(res, 503, { detail: 'Service temporarily unavailable, retry with backoff', request_id: req.id }, { 'Retry-After': '5' });
+    }
+    logger.error({ reqId: req.id, err: describe(err) }, 'unhandled error');
+    sendError(res, 500, { detail: 'Internal server error', request_id: req.id });
+  };
+}
+
+/** Redis or PostgreSQL out of reach: the caller should retry later, nothing was done. */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof SlonikError && err.name === 'ConnectionError') return true;
+  const msg = err instanceof Error ? err.message : '';
+  const code = (err as { code?: string }).code;
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === '57P01' ||
+    /enableOfflineQueue|Connection is closed|Stream isn't writeable|connect ECONNREFUSED|Reached the max retries|timeout exceeded when trying to connect|Connection terminated/i.test(msg)
+  );
+}
+
+/** Error summary for logs: name, message and stack, never the values of a failed query. */
+export function describe(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) return { type: err.name, message: err.message.slice(0, 500), stack: err.stack?.split('\n').slice(0, 8).join('\n') };
+  return { message: String(err).slice(0, 200) };
+}

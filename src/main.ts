@@ -1,0 +1,119 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { loadConfigOrExit } from './config.ts';
+import { createDb, ensureDatabase } from './lib/db.ts';
+import { createLogger } from './lib/logger.ts';
+import { migrate } from './lib/migrate.ts';
+import { seedSandbox } from './modules/organisations/sandbox-seed.ts';
+import { startIdentitySimulator } from './simulators/identity-authority/server.ts';
+import { startPaymentSimulator } from './simulators/payment-processor/server.ts';
+
+/**
+ * `npm start`: prepares the database, starts the sandbox simulators when no real upstream is
+ * configured, then runs the API and the workers as two supervised child processes (the same
+ * entry points the Procfile scales separately), restarting either if it dies.
+ */
+try {
+  process.loadEnvFile();
+} catch {
+  // No .env file.
+}
+const config = loadConfigOrExit();
+const logger = createLogger({ level: config.LOG_LEVEL, name: 'launcher' });
+
+await ensureDatabase(config.DATABASE_URL);
+const applied = await migrate(config.DATABASE_URL, logger);
+logger.info({ applied }, 'database ready');
+
+const closers: (() => Promise<void>)[] = [];
+if (config.sandbox.identity) {
+  const sim = await startIdentitySimulator({ host: '127.0.0.1', port: config.IDENTITY_SIM_PORT, latencyMs: config.IDENTITY_SIM_LATENCY_MS, apiKey: config.IDENTITY_API_KEY });
+  closers.push(() => sim.close());
+  logger.warn({ url: sim.url }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
+}
+if (config.sandbox.processor) {
+  const sim = await startPaymentSimulator({
+    host: '127.0.0.1',
+    port: config.PAYSTACK_SIM_PORT,
+    secretKey: config.PAYSTACK_SECRET_KEY,
+    webhookUrl: `http://127.0.0.1:${config.PORT}/v1/webhooks/paystack`,
+  });
+  closers.push(() => sim.close());
+  logger.warn({ url: sim.url }, 'SANDBOX: payment processor is the built-in simulator; no real money moves');
+}
+
+if ((config.sandbox.identity || config.sandbox.processor) && config.SANDBOX_SEED) {
+  const db = await createDb(config.DATABASE_URL, { maxPoolSize: 2 });
+  try {
+    const seeded = await seedSandbox(db, config);
+    if (seeded) {
+      // Printed once, on the first start only: the passwords are stored only as hashes.
+      process.stdout.write(
+        [
+          '',
+          '================ SANDBOX DEMO ACCOUNTS (shown once) ================',
+          `organisation: ${seeded.organisation} (100 units)`,
+          `administrator: username=${seeded.admin.username} password=${seeded.admin.password}`,
+          `team member:   username=${seeded.member.username} password=${seeded.member.password}`,
+          '====================================================================',
+          '',
+        ].join('\n'),
+      );
+    }
+  } finally {
+    await db.end();
+  }
+}
+
+type Child = { name: string; entry: string; proc?: ChildProcess; restarts: number[] };
+const children: Child[] = [
+  { name: 'web', entry: fileURLToPath(new URL('./server.ts', import.meta.url)), restarts: [] },
+  { name: 'worker', entry: fileURLToPath(new URL('../workers/main.ts', import.meta.url)), restarts: [] },
+];
+let stopping = false;
+
+function spawn(child: Child): void {
+  const proc = fork(child.entry, [], { stdio: 'inherit', env: process.env, execPath: process.execPath });
+  child.proc = proc;
+  proc.on('exit', (code, signal) => {
+    if (stopping) return;
+    const now = Date.now();
+    child.restarts = child.restarts.filter((t) => now - t < 60_000);
+    child.restarts.push(now);
+    if (child.restarts.length > 5) {
+      logger.fatal({ child: child.name, code, signal }, 'child keeps dying; giving up');
+      void shutdown(1);
+      return;
+    }
+    const delay = 250 * 2 ** (child.restarts.length - 1);
+    logger.error({ child: child.name, code, signal, delay }, 'child exited; restarting');
+    setTimeout(() => spawn(child), delay);
+  });
+}
+
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info('stopping: workers and API finish what they are doing');
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          const p = c.proc;
+          if (!p || p.exitCode !== null || p.signalCode !== null) return resolve();
+          const kill = setTimeout(() => p.kill('SIGKILL'), config.SHUTDOWN_GRACE_MS + 5000);
+          p.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          p.kill('SIGTERM');
+        }),
+    ),
+  );
+  await Promise.allSettled(closers.map((close) => close()));
+  process.exit(code);
+}
+
+for (const c of children) spawn(c);
+process.once('SIGTERM', () => void shutdown(0));
+process.once('SIGINT', () => void shutdown(0));

@@ -1,0 +1,91 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { organisationRow, userRow, type Role, type Tenancy } from './organisations.schemas.ts';
+
+const orgColumns = sql.fragment`
+  o.id, o.name, o.tenancy, o.affiliate, o.unit_cost_kobo, o.min_topup_units, o.subscription_active,
+  o.lifetime_units, o.business_registration_ref, o.data_protection_ref, o.billing_email, o.created_at,
+  o.deleted_at, w.units, w.reserved`;
+
+export async function insertOrganisation(
+  db: CommonQueryMethods,
+  o: { name: string; tenancy: Tenancy; affiliate: boolean; unitCostKobo: number; minTopupUnits: number; businessRegistration: string; dataProtection: string; billingEmail: string | null },
+): Promise<number> {
+  const id = await db.oneFirst(sql.type(z.object({ id: z.coerce.number() }))`
+    INSERT INTO organisations (name, tenancy, affiliate, unit_cost_kobo, min_topup_units, business_registration_ref, data_protection_ref, billing_email)
+    VALUES (${o.name}, ${o.tenancy}, ${o.affiliate}, ${o.unitCostKobo}, ${o.minTopupUnits}, ${o.businessRegistration}, ${o.dataProtection}, ${o.billingEmail})
+    RETURNING id`);
+  await db.query(sql.unsafe`INSERT INTO wallets (org_id) VALUES (${id})`);
+  return id;
+}
+
+export async function findOrganisation(db: CommonQueryMethods, id: number) {
+  return db.maybeOne(sql.type(organisationRow)`
+    SELECT ${orgColumns} FROM organisations o JOIN wallets w ON w.org_id = o.id WHERE o.id = ${id}`);
+}
+
+export async function setSubscription(db: CommonQueryMethods, id: number, active: boolean): Promise<boolean> {
+  const r = await db.query(sql.unsafe`UPDATE organisations SET subscription_active = ${active} WHERE id = ${id} AND deleted_at IS NULL`);
+  return r.rowCount === 1;
+}
+
+export async function markDeleted(db: CommonQueryMethods, id: number): Promise<void> {
+  await db.query(sql.unsafe`UPDATE organisations SET deleted_at = now(), subscription_active = false WHERE id = ${id}`);
+  await db.query(sql.unsafe`UPDATE users SET disabled = true WHERE org_id = ${id}`);
+}
+
+export async function insertUser(
+  db: CommonQueryMethods,
+  u: { orgId: number | null; username: string; email: string | null; passwordHash: string; role: Role },
+) {
+  return db.one(sql.type(userRow)`
+    INSERT INTO users (org_id, username, email, password_hash, role)
+    VALUES (${u.orgId}, ${u.username}, ${u.email}, ${u.passwordHash}, ${u.role})
+    RETURNING id, org_id, username, email, role, disabled`);
+}
+
+export async function setUserDisabled(db: CommonQueryMethods, by: { id?: number; username?: string }, disabled: boolean) {
+  const where = by.id !== undefined ? sql.fragment`id = ${by.id}` : sql.fragment`username = ${(by.username ?? '').toLowerCase()}`;
+  return db.maybeOne(sql.type(userRow)`
+    UPDATE users SET disabled = ${disabled} WHERE ${where} RETURNING id, org_id, username, email, role, disabled`);
+}
+
+export async function listUsers(db: CommonQueryMethods, orgId: number) {
+  return db.any(sql.type(userRow)`SELECT id, org_id, username, email, role, disabled FROM users WHERE org_id = ${orgId} ORDER BY id`);
+}
+
+export const authUserRow = z.object({
+  id: z.coerce.number(),
+  org_id: z.coerce.number().nullable(),
+  username: z.string(),
+  role: z.enum(['org_admin', 'member', 'platform_admin']),
+  disabled: z.boolean(),
+  password_hash: z.string(),
+  org_deleted: z.boolean(),
+});
+
+export async function findUserForLogin(db: CommonQueryMethods, username: string) {
+  return db.maybeOne(sql.type(authUserRow)`
+    SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted
+    FROM users u LEFT JOIN organisations o ON o.id = u.org_id
+    WHERE u.username = ${username.toLowerCase()}`);
+}
+
+export const principalRow = z.object({
+  id: z.coerce.number(),
+  org_id: z.coerce.number().nullable(),
+  username: z.string(),
+  role: z.enum(['org_admin', 'member', 'platform_admin']),
+  active: z.boolean(),
+  subscription_active: z.boolean().nullable(),
+});
+
+/** Read on every authenticated request, so a disabled user's tokens stop working at once. */
+export async function findPrincipal(db: CommonQueryMethods, userId: number) {
+  return db.maybeOne(sql.type(principalRow)`
+    SELECT u.id, u.org_id, u.username, u.role,
+           (NOT u.disabled AND (u.org_id IS NULL OR o.deleted_at IS NULL)) AS active,
+           o.subscription_active
+    FROM users u LEFT JOIN organisations o ON o.id = u.org_id
+    WHERE u.id = ${userId}`);
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+export const tenancySchema = z.enum(['hosted', 'self-hosted']);
+export type Tenancy = z.infer<typeof tenancySchema>;
+
+export const roleSchema = z.enum(['org_admin', 'member', 'platform_admin']);
+export type Role = z.infer<typeof roleSchema>;
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+
+export const organisationRow = z.object({
+  id: int,
+  name: z.string(),
+  tenancy: tenancySchema,
+  affiliate: z.boolean(),
+  unit_cost_kobo: int,
+  min_topup_units: int,
+  subscription_active: z.boolean(),
+  lifetime_units: int,
+  business_registration_ref: z.string(),
+  data_protection_ref: z.string(),
+  billing_email: z.string().nullable(),
+  created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
+  deleted_at: z.union([z.number(), z.string(), z.date()]).nullable().transform((v) => (v === null ? null : new Date(v).toISOString())),
+  units: int,
+  reserved: int,
+});
+export type OrganisationRow = z.infer<typeof organisationRow>;
+
+export const userRow = z.object({
+  id: int,
+  org_id: int.nullable(),
+  username: z.string(),
+  email: z.string().nullable(),
+  role: roleSchema,
+  disabled: z.boolean(),
+});
+export type UserRow = z.infer<typeof userRow>;
+
+export const createOrganisationInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  tenancy: tenancySchema,
+  affiliate: z.boolean().default(false),
+  businessRegistration: z.string().trim().min(1, 'business-registration document reference is required'),
+  dataProtection: z.string().trim().min(1, 'data-protection document reference is required'),
+  unitCostKobo: z.number().int().positive().optional(),
+  minTopupUnits: z.number().int().positive().multipleOf(100, 'must be a multiple of 100').optional(),
+  billingEmail: z.email().optional(),
+});
+export type CreateOrganisationInput = z.input<typeof createOrganisationInput>;
+
+export const createUserInput = z.object({
+  orgId: z.number().int().positive().nullable(),
+  username: z.string().trim().toLowerCase().min(1).max(254),
+  password: z.string().min(8, 'password must be at least 8 characters').max(1024),
+  role: roleSchema,
+  email: z.email().optional(),
+});
+export type CreateUserInput = z.input<typeof createUserInput>;

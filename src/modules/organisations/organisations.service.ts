@@ -1,0 +1,109 @@
+import type { DatabasePool } from 'slonik';
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { AppError } from '../../lib/errors.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { loyaltyBadge } from '../topup/pricing.ts';
+import * as repo from './organisations.repository.ts';
+import { createOrganisationInput, createUserInput, type CreateOrganisationInput, type CreateUserInput, type OrganisationRow } from './organisations.schemas.ts';
+
+export type { OrganisationRow };
+export { findPrincipal, findUserForLogin } from './organisations.repository.ts';
+
+export type OrgDefaults = { unitCostKobo: number; minTopupUnits: number };
+
+export async function createOrganisation(db: DatabasePool, input: CreateOrganisationInput, defaults: OrgDefaults) {
+  const parsed = createOrganisationInput.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AppError('bad_request', `${issue.path.join('.')}: ${issue.message}`);
+  }
+  const o = parsed.data;
+  const id = await db.transaction((tx) =>
+    repo.insertOrganisation(tx, {
+      name: o.name,
+      tenancy: o.tenancy,
+      affiliate: o.affiliate,
+      unitCostKobo: o.unitCostKobo ?? defaults.unitCostKobo,
+      minTopupUnits: o.minTopupUnits ?? defaults.minTopupUnits,
+      businessRegistration: o.businessRegistration,
+      dataProtection: o.dataProtection,
+      billingEmail: o.billingEmail ?? null,
+    }),
+  );
+  return (await getOrganisation(db, id))!;
+}
+
+export async function getOrganisation(db: DatabasePool, id: number) {
+  const row = await repo.findOrganisation(db, id);
+  if (!row) return null;
+  return { ...row, loyalty_badge: loyaltyBadge(row.tenancy, row.lifetime_units) };
+}
+
+export async function requireOrganisation(db: DatabasePool, id: number) {
+  const org = await getOrganisation(db, id);
+  if (!org || org.deleted_at) throw new AppError('not_found', `organisation ${id} not found`);
+  return org;
+}
+
+export async function setSubscription(db: DatabasePool, id: number, active: boolean) {
+  await requireOrganisation(db, id);
+  await repo.setSubscription(db, id, active);
+  return (await getOrganisation(db, id))!;
+}
+
+/** Deleting requires an empty wallet (SPEC 1.6); the organisation is retired, its ledger kept. */
+export async function deleteOrganisation(db: DatabasePool, id: number) {
+  return db.transaction(async (tx) => {
+    const org = await repo.findOrganisation(tx, id);
+    if (!org || org.deleted_at) throw new AppError('not_found', `organisation ${id} not found`);
+    if (org.units > 0 || org.reserved > 0) {
+      throw new AppError('conflict', `organisation ${id} cannot be deleted: its wallet holds ${org.units} units`);
+    }
+    await repo.markDeleted(tx, id);
+    return { id, deleted: true };
+  });
+}
+
+export async function createUser(db: DatabasePool, input: CreateUserInput) {
+  const parsed = createUserInput.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AppError('bad_request', `${issue.path.join('.') || 'input'}: ${issue.message}`);
+  }
+  const u = parsed.data;
+  if (u.role === 'platform_admin' && u.orgId !== null) throw new AppError('bad_request', 'a platform administrator belongs to no organisation');
+  if (u.role !== 'platform_admin') {
+    if (u.orgId === null) throw new AppError('bad_request', 'org is required');
+    await requireOrganisation(db, u.orgId);
+  }
+  try {
+    return await repo.insertUser(db, {
+      orgId: u.orgId,
+      username: u.username,
+      email: u.email ?? (u.username.includes('@') ? u.username : null),
+      passwordHash: await hashPassword(u.password),
+      role: u.role,
+    });
+  } catch (err) {
+    if (err instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', `username ${u.username} is taken`);
+    throw err;
+  }
+}
+
+export async function setUserDisabled(db: DatabasePool, by: { id?: number; username?: string }, disabled: boolean) {
+  const user = await repo.setUserDisabled(db, by, disabled);
+  if (!user) throw new AppError('not_found', 'user not found');
+  return user;
+}
+
+export async function listUsers(db: DatabasePool, orgId: number) {
+  return repo.listUsers(db, orgId);
+}
+
+/** Where receipts go: the billing address, else the administrators' e-mail addresses. */
+export async function receiptRecipients(db: DatabasePool, orgId: number, fallback: string): Promise<string[]> {
+  const org = await repo.findOrganisation(db, orgId);
+  if (org?.billing_email) return [org.billing_email];
+  const admins = (await repo.listUsers(db, orgId)).filter((u) => u.role === 'org_admin' && !u.disabled && u.email);
+  return admins.length > 0 ? admins.map((u) => u.email!) : [fallback];
+}

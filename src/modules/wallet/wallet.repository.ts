@@ -1,0 +1,110 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+
+// The wallet row is the hot spot of the whole service: every statement here touches it once, as the
+// last statement before COMMIT, so its row lock is held for as short a time as possible.
+
+const balanceRow = z.object({ units: z.coerce.number(), reserved: z.coerce.number() });
+const movedRow = z.object({ units_before: z.coerce.number(), units_after: z.coerce.number(), transaction_id: z.coerce.number() });
+
+export async function getBalance(db: CommonQueryMethods, orgId: number) {
+  return db.maybeOne(sql.type(balanceRow)`SELECT units, reserved FROM wallets WHERE org_id = ${orgId}`);
+}
+
+/** Holds one unit for a verification in flight; false when nothing is spendable. */
+export async function reserveUnit(db: CommonQueryMethods, orgId: number): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE wallets SET reserved = reserved + 1 WHERE org_id = ${orgId} AND units - reserved >= 1`);
+  return r.rowCount === 1;
+}
+
+export async function releaseUnit(db: CommonQueryMethods, orgId: number): Promise<void> {
+  await db.query(sql.unsafe`UPDATE wallets SET reserved = reserved - 1 WHERE org_id = ${orgId} AND reserved > 0`);
+}
+
+/** Turns a held unit into a debit and its ledger line, in one statement. */
+export async function captureUnit(
+  db: CommonQueryMethods,
+  m: { orgId: number; reference: string; amountKobo: number; details: Record<string, unknown> },
+) {
+  return db.one(sql.type(movedRow)`
+    WITH w AS (
+      UPDATE wallets SET units = units - 1, reserved = reserved - 1 WHERE org_id = ${m.orgId} RETURNING units
+    )
+    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
+    SELECT ${m.orgId}, 'verification', ${m.amountKobo}, -1, w.units + 1, w.units, ${sql.jsonb(m.details as never)}, ${m.reference} FROM w
+    RETURNING units_before, units_after, id AS transaction_id`);
+}
+
+/** Fixture calls leave the balance alone: the ledger line reads the balance without locking the row. */
+export async function recordFixtureCall(db: CommonQueryMethods, m: { orgId: number; reference: string; details: Record<string, unknown> }) {
+  return db.one(sql.type(movedRow)`
+    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
+    SELECT ${m.orgId}, 'fixture_verification', 0, 0, units, units, ${sql.jsonb({ ...m.details, fixture: true } as never)}, ${m.reference}
+    FROM wallets WHERE org_id = ${m.orgId}
+    RETURNING units_before, units_after, id AS transaction_id`);
+}
+
+/** Adds units (top-up credit or operator adjustment) with its ledger line, in one statement. */
+export async function addUnits(
+  db: CommonQueryMethods,
+  m: {
+    orgId: number;
+    units: number;
+    kind: 'topup' | 'adjustment';
+    amountKobo: number;
+    vatAmount?: number | null;
+    serviceCharge?: number | null;
+    reference: string | null;
+    details: Record<string, unknown>;
+  },
+) {
+  return db.maybeOne(sql.type(movedRow)`
+    WITH w AS (
+      UPDATE wallets SET units = units + ${m.units}
+      WHERE org_id = ${m.orgId} AND units + ${m.units} >= reserved
+      RETURNING units
+    )
+    INSERT INTO wallet_transactions (org_id, kind, amount, vat_amount, service_charge, units_delta, units_before, units_after, details, reference)
+    SELECT ${m.orgId}, ${m.kind}, ${m.amountKobo}, ${m.vatAmount ?? null}, ${m.serviceCharge ?? null}, ${m.units}, w.units - ${m.units}, w.units,
+           ${sql.jsonb(m.details as never)}, ${m.reference}
+    FROM w
+    RETURNING units_before, units_after, id AS transaction_id`);
+}
+
+const transactionRow = z.object({
+  id: z.coerce.number(),
+  kind: z.string(),
+  amount: z.coerce.number(),
+  vat_amount: z.coerce.number().nullable(),
+  service_charge: z.coerce.number().nullable(),
+  units_delta: z.coerce.number(),
+  units_before: z.coerce.number(),
+  units_after: z.coerce.number(),
+  details: z.record(z.string(), z.unknown()),
+  reference: z.string().nullable(),
+  created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
+});
+export type WalletTransaction = z.infer<typeof transactionRow>;
+
+export async function listTransactions(db: CommonQueryMethods, orgId: number, limit: number, beforeId?: number) {
+  const cursor = beforeId ? sql.fragment`AND id < ${beforeId}` : sql.fragment``;
+  return db.any(sql.type(transactionRow)`
+    SELECT id, kind, amount, vat_amount, service_charge, units_delta, units_before, units_after, details, reference, created_at
+    FROM wallet_transactions WHERE org_id = ${orgId} ${cursor} ORDER BY id DESC LIMIT ${limit}`);
+}
+
+const auditRow = z.object({ org_id: z.coerce.number(), units: z.coerce.number(), ledger_units: z.coerce.number() });
+
+/** Wallets whose balance differs from the sum of their ledger lines. */
+export async function findLedgerMismatches(db: CommonQueryMethods) {
+  return db.any(sql.type(auditRow)`
+    SELECT w.org_id, w.units, COALESCE(t.total, 0) AS ledger_units
+    FROM wallets w
+    LEFT JOIN (SELECT org_id, sum(units_delta) AS total FROM wallet_transactions GROUP BY org_id) t ON t.org_id = w.org_id
+    WHERE w.units <> COALESCE(t.total, 0)`);
+}
+
+export async function countWallets(db: CommonQueryMethods): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM wallets`);
+}

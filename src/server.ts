@@ -1,0 +1,64 @@
+import type { Server } from 'node:http';
+import { createApp } from './app.ts';
+import { loadConfigOrExit, type Config } from './config.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
+import { createApiDeps } from './runtime.ts';
+
+export type RunningServer = { url: string; server: Server; stop(): Promise<void> };
+
+/** Starts the API (the Procfile's `web`). Redis and PostgreSQL are connected before the port opens. */
+export async function start(config: Config, logger: Logger): Promise<RunningServer> {
+  const deps = await createApiDeps(config, logger);
+  const app = createApp(deps);
+  const server = app.listen(config.PORT, config.HOST);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Longer than any load balancer's idle timeout, so it never closes a connection the balancer reuses.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  logger.info({ port }, 'api listening');
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    stop() {
+      stopping ??= (async () => {
+        // Stop accepting, let in-flight requests finish (bounded by the grace period), then close pools.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+        await closed;
+        clearTimeout(grace);
+        await deps.close();
+        logger.info('api stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+if (import.meta.main) {
+  try {
+    process.loadEnvFile();
+  } catch {
+    // No .env file: the environment alone configures the process.
+  }
+  const config = loadConfigOrExit();
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
+  const running = await start(config, logger);
+  const shutdown = () => {
+    running.stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}

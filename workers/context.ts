@@ -1,0 +1,25 @@
+import type { Job } from 'bullmq';
+import type { DatabasePool } from 'slonik';
+import type { IdentityAuthority } from '../src/adapters/identity-authority/types.ts';
+import type { PaystackClient } from '../src/adapters/payment-processor/paystack.ts';
+import type { Config } from '../src/config.ts';
+import type { JobName, JobPayload, JobResult } from '../src/jobs/catalog.ts';
+import type { Producer } from '../src/jobs/producer.ts';
+import type { Clock } from '../src/lib/clock.ts';
+import type { Logger } from '../src/lib/logger.ts';
+import type { Metrics } from '../src/lib/metrics.ts';
+
+export type WorkerDeps = {
+  config: Config;
+  db: DatabasePool;
+  logger: Logger;
+  identity: IdentityAuthority;
+  processor: PaystackClient;
+  producer: Producer;
+  metrics: Metrics;
+  clock: Clock;
+};
+
+export type Processor<N extends JobName> = (payload: JobPayload<N>, job: Job, deps: WorkerDeps, log: Logger) => Promise<JobResult<N>>;
+
+export type ProcessorMap = { [N in JobName]?: Processor<N> };

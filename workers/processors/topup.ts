@@ -1,0 +1,3 @@
+import type { ProcessorMap } from '../context.ts';
+
+export const topupProcessors: ProcessorMap = {};
