@@ -1,0 +1,82 @@
+/**
+ * Dojah KYC client. What the public material says, and what this file relies on:
+ *
+ * - Headers: `AppId: <app id>` and `Authorization: <secret key>`, the key without "Bearer"
+ *   ("Use <key> not Bearer <key>", https://docs.dojah.io/docs/nigeria/verify-nin-with-selfie-image).
+ * - NIN: `GET {baseUrl}/api/v1/kyc/nin?nin=<nin>` (dojah-inc/dojah-sdks, NigeriaKycApi.md:
+ *   "GET /api/v1/kyc/nin  KYC - Get NIN Info"; docs.dojah.io "Nigeria - Lookup NIN"). Answer 200:
+ *   `{ "entity": { first_name, last_name, middle_name, gender: "Male", photo, date_of_birth: "1982-01-01",
+ *   email, phone_number, employment_status, marital_status } }`.
+ * - Phone: `GET {baseUrl}/api/v1/kyc/phone_number?phone_number=<phone>`, answer 200
+ *   `{ "entity": { first_name, last_name, middle_name, date_of_birth, phone_number, photo, gender, customer } }`
+ *   (https://dojah.mintlify.app/docs/nigeria/lookup-phone-number, "Phone Number Advance").
+ * - Errors come as `{ "error": "<text>" }` with a 4xx, e.g. `{ "error": "vnin not found" }`
+ *   (https://api-docs.dojah.io/docs/virtual-nin). A 404, or a 400 whose error says "not found",
+ *   is read as no record.
+ * - No demography search and no reasons endpoint are documented.
+ */
+import { callUpstream, isRecord, joinUrl, shapeError, statusError, type UpstreamResponse } from './http.ts';
+import { withQueriedNin, withSpecAliases } from './raw.ts';
+import { DEFAULT_REASONS } from './reasons.ts';
+import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome } from './types.ts';
+import { UpstreamError } from './types.ts';
+
+export interface DojahAuthorityConfig {
+  baseUrl: string;
+  apiKey: string;
+  appId: string;
+  timeoutMs: number;
+}
+
+const UPSTREAM = 'dojah';
+
+/** Dojah's snake_case keys and the SPEC 2.1 aliases they are copied to. */
+const KEY_ALIASES: Record<string, string> = {
+  first_name: 'firstname',
+  middle_name: 'middlename',
+  last_name: 'surname',
+  date_of_birth: 'dateOfBirth',
+  phone_number: 'telephoneno',
+  residential_address: 'address',
+  state_of_origin: 'self_origin_state',
+  lga_of_origin: 'self_origin_lga',
+  reference_id: 'transaction_id',
+};
+
+export function createDojahAuthority(cfg: DojahAuthorityConfig): IdentityAuthority {
+  const headers = { accept: 'application/json', AppId: cfg.appId, Authorization: cfg.apiKey };
+
+  async function get(path: string, what: string, query: Record<string, string>, signal?: AbortSignal): Promise<UpstreamOutcome> {
+    const url = `${joinUrl(cfg.baseUrl, path)}?${new URLSearchParams(query).toString()}`;
+    const res = await callUpstream(url, { method: 'GET', headers }, { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal });
+    return toOutcome(res, what);
+  }
+
+  return {
+    async lookupNin(q: NinQuery, signal?: AbortSignal) {
+      return withQueriedNin(await get('/api/v1/kyc/nin', 'NIN lookup', { nin: q.nin }, signal), q.nin);
+    },
+    lookupPhone(q: PhoneQuery, signal?: AbortSignal) {
+      return get('/api/v1/kyc/phone_number', 'phone lookup', { phone_number: q.phone }, signal);
+    },
+    async lookupDemography(_q: DemographyQuery): Promise<UpstreamOutcome> {
+      throw new UpstreamError(`${UPSTREAM}: demography lookup not supported`, { retryable: false });
+    },
+    async listReasons(): Promise<Reason[]> {
+      return DEFAULT_REASONS.map((r) => ({ ...r }));
+    },
+  };
+}
+
+function toOutcome(res: UpstreamResponse, what: string): UpstreamOutcome {
+  const body = isRecord(res.body) ? res.body : undefined;
+  if (res.status === 200) {
+    if (!body || !isRecord(body.entity)) throw shapeError(UPSTREAM, res.status, what);
+    return { kind: 'found', raw: withSpecAliases(body.entity, KEY_ALIASES) };
+  }
+  const error = typeof body?.error === 'string' ? body.error : undefined;
+  // A bare 404 (no Dojah error body) means a wrong URL, not a missing person.
+  if (res.status === 404 && error !== undefined) return { kind: 'not_found' };
+  if (res.status === 400 && error !== undefined && /not\s+found/i.test(error)) return { kind: 'not_found' };
+  throw statusError(UPSTREAM, res, what);
+}

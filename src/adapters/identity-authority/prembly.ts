@@ -1,0 +1,109 @@
+/**
+ * Prembly IdentityPass client. What the public material says, and what this file relies on:
+ *
+ * - NIN: `POST {baseUrl}/verification/vnin`, JSON `{ "number_nin": "<nin>" }`, headers `x-api-key`
+ *   (the secret key) and `app-id`. https://docs.prembly.com/docs/nin-and-virtual-nin-copy ; the
+ *   envelope is the one of Prembly's own SDK (github.com/prembly/prembly_java,
+ *   LookUpVirtualNINResponse.java and NinData.java):
+ *   `{ status: boolean, detail: string, response_code: "00", nin_data: {...}, verification: { status: "VERIFIED", reference } }`.
+ *   Newer answers carry the record under `data` instead of `nin_data`; both are read.
+ * - The record (`nin_data`) uses NIMC keys: firstname, middlename, surname, birthdate, gender,
+ *   telephoneno, photo, residence_address, residence_Town, residence_lga, residence_state,
+ *   self_origin_state, self_origin_lga, nin.
+ * - Phone: `POST {baseUrl}/verification/phone_number/advance`, JSON `{ "number": "<phone>" }`,
+ *   record under `data` (path as in PremblyApiUrls.java of the same SDK).
+ * - Custom response codes, https://docs.prembly.com/docs/response-codes-and-verification-status :
+ *   00 found; 01 record not found; 02 "verification can't be completed by this time, kindly retry
+ *   later"; 03 insufficient wallet balance. They come on top of the HTTP status.
+ * - No demography search and no reasons endpoint are documented.
+ *
+ * Not verified against a live account: the exact base URL per environment is configuration.
+ */
+import { callUpstream, isRecord, joinUrl, shapeError, statusError, type UpstreamResponse } from './http.ts';
+import { withQueriedNin, withSpecAliases } from './raw.ts';
+import { DEFAULT_REASONS } from './reasons.ts';
+import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome } from './types.ts';
+import { UpstreamError } from './types.ts';
+
+export interface PremblyAuthorityConfig {
+  baseUrl: string;
+  apiKey: string;
+  appId?: string | undefined;
+  timeoutMs: number;
+}
+
+const UPSTREAM = 'prembly';
+
+/** Prembly-only keys and the SPEC 2.1 aliases they are copied to. */
+const KEY_ALIASES: Record<string, string> = {
+  residence_address: 'residence_AdressLine1',
+  residence_Town: 'town',
+  residence_state: 'state',
+  birthlga: 'birthLga',
+  birthstate: 'birthState',
+};
+
+export function createPremblyAuthority(cfg: PremblyAuthorityConfig): IdentityAuthority {
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'content-type': 'application/json',
+    'x-api-key': cfg.apiKey,
+  };
+  if (cfg.appId) headers['app-id'] = cfg.appId;
+
+  async function post(path: string, what: string, body: unknown, signal?: AbortSignal): Promise<UpstreamOutcome> {
+    const res = await callUpstream(
+      joinUrl(cfg.baseUrl, path),
+      { method: 'POST', headers, body: JSON.stringify(body) },
+      { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal },
+    );
+    return toOutcome(res, what);
+  }
+
+  return {
+    async lookupNin(q: NinQuery, signal?: AbortSignal) {
+      return withQueriedNin(await post('/verification/vnin', 'NIN lookup', { number_nin: q.nin }, signal), q.nin);
+    },
+    lookupPhone(q: PhoneQuery, signal?: AbortSignal) {
+      return post('/verification/phone_number/advance', 'phone lookup', { number: q.phone }, signal);
+    },
+    async lookupDemography(_q: DemographyQuery): Promise<UpstreamOutcome> {
+      throw new UpstreamError(`${UPSTREAM}: demography lookup not supported`, { retryable: false });
+    },
+    async listReasons(): Promise<Reason[]> {
+      return DEFAULT_REASONS.map((r) => ({ ...r }));
+    },
+  };
+}
+
+function toOutcome(res: UpstreamResponse, what: string): UpstreamOutcome {
+  const body = isRecord(res.body) ? res.body : undefined;
+  const code = typeof body?.response_code === 'string' ? body.response_code : undefined;
+
+  if (code === '01') return { kind: 'not_found' };
+  if (code === '02') {
+    throw new UpstreamError(`${UPSTREAM}: ${what} unavailable (response_code 02)`, { retryable: true, status: res.status });
+  }
+  if (code === '03') {
+    // An empty wallet at Prembly does not refill itself between retries.
+    throw new UpstreamError(`${UPSTREAM}: ${what} refused, insufficient wallet balance (response_code 03)`, {
+      retryable: false,
+      status: res.status,
+    });
+  }
+  if (res.status === 404 && body?.status === false) return { kind: 'not_found' };
+  if (res.status < 200 || res.status > 299) throw statusError(UPSTREAM, res, what);
+
+  const person = body?.nin_data ?? body?.data;
+  if (body?.status !== true || !isRecord(person)) throw shapeError(UPSTREAM, res.status, what);
+  return { kind: 'found', raw: premblyRaw(person, body.verification) };
+}
+
+function premblyRaw(person: Record<string, unknown>, verification: unknown): Record<string, unknown> {
+  const raw = withSpecAliases(person, KEY_ALIASES);
+  // Prembly's verification reference is the upstream-issued id SPEC 2.1 calls transaction_id.
+  if (raw.transaction_id === undefined && isRecord(verification) && typeof verification.reference === 'string') {
+    raw.transaction_id = verification.reference;
+  }
+  return raw;
+}

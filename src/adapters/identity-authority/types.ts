@@ -1,0 +1,60 @@
+/**
+ * The one contract every identity-authority dialect implements. Business outcomes (found, not
+ * found) are returned; faults are thrown as UpstreamError, flagged retryable or not, so a job
+ * processor can rethrow retryable faults and fail permanent ones at once.
+ */
+export type UpstreamOutcome = { kind: 'found'; raw: Record<string, unknown> } | { kind: 'not_found' };
+
+export interface Reason {
+  key: string;
+  label: string;
+  description: string;
+}
+
+export interface NinQuery {
+  nin: string;
+  reason: string;
+}
+
+export interface PhoneQuery {
+  phone: string;
+  reason: string;
+}
+
+export interface DemographyQuery {
+  firstName: string;
+  lastName: string;
+  /** dd-mm-yyyy, as on our request side (SPEC 4.7). */
+  dob: string;
+  gender: 'm' | 'f';
+  reason: string;
+}
+
+export interface IdentityAuthority {
+  lookupNin(q: NinQuery, signal?: AbortSignal): Promise<UpstreamOutcome>;
+  lookupPhone(q: PhoneQuery, signal?: AbortSignal): Promise<UpstreamOutcome>;
+  lookupDemography(q: DemographyQuery, signal?: AbortSignal): Promise<UpstreamOutcome>;
+  listReasons(signal?: AbortSignal): Promise<Reason[]>;
+}
+
+/**
+ * A failed upstream call. The message never carries the query (NIN, phone, names): these errors
+ * end up in logs and job records.
+ */
+export class UpstreamError extends Error {
+  /** Network errors, timeouts, 5xx and 429: the same call may succeed later. */
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    opts: { retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown },
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'UpstreamError';
+    this.retryable = opts.retryable;
+    this.status = opts.status;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}

@@ -1,0 +1,73 @@
+import type { PersonRecord } from './person.ts';
+
+/**
+ * Reserved test-mode NINs (SPEC 4.8). They never reach the upstream authority, so their records
+ * live here, already normalised. The people are invented.
+ */
+export const FIXTURE_NINS = ['12345678901', '12345678902', '99999999999'] as const;
+
+export type FixtureNin = (typeof FIXTURE_NINS)[number];
+
+export type FixtureOutcome = { kind: 'found'; record: PersonRecord } | { kind: 'not_found' };
+
+/** A real 8x8 baseline JPEG (310 bytes): integrators decode the placeholder, so it must be valid. */
+const FIXTURE_JPEG_BASE64 =
+  '/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAA0JCgsKCA0LCgsODg0PEyAVExISEyccHhcgLikxMC4pLSwzOko+MzZGNywtQFdBRkxOUlNSMj5aYVpQYEpRUk//' +
+  '2wBDAQ4ODhMREyYVFSZPNS01T09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT0//wAARCAAIAAgDASIAAhEBAxEB/8QA' +
+  'FQABAQAAAAAAAAAAAAAAAAAAAAT/xAAfEAABAgYDAAAAAAAAAAAAAAAAAhIDBAUTFFEhMXH/xAAUAQEAAAAAAAAAAAAAAAAAAAAE/8QAFREBAQAAAAAAAAAA' +
+  'AAAAAAAAAAH/2gAMAwEAAhEDEQA/AJKjOR89S3qs6dx1r0ABoW//2Q==';
+
+const FULL_RECORD: PersonRecord = {
+  nin: '12345678901',
+  fname: 'Adaeze',
+  mname: 'Chioma',
+  lname: 'Okonkwo',
+  dob: '14-03-1991',
+  gender: 'F',
+  phone: '08031234567',
+  residenceAdress: '12 Bode Thomas Street',
+  residenceTown: 'Surulere',
+  residenceLga: 'Surulere',
+  residenceState: 'Lagos',
+  stateOfOrigin: 'Anambra',
+  lgaOfOrigin: 'Onitsha North',
+  image: FIXTURE_JPEG_BASE64,
+  // Stable per fixture (SPEC 4.8) so integrators can assert on it.
+  transaction_id: 'FIXTURE-TXN-12345678901',
+};
+
+const SPARSE_RECORD: PersonRecord = {
+  nin: '12345678902',
+  fname: 'Ibrahim',
+  mname: '',
+  lname: 'Musa',
+  dob: '02-11-1987',
+  gender: 'M',
+  phone: '',
+  residenceAdress: '',
+  residenceTown: '',
+  residenceLga: '',
+  residenceState: '',
+  stateOfOrigin: '',
+  lgaOfOrigin: '',
+  image: '',
+  transaction_id: 'FIXTURE-TXN-12345678902',
+};
+
+/** null when the NIN is not a fixture, so the caller goes to the upstream authority. */
+export function fixtureOutcome(nin: string): FixtureOutcome | null {
+  switch (nin) {
+    case '12345678901':
+      return { kind: 'found', record: { ...FULL_RECORD } };
+    case '12345678902':
+      return { kind: 'found', record: { ...SPARSE_RECORD } };
+    case '99999999999':
+      return { kind: 'not_found' };
+    default:
+      return null;
+  }
+}
+
+export function isFixtureNin(nin: string): nin is FixtureNin {
+  return (FIXTURE_NINS as readonly string[]).includes(nin);
+}
