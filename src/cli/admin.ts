@@ -24,7 +24,7 @@ const USAGE = `usage: npm run admin -- <command> [flags]
   user:create --username U --password P --role platform_admin
   user:disable (--user ID | --username U)
   user:enable (--user ID | --username U)
-  wallet:adjust --org ID --units N --note TEXT
+  wallet:adjust --org ID --units N --note TEXT   (negative: --units=-N)
   wallet:transactions --org ID [--limit N]
   ledger:audit`;
 

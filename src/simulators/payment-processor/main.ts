@@ -6,7 +6,7 @@ import { startPaymentSimulator, WEBHOOK_MODES } from './server.ts';
 // that reads the environment.
 const env = z
   .object({
-    PORT: z.coerce.number().int().min(0).max(65535).default(4010),
+    PORT: z.coerce.number().int().min(0).max(65535).default(4020),
     SIM_HOST: z.string().default('0.0.0.0'),
     PAYSTACK_SECRET_KEY: z.string().min(1).default('sk_test_sandbox_secret'),
     SIM_WEBHOOK_URL: z.url().optional(),
