@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Slow reliability scenarios (Redis/PostgreSQL cut off, workers killed under load): `npm run test:chaos`.
+export default defineConfig({
+  test: {
+    include: ['test/chaos/**/*.test.ts'],
+    globalSetup: ['test/setup/global.ts'],
+    testTimeout: 300_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 1,
+    passWithNoTests: false,
+  },
+});
