@@ -1,0 +1,191 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { creditedLifetimeRow, outboxRow, topupRow, type ReceiptPayload } from './topup.schemas.ts';
+
+const topupColumns = sql.fragment`
+  reference, org_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount, service_charge,
+  total_amount, currency, status, processor_status, created_at`;
+
+const idRow = z.object({ id: z.coerce.number() });
+
+export async function insertTopup(
+  db: CommonQueryMethods,
+  t: {
+    reference: string;
+    orgId: number;
+    userId: number;
+    units: number;
+    bonusUnits: number;
+    unitCostKobo: number;
+    baseAmount: number;
+    vatAmount: number;
+    serviceCharge: number;
+    totalAmount: number;
+    currency: string;
+    at: Date;
+  },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO topups (reference, org_id, user_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount,
+                        service_charge, total_amount, currency, status, created_at)
+    VALUES (${t.reference}, ${t.orgId}, ${t.userId}, ${t.units}, ${t.bonusUnits}, ${t.unitCostKobo}, ${t.baseAmount},
+            ${t.vatAmount}, ${t.serviceCharge}, ${t.totalAmount}, ${t.currency}, 'pending', ${sql.timestamp(t.at)})`);
+}
+
+export async function setCheckout(db: CommonQueryMethods, reference: string, accessCode: string, authorizationUrl: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE topups SET access_code = ${accessCode}, authorization_url = ${authorizationUrl} WHERE reference = ${reference}`);
+}
+
+/** The processor never issued a payment link, so nobody can pay this reference. */
+export async function markInitializeFailed(db: CommonQueryMethods, reference: string, processorStatus: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE topups SET status = 'failed', processor_status = ${processorStatus} WHERE reference = ${reference} AND status = 'pending'`);
+}
+
+export async function findTopup(db: CommonQueryMethods, reference: string) {
+  return db.maybeOne(sql.type(topupRow)`SELECT ${topupColumns} FROM topups WHERE reference = ${reference}`);
+}
+
+export async function recordCheck(db: CommonQueryMethods, reference: string, processorStatus: string, at: Date): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE topups SET processor_status = ${processorStatus}, last_checked_at = ${sql.timestamp(at)}
+    WHERE reference = ${reference} AND status <> 'credited'`);
+}
+
+/** Gives up on a pending top-up; the credit path still accepts it should the payer pay after all. */
+export async function closeTopup(
+  db: CommonQueryMethods,
+  reference: string,
+  status: 'failed' | 'abandoned',
+  processorStatus: string,
+  at: Date,
+): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE topups SET status = ${status}, processor_status = ${processorStatus}, last_checked_at = ${sql.timestamp(at)}
+    WHERE reference = ${reference} AND status = 'pending'`);
+  return r.rowCount === 1;
+}
+
+export async function markAmountMismatch(
+  db: CommonQueryMethods,
+  m: { reference: string; paidAmount: number; paidCurrency: string; processorStatus: string; at: Date },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE topups
+    SET status = 'amount_mismatch', paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency},
+        processor_status = ${m.processorStatus}, last_checked_at = ${sql.timestamp(m.at)}
+    WHERE reference = ${m.reference} AND status <> 'credited'`);
+}
+
+/**
+ * Claims the credit of a reference. The row lock this takes makes concurrent credits of one
+ * reference queue up here; every one after the first finds the row credited and gets null.
+ */
+export async function claimCredit(db: CommonQueryMethods, m: { reference: string; paidAmount: number; paidCurrency: string; at: Date }) {
+  return db.maybeOne(sql.type(topupRow)`
+    UPDATE topups
+    SET status = 'credited', credited_at = ${sql.timestamp(m.at)}, last_checked_at = ${sql.timestamp(m.at)},
+        paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency}, processor_status = 'success'
+    WHERE reference = ${m.reference} AND status IN ('pending', 'failed', 'abandoned')
+    RETURNING ${topupColumns}`);
+}
+
+/**
+ * Loyalty badges count purchased units only (bonus units are a gift, not a purchase). This writes the
+ * organisations table because the organisations service has no such function yet (reported).
+ */
+export async function addLifetimeUnits(db: CommonQueryMethods, orgId: number, units: number) {
+  return db.one(sql.type(creditedLifetimeRow)`
+    UPDATE organisations SET lifetime_units = lifetime_units + ${units} WHERE id = ${orgId}
+    RETURNING name, tenancy, lifetime_units`);
+}
+
+export async function insertReceipt(db: CommonQueryMethods, dedupeKey: string, payload: ReceiptPayload): Promise<number | null> {
+  const row = await db.maybeOne(sql.type(idRow)`
+    INSERT INTO outbox (kind, dedupe_key, payload) VALUES ('receipt_email', ${dedupeKey}, ${sql.jsonb(payload)})
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING id`);
+  return row?.id ?? null;
+}
+
+/** Stores a processor event once; false when the same signed body was stored before. */
+export async function insertProcessorEvent(
+  db: CommonQueryMethods,
+  e: { eventKey: string; event: string; reference: string | null; payload: unknown; outcome: string | null },
+): Promise<boolean> {
+  const processed = e.outcome === null ? sql.fragment`NULL` : sql.fragment`now()`;
+  const row = await db.maybeOne(sql.type(idRow)`
+    INSERT INTO processor_events (event_key, event, reference, payload, processed_at, outcome)
+    VALUES (${e.eventKey}, ${e.event}, ${e.reference}, ${sql.jsonb(e.payload as never)}, ${processed}, ${e.outcome})
+    ON CONFLICT (event_key) DO NOTHING
+    RETURNING id`);
+  return row !== null;
+}
+
+export async function markEventsProcessed(db: CommonQueryMethods, reference: string, outcome: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE processor_events SET processed_at = now(), outcome = ${outcome}
+    WHERE reference = ${reference} AND processed_at IS NULL`);
+}
+
+/** Pending top-ups inside the sweep window, least recently checked first so a backlog rotates. */
+export async function listSweepCandidates(db: CommonQueryMethods, w: { now: Date; minAgeSeconds: number; maxAgeHours: number; limit: number }) {
+  return db.anyFirst(sql.type(z.object({ reference: z.string() }))`
+    SELECT reference FROM topups
+    WHERE status = 'pending'
+      AND created_at <= ${sql.timestamp(w.now)} - make_interval(secs => ${w.minAgeSeconds})
+      AND created_at > ${sql.timestamp(w.now)} - make_interval(secs => ${w.maxAgeHours * 3600})
+    ORDER BY last_checked_at NULLS FIRST, created_at
+    LIMIT ${w.limit}`);
+}
+
+/** Pending top-ups past the window are given up; a late payment is still credited by webhook or verify. */
+export async function abandonExpired(db: CommonQueryMethods, w: { now: Date; maxAgeHours: number; limit: number }): Promise<number> {
+  const r = await db.query(sql.unsafe`
+    UPDATE topups SET status = 'abandoned', last_checked_at = ${sql.timestamp(w.now)}
+    WHERE reference IN (
+      SELECT reference FROM topups
+      WHERE status = 'pending' AND created_at <= ${sql.timestamp(w.now)} - make_interval(secs => ${w.maxAgeHours * 3600})
+      ORDER BY created_at
+      LIMIT ${w.limit}
+    ) AND status = 'pending'`);
+  return r.rowCount;
+}
+
+/** The receipt row, with the balance read from the credit's ledger line (immutable, one per reference). */
+export async function findOutbox(db: CommonQueryMethods, id: number) {
+  return db.maybeOne(sql.type(outboxRow)`
+    SELECT o.id, o.status, o.payload, o.attempts, t.units_after AS new_balance
+    FROM outbox o
+    LEFT JOIN wallet_transactions t ON t.kind = 'topup' AND t.reference = o.payload->>'reference'
+    WHERE o.id = ${id}`);
+}
+
+export async function markOutboxSent(db: CommonQueryMethods, id: number): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1, last_error = NULL
+    WHERE id = ${id} AND status = 'pending'`);
+}
+
+export async function markOutboxAttemptFailed(db: CommonQueryMethods, id: number, error: string, final: boolean): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE outbox SET attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'pending'}
+    WHERE id = ${id} AND status = 'pending'`);
+}
+
+/** Receipts whose delivery job was lost (enqueue failed after commit, Redis emptied). */
+export async function listStaleOutbox(db: CommonQueryMethods, limit: number) {
+  return db.anyFirst(sql.type(idRow)`
+    SELECT id FROM outbox WHERE status = 'pending' AND created_at < now() - interval '1 minute'
+    ORDER BY created_at LIMIT ${limit}`);
+}
+
+export async function insertLedgerAudit(
+  db: CommonQueryMethods,
+  walletsChecked: number,
+  mismatches: { org_id: number; units: number; ledger_units: number }[],
+): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO ledger_audits (wallets_checked, mismatches) VALUES (${walletsChecked}, ${sql.jsonb(mismatches)})`);
+}
