@@ -8,6 +8,13 @@ import { errorHandler, notFound, requestId } from './lib/http.ts';
 import { consumeAll, createLimiter, rateLimitMiddleware } from './lib/rate-limit.ts';
 import { createAuthenticator, principalOf } from './modules/auth/auth.middleware.ts';
 import { authRoutes } from './modules/auth/auth.routes.ts';
+import { docsRoutes } from './docs/docs.routes.ts';
+import { opsRoutes } from './modules/ops/ops.routes.ts';
+import { openApiRoutes } from './openapi/openapi.routes.ts';
+import { reasonsRoutes } from './modules/reasons/reasons.routes.ts';
+import { verificationRoutes } from './modules/verification/verification.routes.ts';
+import { topupRoutes } from './modules/topup/topup.routes.ts';
+import { webhookRoutes } from './modules/topup/webhook.routes.ts';
 
 export type { AppDeps };
 
@@ -82,8 +89,18 @@ export function createApp(deps: AppDeps): Express {
     res.status(ok ? 200 : 503).json(ok ? { status: 'ready', postgres: 'ok', redis: 'ok' } : { detail: 'Not ready', postgres: pgOk ? 'ok' : 'down', redis: redisOk ? 'ok' : 'down' });
   });
 
+  // Operator surfaces (/metrics, /admin/queues) and the documentation page, outside the versioned API.
+  app.use(opsRoutes(ctx));
+  app.use(docsRoutes());
+
   const api = Router();
+  api.use(openApiRoutes());
   api.use(authRoutes(ctx));
+  api.use(verificationRoutes(ctx));
+  api.use(reasonsRoutes(ctx));
+  api.use(topupRoutes(ctx));
+  // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
+  api.use(webhookRoutes(ctx));
 
   // The versioned base is the contract; the unversioned paths stay for older integrations.
   app.use('/v1', api);

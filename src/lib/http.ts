@@ -90,8 +90,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (e.type === 'entity.too.large') return sendError(res, 413, { detail: 'Request body too large' });
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendError(res, 415, { detail: 'Unsupported body encoding' });
     if (e.type === 'request.aborted') return sendError(res, 400, { detail: 'Request aborted' });
-    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.type) {
-      return sendError(res, e.status, { detail: 'Invalid request' });
+    // A compressed body that does not decompress (Content-Encoding: gzip/deflate/br with other bytes).
+    if (typeof e.code === 'string' && /^Z_|^ERR_(BROTLI|ZLIB)/.test(e.code)) return sendError(res, 400, { detail: 'Request body could not be decoded' });
+    const status = typeof e.status === 'number' ? e.status : e.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return sendError(res, status, { detail: status === 415 ? 'Unsupported media type' : 'Invalid request' });
     }
     if (err instanceof UniqueIntegrityConstraintViolationError) {
       return sendError(res, 409, { detail: 'Conflict with an existing resource' });

@@ -1,3 +1,8 @@
 import type { ProcessorMap } from '../context.ts';
+import { eraseExpired, runLookup, sweepPending } from '../../src/modules/verification/verification.service.ts';
 
-export const verificationProcessors: ProcessorMap = {};
+export const verificationProcessors: ProcessorMap = {
+  'verification.lookup': (payload, _job, deps, log) => runLookup(deps, payload.referenceId, log),
+  'verification.sweep': (_payload, _job, deps, log) => sweepPending(deps, log),
+  'retention.erase': (_payload, _job, deps) => eraseExpired(deps),
+};

@@ -1,0 +1,169 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import {
+  idempotencyRow,
+  settledRow,
+  verificationRow,
+  type Mode,
+  type VerificationStatus,
+} from './verification.schemas.ts';
+
+const columns = sql.fragment`
+  reference_id, org_id, mode, reason, fixture, status, query_enc, record_enc, key_id, failure_code, created_at, expires_at`;
+
+export async function insertVerification(
+  db: CommonQueryMethods,
+  v: {
+    referenceId: string;
+    orgId: number;
+    userId: number;
+    mode: Mode;
+    reason: string;
+    fixture: boolean;
+    status: VerificationStatus;
+    holdsUnit: boolean;
+    queryEnc: Buffer;
+    recordEnc: Buffer | null;
+    keyId: string;
+    requestId: string | null;
+    createdAt: Date;
+    expiresAt: Date;
+  },
+): Promise<void> {
+  const completedAt = v.status === 'pending' ? null : sql.timestamp(v.createdAt);
+  await db.query(sql.unsafe`
+    INSERT INTO verifications
+      (reference_id, org_id, user_id, mode, reason, fixture, status, holds_unit, query_enc, record_enc, key_id, request_id, created_at, completed_at, expires_at)
+    VALUES
+      (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.holdsUnit},
+       ${sql.binary(v.queryEnc)}, ${v.recordEnc ? sql.binary(v.recordEnc) : null}, ${v.keyId}, ${v.requestId},
+       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)})`);
+}
+
+/** With orgId, another organisation's reference reads as unknown. */
+export async function findVerification(db: CommonQueryMethods, referenceId: string, orgId?: number) {
+  const scope = orgId === undefined ? sql.fragment`` : sql.fragment`AND org_id = ${orgId}`;
+  return db.maybeOne(sql.type(verificationRow)`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} ${scope}`);
+}
+
+/**
+ * Moves a pending verification to its final status. The `status = 'pending'` guard makes this the
+ * single point where a verification is decided: a job run twice, the sweep and a stalled worker
+ * all race here, the row lock orders them, and only the first one gets a row back.
+ */
+export async function settleVerification(
+  db: CommonQueryMethods,
+  s: {
+    referenceId: string;
+    status: 'found' | 'not_found' | 'failed';
+    recordEnc: Buffer | null;
+    failureCode: string | null;
+    failureDetail: string | null;
+    attempts: number;
+  },
+) {
+  return db.maybeOne(sql.type(settledRow)`
+    UPDATE verifications v
+    SET status = ${s.status}, record_enc = ${s.recordEnc ? sql.binary(s.recordEnc) : null},
+        failure_code = ${s.failureCode}, failure_detail = ${s.failureDetail},
+        attempts = v.attempts + ${s.attempts}, holds_unit = false, completed_at = now()
+    FROM organisations o
+    WHERE v.reference_id = ${s.referenceId} AND v.status = 'pending' AND o.id = v.org_id
+    RETURNING v.org_id, v.mode, v.reason, o.unit_cost_kobo`);
+}
+
+const staleRow = z.object({ reference_id: z.string(), created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)) });
+
+export async function findStalePending(db: CommonQueryMethods, olderThan: Date, limit: number) {
+  return db.any(sql.type(staleRow)`
+    SELECT reference_id, created_at FROM verifications
+    WHERE status = 'pending' AND created_at < ${sql.timestamp(olderThan)}
+    ORDER BY created_at LIMIT ${limit}`);
+}
+
+const countRow = z.object({ n: z.coerce.number() });
+
+/** One bounded batch; SKIP LOCKED leaves rows being settled right now to the next run. */
+export async function eraseExpiredBatch(db: CommonQueryMethods, now: Date, limit: number): Promise<number> {
+  return db.oneFirst(sql.type(countRow)`
+    WITH doomed AS (
+      SELECT reference_id FROM verifications
+      WHERE (record_enc IS NOT NULL OR query_enc IS NOT NULL) AND expires_at <= ${sql.timestamp(now)} AND status <> 'pending'
+      ORDER BY expires_at LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), erased AS (
+      UPDATE verifications v SET record_enc = NULL, query_enc = NULL, status = 'expired'
+      FROM doomed WHERE v.reference_id = doomed.reference_id
+      RETURNING 1
+    )
+    SELECT count(*) AS n FROM erased`);
+}
+
+export async function deleteIdempotencyKeysBatch(db: CommonQueryMethods, olderThan: Date, limit: number): Promise<number> {
+  return db.oneFirst(sql.type(countRow)`
+    WITH doomed AS (
+      SELECT org_id, key FROM idempotency_keys WHERE created_at < ${sql.timestamp(olderThan)} LIMIT ${limit}
+    ), deleted AS (
+      DELETE FROM idempotency_keys k USING doomed WHERE k.org_id = doomed.org_id AND k.key = doomed.key RETURNING 1
+    )
+    SELECT count(*) AS n FROM deleted`);
+}
+
+// Idempotency keys ---------------------------------------------------------------------------
+
+/**
+ * Claims a key: a new row, or a row that may be taken over (older than the replay window, or a
+ * claim that never reached its verification and was abandoned). Nothing back: someone holds it.
+ */
+export async function claimIdempotencyKey(
+  db: CommonQueryMethods,
+  c: { orgId: number; key: string; endpoint: string; requestHash: string; keyId: string; now: Date; expiredBefore: Date; abandonedBefore: Date },
+): Promise<boolean> {
+  const row = await db.maybeOne(sql.type(z.object({ claimed: z.boolean() }))`
+    INSERT INTO idempotency_keys (org_id, key, endpoint, request_hash, key_id, created_at)
+    VALUES (${c.orgId}, ${c.key}, ${c.endpoint}, ${c.requestHash}, ${c.keyId}, ${sql.timestamp(c.now)})
+    ON CONFLICT (org_id, key) DO UPDATE
+      SET endpoint = EXCLUDED.endpoint, request_hash = EXCLUDED.request_hash, key_id = EXCLUDED.key_id,
+          created_at = EXCLUDED.created_at, reference_id = NULL, status_code = NULL, response_enc = NULL
+      WHERE idempotency_keys.created_at < ${sql.timestamp(c.expiredBefore)}
+         OR (idempotency_keys.status_code IS NULL AND idempotency_keys.reference_id IS NULL
+             AND idempotency_keys.created_at < ${sql.timestamp(c.abandonedBefore)})
+    RETURNING true AS claimed`);
+  return row !== null;
+}
+
+export async function findIdempotencyKey(db: CommonQueryMethods, orgId: number, key: string) {
+  return db.maybeOne(sql.type(idempotencyRow)`
+    SELECT endpoint, request_hash, reference_id, status_code, response_enc, key_id, created_at
+    FROM idempotency_keys WHERE org_id = ${orgId} AND key = ${key}`);
+}
+
+/**
+ * Ties a claim to the verification it started, in the transaction that creates the verification.
+ * Only one request can do this per claim, so two requests racing on one key never both charge.
+ */
+export async function linkIdempotencyKey(db: CommonQueryMethods, l: { orgId: number; key: string; requestHash: string; referenceId: string }): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE idempotency_keys SET reference_id = ${l.referenceId}
+    WHERE org_id = ${l.orgId} AND key = ${l.key} AND request_hash = ${l.requestHash} AND reference_id IS NULL AND status_code IS NULL`);
+  return r.rowCount === 1;
+}
+
+export async function storeIdempotentResponse(
+  db: CommonQueryMethods,
+  s: { orgId: number; key: string; requestHash: string; statusCode: number; responseEnc: Buffer; keyId: string },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE idempotency_keys SET status_code = ${s.statusCode}, response_enc = ${sql.binary(s.responseEnc)}, key_id = ${s.keyId}
+    WHERE org_id = ${s.orgId} AND key = ${s.key} AND request_hash = ${s.requestHash} AND status_code IS NULL`);
+}
+
+export async function releaseIdempotencyKey(
+  db: CommonQueryMethods,
+  r: { orgId: number; key: string; requestHash: string; unlinkedOnly: boolean },
+): Promise<void> {
+  const linked = r.unlinkedOnly ? sql.fragment`AND reference_id IS NULL` : sql.fragment``;
+  await db.query(sql.unsafe`
+    DELETE FROM idempotency_keys
+    WHERE org_id = ${r.orgId} AND key = ${r.key} AND request_hash = ${r.requestHash} AND status_code IS NULL ${linked}`);
+}

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import type { Clock } from '../../lib/clock.ts';
+
+export const MODES = ['nin', 'phone', 'demography'] as const;
+export type Mode = (typeof MODES)[number];
+
+export const STATUSES = ['pending', 'found', 'not_found', 'failed', 'expired'] as const;
+export type VerificationStatus = (typeof STATUSES)[number];
+
+export const REFERENCE_RE = /^REF-[A-Z0-9]{12}$/;
+
+// Missing fields and wrong types answer 422 (parseInput); these messages explain the 400s.
+const reason = z.string().trim().min(1, 'reason must not be empty').max(100, 'reason is too long');
+
+export const ninBody = z.object({
+  nin: z.string().regex(/^\d{11}$/, 'NIN must be exactly 11 digits'),
+  reason,
+});
+
+export const phoneBody = z.object({
+  phone_no: z.string().regex(/^0[1-9]\d{9}$/, 'phone_no must be a Nigerian number of 11 digits starting with 0'),
+  reason,
+});
+
+function calendarDate(dmy: string): Date | null {
+  const m = /^(\d{2})-(\d{2})-(\d{4})$/.exec(dmy);
+  if (!m) return null;
+  const [day, month, year] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const d = new Date(Date.UTC(year, month - 1, day));
+  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day ? d : null;
+}
+
+// Nigeria keeps UTC+1 all year: "today" is the Lagos calendar day, so a birth date of today is
+// accepted from midnight Lagos time rather than an hour later.
+const LAGOS_OFFSET_MS = 3600 * 1000;
+
+function lagosToday(clock: Clock): number {
+  const lagos = new Date(clock.now().getTime() + LAGOS_OFFSET_MS);
+  return Date.UTC(lagos.getUTCFullYear(), lagos.getUTCMonth(), lagos.getUTCDate());
+}
+
+const name = (field: string) => z.string().trim().min(1, `${field} must not be empty`).max(100, `${field} is too long`);
+
+/** Built per app because "not in the future" depends on the injectable clock. */
+export function demographyBody(clock: Clock) {
+  return z.object({
+    first_name: name('first_name'),
+    last_name: name('last_name'),
+    date_of_birth: z
+      .string()
+      .regex(/^\d{2}-\d{2}-\d{4}$/, 'date_of_birth must be dd-mm-yyyy')
+      .refine((v) => calendarDate(v) !== null, 'date_of_birth is not a valid calendar date')
+      .refine((v) => (calendarDate(v)?.getTime() ?? 0) <= lagosToday(clock), 'date_of_birth must not be in the future'),
+    gender: z.string().trim().toLowerCase().pipe(z.enum(['m', 'f'], "gender must be 'm' or 'f'")),
+    // The contract fixes the reason of demography searches (SPEC 4.7); absent means that one.
+    reason: z.string().default('nyscCheck').refine((v) => v === 'nyscCheck', 'reason must be nyscCheck for demography verification'),
+  });
+}
+
+export const requeryBody = z.object({
+  reference_id: z.string().trim().regex(REFERENCE_RE, 'reference_id must be REF- followed by 12 characters A-Z or 0-9'),
+});
+
+/** What is stored (encrypted) as the query and sent to the upstream authority. */
+export type VerificationQuery =
+  | { mode: 'nin'; nin: string; reason: string }
+  | { mode: 'phone'; phone: string; reason: string }
+  | { mode: 'demography'; firstName: string; lastName: string; dob: string; gender: 'm' | 'f'; reason: string };
+
+export const verificationQuerySchema = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('nin'), nin: z.string(), reason: z.string() }),
+  z.object({ mode: z.literal('phone'), phone: z.string(), reason: z.string() }),
+  z.object({
+    mode: z.literal('demography'),
+    firstName: z.string(),
+    lastName: z.string(),
+    dob: z.string(),
+    gender: z.enum(['m', 'f']),
+    reason: z.string(),
+  }),
+]);
+
+const timestamp = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
+
+export const verificationRow = z.object({
+  reference_id: z.string(),
+  org_id: z.coerce.number(),
+  mode: z.enum(MODES),
+  reason: z.string(),
+  fixture: z.boolean(),
+  status: z.enum(STATUSES),
+  query_enc: z.instanceof(Buffer).nullable(),
+  record_enc: z.instanceof(Buffer).nullable(),
+  key_id: z.string().nullable(),
+  failure_code: z.string().nullable(),
+  created_at: timestamp,
+  expires_at: timestamp,
+});
+export type VerificationRow = z.infer<typeof verificationRow>;
+
+export const settledRow = z.object({
+  org_id: z.coerce.number(),
+  mode: z.enum(MODES),
+  reason: z.string(),
+  unit_cost_kobo: z.coerce.number(),
+});
+
+export const idempotencyRow = z.object({
+  endpoint: z.string(),
+  request_hash: z.string(),
+  reference_id: z.string().nullable(),
+  status_code: z.coerce.number().nullable(),
+  response_enc: z.instanceof(Buffer).nullable(),
+  key_id: z.string().nullable(),
+  created_at: timestamp,
+});
+export type IdempotencyRow = z.infer<typeof idempotencyRow>;
+
+/** 1 to 255 printable ASCII characters (the IETF draft leaves the format to the server). */
+export const idempotencyKeyHeader = z
+  .string()
+  .regex(/^[\x20-\x7E]{1,255}$/, 'Idempotency-Key must be 1 to 255 printable ASCII characters')
+  .refine((v) => v.trim() !== '', 'Idempotency-Key must not be blank')
+  .optional();
