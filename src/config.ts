@@ -109,6 +109,8 @@ export const configSchema = z
 
     // Bearer token for GET /metrics. Empty: /metrics answers 404.
     METRICS_TOKEN: z.string().default(''),
+    // The worker process serves its own registry (jobs, upstream calls, credits) here, same token.
+    WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
     // Create the demo organisation and users on first start (sandbox only).
     SANDBOX_SEED: bool.default(true),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),

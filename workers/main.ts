@@ -9,6 +9,7 @@ import { describe } from '../src/lib/http.ts';
 import { createLogger, type Logger } from '../src/lib/logger.ts';
 import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
 import { createWorkerRedis } from '../src/lib/redis.ts';
+import { startMetricsServer } from '../src/modules/ops/metrics.ts';
 import { createIdentityAdapter, createProcessorAdapter } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { topupProcessors } from './processors/topup.ts';
@@ -126,7 +127,12 @@ if (import.meta.main) {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   const running = await startWorkers(config, logger);
+  // The worker's own registry (jobs, upstream calls, credits, ledger audit), behind the API's metrics token.
+  const metricsServer = config.METRICS_TOKEN
+    ? await startMetricsServer({ registry: running.deps.metrics.registry, token: config.METRICS_TOKEN, port: config.WORKER_METRICS_PORT, host: config.HOST })
+    : null;
   const shutdown = () => {
+    metricsServer?.close();
     running.close().then(
       () => process.exit(0),
       () => process.exit(1),

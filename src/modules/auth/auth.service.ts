@@ -12,11 +12,18 @@ export type TokenSettings = { secret: string; issuer: string; ttlSeconds: number
 export const ALGORITHM = 'HS256' as const;
 const BAD_CREDENTIALS = 'Incorrect username or password';
 
-export async function login(db: DatabasePool, clock: Clock, tokens: TokenSettings, username: string, password: string) {
+/** The active user with these credentials, or null; the same cost whether or not the user exists. */
+export async function checkCredentials(db: DatabasePool, username: string, password: string) {
   const user = await findUserForLogin(db, username.trim());
   // Always run one argon2 verification so an unknown username costs the same time as a wrong password.
   const ok = await verifyPassword(user?.password_hash ?? (await dummyHash()), password);
   if (!user || !ok || user.disabled || user.org_deleted) return null;
+  return user;
+}
+
+export async function login(db: DatabasePool, clock: Clock, tokens: TokenSettings, username: string, password: string) {
+  const user = await checkCredentials(db, username, password);
+  if (!user) return null;
   const now = Math.floor(clock.now().getTime() / 1000);
   const claims = { sub: String(user.id), org: user.org_id, role: user.role, iat: now, nbf: now, exp: now + tokens.ttlSeconds, jti: randomUUID() };
   const token = jwt.sign(claims, tokens.secret, { algorithm: ALGORITHM, issuer: tokens.issuer });

@@ -1,0 +1,91 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { Queue } from 'bullmq';
+import { Router } from 'express';
+import type { Registry } from 'prom-client';
+import { AppError } from '../../lib/errors.ts';
+import type { Metrics } from '../../lib/metrics.ts';
+
+export type MetricsAccess = 'disabled' | 'denied' | 'allowed';
+
+/**
+ * Both sides are hashed first so the comparison takes the same time whatever the length of the
+ * guess; an empty configured token disables the endpoint instead of opening it.
+ */
+export function metricsAccess(token: string, authorization: string | undefined): MetricsAccess {
+  if (!token) return 'disabled';
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!m) return 'denied';
+  const given = createHash('sha256').update(m[1]!).digest();
+  const expected = createHash('sha256').update(token).digest();
+  return timingSafeEqual(given, expected) ? 'allowed' : 'denied';
+}
+
+const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+
+/**
+ * Queue depth is read from Redis when Prometheus scrapes, not kept up to date on every job event:
+ * a scrape every 15 s costs one round trip per queue, whereas event listeners would cost one per job.
+ */
+export function collectQueueDepth(metrics: Metrics, queues: () => Queue[]): void {
+  const gauge = metrics.queueDepth;
+  // prom-client calls a metric's `collect` before each scrape; the gauge is built in lib/metrics.ts
+  // without one because the queues are known only once the producer exists.
+  (gauge as unknown as { collect?: () => Promise<void> }).collect = async () => {
+    try {
+      const counts = await Promise.all(queues().map(async (q) => [q.name, await q.getJobCounts(...JOB_STATES)] as const));
+      gauge.reset();
+      for (const [queue, byState] of counts) {
+        for (const state of JOB_STATES) gauge.set({ queue, state }, byState[state] ?? 0);
+      }
+    } catch {
+      // Redis out of reach: the series disappear rather than report stale depths.
+      gauge.reset();
+    }
+  };
+}
+
+/** GET /metrics for the API process: Prometheus text, behind METRICS_TOKEN. */
+export function metricsRoutes(registry: Registry, token: string): Router {
+  const r = Router();
+  r.get('/metrics', async (req, res, next) => {
+    const access = metricsAccess(token, req.get('authorization'));
+    // Disabled looks exactly like an unknown path, so a scan learns nothing.
+    if (access === 'disabled') return next();
+    if (access === 'denied') throw new AppError('unauthorized', 'Not authenticated', { headers: { 'WWW-Authenticate': 'Bearer' } });
+    const body = await registry.metrics();
+    res.setHeader('Content-Type', registry.contentType);
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(body);
+  });
+  return r;
+}
+
+/**
+ * The worker process has its own registry (job durations, upstream calls, credits); it serves it
+ * on a port of its own with the same token, for Prometheus to scrape beside the API.
+ */
+export async function startMetricsServer(o: { registry: Registry; token: string; port: number; host?: string }): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const access = metricsAccess(o.token, req.headers.authorization);
+    const reply = (status: number, detail: string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+      res.end(JSON.stringify({ detail }));
+    };
+    if (req.method !== 'GET' || path !== '/metrics' || access === 'disabled') return reply(404, 'Not Found');
+    if (access === 'denied') return reply(401, 'Not authenticated', { 'WWW-Authenticate': 'Bearer' });
+    o.registry.metrics().then(
+      (body) => {
+        res.writeHead(200, { 'Content-Type': o.registry.contentType, 'Cache-Control': 'no-store' });
+        res.end(body);
+      },
+      () => reply(500, 'Internal server error'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host ?? '0.0.0.0', () => resolve());
+  });
+  return server;
+}

@@ -1,0 +1,134 @@
+import { OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+// Schemas are named and described with zod's own `.meta({ id, description, example })`, which
+// zod-to-openapi reads. Not its `.openapi()`: that method is patched onto zod's prototype and zod
+// copies it only onto schemas built after the patch, so it would depend on import order.
+
+export { OpenAPIRegistry };
+
+/** What each `<module>.openapi.ts` exports: it registers its paths next to its own schemas. */
+export type RegisterOpenApi = (registry: OpenAPIRegistry) => void;
+
+export const BEARER = 'bearerAuth';
+export const bearer = [{ [BEARER]: [] }];
+/** The health endpoints live outside the versioned base. */
+export const unversioned = [{ url: '/', description: 'Service root (outside the versioned base)' }];
+
+export const TAGS = {
+  auth: 'Authentication',
+  verification: 'Verification',
+  reasons: 'Reasons',
+  topup: 'Top-up',
+  webhooks: 'Inbound webhooks',
+  ops: 'Service',
+} as const;
+
+export const errorBody = z
+  .object({ detail: z.string().meta({ example: 'Could not validate credentials' }) })
+  .meta({ id: 'Error', description: 'Every error answers with this body (SPEC 7).' });
+
+export const validationErrorBody = z
+  .object({
+    detail: z.string().meta({ example: 'Field required: nin' }),
+    errors: z.array(
+      z.object({
+        loc: z.array(z.string()).meta({ description: 'Path of the offending field' }),
+        msg: z.string(),
+        type: z.string().meta({ description: 'zod issue code, e.g. invalid_type' }),
+      }),
+    ),
+  })
+  .meta({ id: 'ValidationError', description: 'A missing field or a value of the wrong type (422).' });
+
+export const upstreamErrorBody = z
+  .object({
+    detail: z.string(),
+    reference_id: z
+      .string()
+      .regex(/^REF-[A-Z0-9]{12}$/)
+      .optional()
+      .meta({ description: 'Quote it to requery after 30 s (SPEC 8.4); present when a verification was recorded.' }),
+    code: z.string().optional().meta({ description: 'Machine-readable failure cause, e.g. upstream_unavailable' }),
+  })
+  .meta({ id: 'UpstreamError', description: 'Outcome unknown or upstream failed (502/504): nothing was debited; requery with the reference_id.' });
+
+export const serverErrorBody = z
+  .object({ detail: z.string(), request_id: z.string().optional().meta({ description: 'Quote it to support' }) })
+  .meta({ id: 'ServerError' });
+
+const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const } } };
+
+/** Shared error responses, registered once under components.responses and referenced by status. */
+const ERROR_SCHEMAS = { Error: errorBody, ValidationError: validationErrorBody, UpstreamError: upstreamErrorBody, ServerError: serverErrorBody };
+
+const ERROR_RESPONSES = {
+  400: { name: 'BadRequest', description: 'A well-typed value breaks a rule (e.g. units not a multiple of 100, unknown reason).', schema: 'Error' },
+  401: {
+    name: 'Unauthorized',
+    description: 'Token missing, expired or invalid.',
+    schema: 'Error',
+    headers: { 'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string' as const } } },
+  },
+  402: { name: 'PaymentRequired', description: 'Insufficient units in organisation wallet.', schema: 'Error' },
+  403: { name: 'Forbidden', description: 'Valid token without permission for this action (or a cross-origin browser call).', schema: 'Error' },
+  404: { name: 'NotFound', description: 'The referenced resource does not exist.', schema: 'Error' },
+  409: { name: 'Conflict', description: 'Conflicts with an earlier request (e.g. an Idempotency-Key reused with another body, or still in progress).', schema: 'Error' },
+  413: { name: 'PayloadTooLarge', description: 'Request body too large.', schema: 'Error' },
+  415: { name: 'UnsupportedMediaType', description: 'Wrong Content-Type for this endpoint.', schema: 'Error' },
+  422: { name: 'ValidationFailed', description: 'Payload validation error: missing field or wrong type.', schema: 'ValidationError' },
+  429: { name: 'TooManyRequests', description: 'Rate-limited; retry after Retry-After seconds, with backoff.', schema: 'Error', headers: retryAfter },
+  500: { name: 'InternalError', description: 'Unexpected server error.', schema: 'ServerError' },
+  502: { name: 'BadGateway', description: 'The identity authority failed; nothing was debited.', schema: 'UpstreamError' },
+  503: { name: 'ServiceUnavailable', description: 'A dependency is unavailable; nothing was done. Retry with backoff.', schema: 'ServerError', headers: retryAfter },
+  504: { name: 'GatewayTimeout', description: 'No answer in time; the outcome is unknown. Wait 30 s, then requery with the reference_id.', schema: 'UpstreamError' },
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_RESPONSES;
+
+export function registerCommon(registry: OpenAPIRegistry): void {
+  registry.registerComponent('securitySchemes', BEARER, {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Access token from `POST /login`, sent as `Authorization: Bearer <token>`. Lifetime 60 minutes.',
+  });
+  for (const r of Object.values(ERROR_RESPONSES)) {
+    registry.registerComponent('responses', r.name, {
+      description: r.description,
+      ...('headers' in r ? { headers: r.headers } : {}),
+      content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.schema}` } } },
+    });
+  }
+}
+
+/** Given to the generator beside the routes: the responses above reference them by name only. */
+export const COMMON_SCHEMAS = Object.values(ERROR_SCHEMAS).map((schema) => ({ type: 'schema' as const, schema }));
+
+/** References to the shared error responses; 500 and 503 can come from any endpoint. */
+export function errors(...statuses: ErrorStatus[]): Record<string, { $ref: string }> {
+  const out: Record<string, { $ref: string }> = {};
+  for (const s of [...statuses, 500, 503] as ErrorStatus[]) out[String(s)] = { $ref: `#/components/responses/${ERROR_RESPONSES[s].name}` };
+  return out;
+}
+
+/** An error status whose meaning on this endpoint is more specific than the shared one. */
+export function errorResponse(description: string, schema: z.ZodType = errorBody): ResponseConfig {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+export function json(schema: z.ZodType, description = 'OK'): ResponseConfig {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+export const jsonBody = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema } } });
+export const formBody = (schema: z.ZodType) => ({ required: true, content: { 'application/x-www-form-urlencoded': { schema } } });
+
+/** Every verification mode answers inside this envelope (SPEC 7, 9.2). */
+export function dataEnvelope<S extends z.ZodType>(schema: S) {
+  return z.object({ data: schema });
+}
+
+/** Compile-time proof that a documented response schema matches the type a service returns. */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type Assert<T extends true> = T;

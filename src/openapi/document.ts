@@ -1,0 +1,84 @@
+import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { register as auth } from '../modules/auth/auth.openapi.ts';
+import { register as ops } from '../modules/ops/ops.openapi.ts';
+import { register as reasons } from '../modules/reasons/reasons.openapi.ts';
+import { register as topup } from '../modules/topup/topup.openapi.ts';
+import { register as verification } from '../modules/verification/verification.openapi.ts';
+import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAGS, type RegisterOpenApi } from './common.ts';
+
+/** Each module describes its own paths next to its schemas; this list is the whole API. */
+export const MODULES: readonly RegisterOpenApi[] = [auth, verification, reasons, topup, ops];
+
+export const API_VERSION = '1.0.0';
+
+const DESCRIPTION = `
+Verifies Nigerian National Identification Numbers (NIN) against the identity authority and
+returns one normalised person record, paid for from a prepaid wallet of units that an
+organisation administrator tops up through the payment processor.
+
+## Base address and versions
+Every path below is relative to the versioned base \`/v1\` (the same paths without \`/v1\` are
+still accepted for older integrations). \`/healthz\` and \`/readyz\` live at the root.
+
+## Authentication
+\`POST /login\` (form-encoded \`username\`, \`password\`) returns a bearer token valid 60 minutes.
+Send it as \`Authorization: Bearer <token>\` on every other call. A missing, expired or invalid
+token gives 401; a valid token without the right role gives 403 (top-ups need an organisation
+administrator). Call the API from your server: cross-origin browser calls are refused.
+
+## Content types
+\`POST /login\`, \`POST /topup/initialize\` and \`POST /topup/verify\` take
+\`application/x-www-form-urlencoded\`; every other body is JSON. Another content type gives 415.
+Responses are \`application/json; charset=utf-8\`.
+
+## The \`data\` envelope
+Every verification mode (NIN, phone, demography, requery) answers
+\`{ "data": <person record> }\`; the record always has every field, with \`""\` for what the
+authority did not return. Other endpoints answer with the resource at the top level.
+
+## Errors
+Every error body is \`{ "detail": "..." }\`. A 422 (missing field, wrong type) adds \`errors\`
+(\`[{loc, msg, type}]\`); a 400 is a well-typed value that breaks a rule. 502 and 504 add the
+\`reference_id\` of the recorded verification; 500 and 503 add a \`request_id\` for support.
+Each response carries \`X-Request-Id\` (send your own, 8-64 of \`[A-Za-z0-9._-]\`, to correlate).
+
+## Retrying verifications
+A successful verification debits 1 unit; never retry one blindly:
+- 2xx: done; keep the \`reference_id\` and use \`POST /verify-nin/requery\` to read it again (free).
+- 4xx: nothing was charged; fix the input.
+- 5xx, network failure or timeout: wait 30 seconds, then requery with the \`reference_id\`.
+An \`Idempotency-Key\` header makes a repeated verification return the first answer.
+
+## Rate limits
+Per token and per organisation; over the limit answers 429 with \`Retry-After\`.
+
+## Fixture NINs (test mode)
+On \`POST /verify-nin\`, these numbers never reach the authority, debit 0 units, need no
+subscription, and are recorded with amount 0 and \`fixture: true\`. Everything else
+(authentication, reason validation, errors, rate limits, response shape) is as in live mode.
+
+| NIN | Behaviour |
+|---|---|
+| \`12345678901\` | 200 with a full record, including a small base64 JPEG; stable \`transaction_id\` |
+| \`12345678902\` | 200 with a sparse record: names, date of birth and gender; other fields \`""\` |
+| \`99999999999\` | 404 \`{ "detail": "NIN not found" }\`, like a live not-found |
+`.trim();
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+/** Builds the document from the modules' zod schemas; pure, so tests and the client generator call it too. */
+export function buildOpenApiDocument(modules: readonly RegisterOpenApi[] = MODULES): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  registerCommon(registry);
+  for (const register of modules) register(registry);
+  return new OpenApiGeneratorV31([...registry.definitions, ...COMMON_SCHEMAS], { sortComponents: 'alphabetically' }).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Identity Verification and Wallet API',
+      version: API_VERSION,
+      description: DESCRIPTION,
+    },
+    servers: [{ url: '/v1', description: 'Versioned base (this service)' }],
+    tags: Object.values(TAGS).map((name) => ({ name })),
+  });
+}
