@@ -52,7 +52,9 @@ export function createApp(deps: AppDeps): Express {
         req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
         res: (res: { statusCode: number }) => ({ status: res.statusCode }),
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      // 502/503/504 are documented outcomes (upstream down, dependency cut, wait ran out), not our bugs.
+      customLogLevel: (_req, res, err) =>
+        err || res.statusCode === 500 ? 'error' : res.statusCode > 500 ? 'warn' : res.statusCode >= 400 ? 'info' : 'debug',
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
     }),
   );

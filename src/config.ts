@@ -62,6 +62,10 @@ export const configSchema = z
     // How long a verification request waits for its job. Integrators allow 45 s, so this ends well before.
     VERIFY_WAIT_MS: z.coerce.number().int().positive().default(30000),
     LOOKUP_CONCURRENCY: z.coerce.number().int().positive().default(64),
+    // A job whose worker died is given to another worker once its lock (WORKER_LOCK_MS) has expired,
+    // found by a check every WORKER_STALLED_INTERVAL_MS. Shorter means faster recovery, more Redis load.
+    WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
+    WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(15000),
     REASONS_CACHE_SECONDS: z.coerce.number().int().positive().default(300),
 
     // Payment processor (Paystack dialect). Empty PAYSTACK_BASE_URL starts the built-in simulator.

@@ -82,8 +82,10 @@ export async function startWorkers(
         connection,
         prefix: config.REDIS_PREFIX,
         concurrency: concurrencyFor(queue, config),
-        // A worker killed mid-job loses its lock; the job is moved back and run again after this long.
-        stalledInterval: 15_000,
+        // A worker killed mid-job stops renewing its lock; once the lock expires the stalled-job check
+        // moves the job back to wait and another worker runs it again (the settle step is idempotent).
+        lockDuration: config.WORKER_LOCK_MS,
+        stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
         maxStalledCount: 2,
       },
     );

@@ -39,6 +39,9 @@ async function startWorkerProcess(): Promise<ChildProcess> {
     PAYSTACK_BASE_URL: c.PAYSTACK_BASE_URL,
     PAYSTACK_SECRET_KEY: c.PAYSTACK_SECRET_KEY,
     SANDBOX_SEED: 'false',
+    // Short lock and stalled check so the dead worker's job is taken over in seconds, not half a minute.
+    WORKER_LOCK_MS: '3000',
+    WORKER_STALLED_INTERVAL_MS: '1000',
   };
   const child = spawn(process.execPath, ['workers/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
