@@ -96,6 +96,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return sendError(res, status, { detail: status === 415 ? 'Unsupported media type' : 'Invalid request' });
     }
+    // Values PostgreSQL cannot store (NUL bytes, lone surrogates) or numbers beyond a column's range:
+    // the input was bad, so the caller hears 400 rather than a 500 for our database's limits.
+    const pgCode = postgresCode(err);
+    if (pgCode === '22021' || pgCode === '22P05' || pgCode === '22P02' || pgCode === '22025') {
+      return sendError(res, 400, { detail: 'Request contains characters or values that cannot be processed' });
+    }
+    if (pgCode === '22003') return sendError(res, 400, { detail: 'A number in the request is out of range' });
     if (err instanceof UniqueIntegrityConstraintViolationError) {
       return sendError(res, 409, { detail: 'Conflict with an existing resource' });
     }
@@ -106,6 +113,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     logger.error({ reqId: req.id, err: describe(err) }, 'unhandled error');
     sendError(res, 500, { detail: 'Internal server error', request_id: req.id });
   };
+}
+
+function postgresCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
 }
 
 /** Redis or PostgreSQL out of reach: the caller should retry later, nothing was done. */

@@ -78,10 +78,14 @@ function ceilDiv(a: number, b: number): number {
 }
 
 /** Returns the 400 detail for an invalid `units`, or null when the request is acceptable. */
+/** One payment link buys at most this many units (NGN 100 million at the default unit cost). */
+export const MAX_TOPUP_UNITS = 1_000_000;
+
 export function validateTopupUnits(units: number, minUnits: number): string | null {
   if (!Number.isSafeInteger(units) || units <= 0 || units % 100 !== 0) {
     return 'units must be a positive integer multiple of 100';
   }
+  if (units > MAX_TOPUP_UNITS) return `units must be at most ${MAX_TOPUP_UNITS} per top-up`;
   if (units < minUnits) return `units is below the plan minimum of ${minUnits} units`;
   return null;
 }

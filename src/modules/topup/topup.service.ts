@@ -193,6 +193,8 @@ export async function receiveProcessorEvent(deps: TopupDeps, rawBody: Buffer, si
   }
   const event = paystackEventSchema.safeParse(json);
   if (!event.success) throw new AppError('bad_request', 'Body is not a processor event');
+  // Every accepted event is stored as jsonb, which cannot hold NUL characters or lone surrogates.
+  if (!storableJson(json)) throw new AppError('bad_request', 'Body contains characters that cannot be stored');
 
   // The digest of the signed bytes: a retried delivery is byte-identical, so it maps to the same key.
   const eventKey = createHash('sha256').update(rawBody).digest('hex');
@@ -221,6 +223,14 @@ export async function receiveProcessorEvent(deps: TopupDeps, rawBody: Buffer, si
   if (creditable && charge.success) {
     await deps.producer.enqueue('topup.credit', { reference: charge.data.data.reference, source: 'webhook' }, { jobId: jobIds.creditFromWebhook(eventKey) });
   }
+}
+
+function storableJson(value: unknown, depth = 0): boolean {
+  if (depth > 64) return false;
+  if (typeof value === 'string') return value.isWellFormed() && !value.includes('\u0000');
+  if (Array.isArray(value)) return value.every((v) => storableJson(v, depth + 1));
+  if (value && typeof value === 'object') return Object.entries(value).every(([k, v]) => storableJson(k, depth + 1) && storableJson(v, depth + 1));
+  return true;
 }
 
 /** The customer and card objects hold personal data the audit trail does not need. */
