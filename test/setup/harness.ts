@@ -113,7 +113,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const prefix = `${inject('runId')}-${randomBytes(4).toString('hex')}`;
   const logs: string[] = [];
   const logger: Logger = createLogger({
-    level: opts.captureLogs ? 'debug' : 'warn',
+    level: opts.captureLogs ? 'debug' : 'error',
     destination: opts.captureLogs ? { write: (line: string) => void logs.push(line) } : undefined,
   });
   const identitySim = await startIdentitySimulator({ host: '127.0.0.1', port: 0, latencyMs: opts.simLatencyMs ?? 0, apiKey: 'test-identity-key', hangMs: 5000 });

@@ -5,7 +5,7 @@ import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Principal } from './auth.schemas.ts';
-import { ALGORITHM, principalFromClaims, type TokenSettings } from './auth.service.ts';
+import { ALGORITHM, principalFromClaims, signingKey, type TokenSettings } from './auth.service.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -21,7 +21,8 @@ export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: Toke
     new JwtStrategy(
       {
         jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-        secretOrKey: tokens.secret,
+        // A KeyObject, not the string: see signingKey.
+        secretOrKey: signingKey(tokens.secret) as unknown as string,
         algorithms: [ALGORITHM],
         issuer: tokens.issuer,
         // exp and nbf are checked against the injectable clock in principalFromClaims.

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
@@ -8,6 +8,20 @@ import { dummyHash, verifyPassword } from './passwords.ts';
 import { tokenClaims, type Principal } from './auth.schemas.ts';
 
 export type TokenSettings = { secret: string; issuer: string; ttlSeconds: number };
+
+const keys = new Map<string, KeyObject>();
+/**
+ * The HMAC key as a KeyObject, built once: given a string, jsonwebtoken first tries to parse it as a
+ * public key on every call (and throws and catches), which costs CPU on every request.
+ */
+export function signingKey(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    keys.set(secret, key);
+  }
+  return key;
+}
 
 export const ALGORITHM = 'HS256' as const;
 const BAD_CREDENTIALS = 'Incorrect username or password';
@@ -26,7 +40,7 @@ export async function login(db: DatabasePool, clock: Clock, tokens: TokenSetting
   if (!user) return null;
   const now = Math.floor(clock.now().getTime() / 1000);
   const claims = { sub: String(user.id), org: user.org_id, role: user.role, iat: now, nbf: now, exp: now + tokens.ttlSeconds, jti: randomUUID() };
-  const token = jwt.sign(claims, tokens.secret, { algorithm: ALGORITHM, issuer: tokens.issuer });
+  const token = jwt.sign(claims, signingKey(tokens.secret), { algorithm: ALGORITHM, issuer: tokens.issuer });
   return { access_token: token, token_type: 'bearer' as const, expires_in: tokens.ttlSeconds, userId: user.id };
 }
 

@@ -2,7 +2,6 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import {
   idempotencyRow,
-  settledRow,
   verificationRow,
   type Mode,
   type VerificationStatus,
@@ -46,30 +45,89 @@ export async function findVerification(db: CommonQueryMethods, referenceId: stri
   return db.maybeOne(sql.type(verificationRow)`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} ${scope}`);
 }
 
+// The wallet row is the service's hot spot (PERFORMANCE.md): every touch of it below is ONE autocommit
+// statement, so the row lock is held for the statement and its commit flush, never across a client
+// round trip. That is why these statements reach into `wallets` and `wallet_transactions` from the
+// verification module: a hold or a debit and the verification row it belongs to must change together.
+
 /**
- * Moves a pending verification to its final status. The `status = 'pending'` guard makes this the
- * single point where a verification is decided: a job run twice, the sweep and a stalled worker
- * all race here, the row lock orders them, and only the first one gets a row back.
+ * Records a live verification as pending and holds one unit for it, in one statement: no hold
+ * without its row, no row without its hold. False when no unit is spendable (nothing is written).
  */
-export async function settleVerification(
+export async function insertPendingHoldingUnit(
   db: CommonQueryMethods,
-  s: {
+  v: {
     referenceId: string;
-    status: 'found' | 'not_found' | 'failed';
-    recordEnc: Buffer | null;
-    failureCode: string | null;
-    failureDetail: string | null;
-    attempts: number;
+    orgId: number;
+    userId: number;
+    mode: Mode;
+    reason: string;
+    queryEnc: Buffer;
+    keyId: string;
+    requestId: string | null;
+    createdAt: Date;
+    expiresAt: Date;
   },
-) {
-  return db.maybeOne(sql.type(settledRow)`
-    UPDATE verifications v
-    SET status = ${s.status}, record_enc = ${s.recordEnc ? sql.binary(s.recordEnc) : null},
-        failure_code = ${s.failureCode}, failure_detail = ${s.failureDetail},
-        attempts = v.attempts + ${s.attempts}, holds_unit = false, completed_at = now()
-    FROM organisations o
-    WHERE v.reference_id = ${s.referenceId} AND v.status = 'pending' AND o.id = v.org_id
-    RETURNING v.org_id, v.mode, v.reason, o.unit_cost_kobo`);
+): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH hold AS (
+      UPDATE wallets SET reserved = reserved + 1
+      WHERE org_id = ${v.orgId} AND units - reserved >= 1
+      RETURNING org_id
+    )
+    INSERT INTO verifications
+      (reference_id, org_id, user_id, mode, reason, fixture, status, holds_unit, query_enc, key_id, request_id, created_at, expires_at)
+    SELECT ${v.referenceId}, hold.org_id, ${v.userId}, ${v.mode}, ${v.reason}, false, 'pending', true,
+           ${sql.binary(v.queryEnc)}, ${v.keyId}, ${v.requestId}, ${sql.timestamp(v.createdAt)}, ${sql.timestamp(v.expiresAt)}
+    FROM hold`);
+  return r.rowCount === 1;
+}
+
+/**
+ * Decides a pending verification as found and turns its held unit into exactly one debit with its
+ * ledger line, in one statement. The `status = 'pending'` guard makes this the single point where a
+ * verification is decided: a job run twice, the sweep and a stalled worker race here, the row lock
+ * orders them, and only the first gets a row back (the unique index on the ledger backs it).
+ */
+export async function settleFoundCapturingUnit(
+  db: CommonQueryMethods,
+  s: { referenceId: string; recordEnc: Buffer; attempts: number; upstreamTransactionId: string },
+): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH v AS (
+      UPDATE verifications
+      SET status = 'found', record_enc = ${sql.binary(s.recordEnc)}, failure_code = NULL, failure_detail = NULL,
+          attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
+      WHERE reference_id = ${s.referenceId} AND status = 'pending'
+      RETURNING org_id, mode, reason
+    ), w AS (
+      UPDATE wallets SET units = units - 1, reserved = reserved - 1
+      WHERE org_id = (SELECT org_id FROM v)
+      RETURNING org_id, units
+    )
+    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
+    SELECT w.org_id, 'verification', o.unit_cost_kobo, -1, w.units + 1, w.units,
+           jsonb_build_object('mode', v.mode, 'reason', v.reason, 'transaction_id', ${s.upstreamTransactionId}::text),
+           ${s.referenceId}
+    FROM w CROSS JOIN v JOIN organisations o ON o.id = w.org_id`);
+  return r.rowCount === 1;
+}
+
+/** Decides a pending verification as not found or failed and gives its held unit back, in one statement. */
+export async function settleReleasingUnit(
+  db: CommonQueryMethods,
+  s: { referenceId: string; status: 'not_found' | 'failed'; failureCode: string | null; failureDetail: string | null; attempts: number },
+): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH v AS (
+      UPDATE verifications
+      SET status = ${s.status}, failure_code = ${s.failureCode}, failure_detail = ${s.failureDetail},
+          attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
+      WHERE reference_id = ${s.referenceId} AND status = 'pending'
+      RETURNING org_id
+    )
+    UPDATE wallets SET reserved = reserved - 1 WHERE org_id = (SELECT org_id FROM v)`);
+  return r.rowCount === 1;
 }
 
 const staleRow = z.object({ reference_id: z.string(), created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)) });

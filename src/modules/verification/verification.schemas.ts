@@ -98,13 +98,6 @@ export const verificationRow = z.object({
 });
 export type VerificationRow = z.infer<typeof verificationRow>;
 
-export const settledRow = z.object({
-  org_id: z.coerce.number(),
-  mode: z.enum(MODES),
-  reason: z.string(),
-  unit_cost_kobo: z.coerce.number(),
-});
-
 export const idempotencyRow = z.object({
   endpoint: z.string(),
   request_hash: z.string(),

@@ -15,7 +15,7 @@ import type { Metrics } from '../../lib/metrics.ts';
 import type { Principal } from '../auth/auth.schemas.ts';
 import { requireOrgMember } from '../auth/auth.service.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/reasons.service.ts';
-import { captureUnit, recordFixtureCall, releaseUnit, reserveUnit } from '../wallet/wallet.service.ts';
+import { recordFixtureCall } from '../wallet/wallet.service.ts';
 import { fixtureOutcome, type FixtureOutcome } from './fixtures.ts';
 import * as idem from './idempotency.ts';
 import { normalisePerson, type PersonRecord } from './person.ts';
@@ -218,30 +218,33 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
   const ref = newReferenceId();
   const now = deps.clock.now();
   const queryEnc = sealJson(deps.config.encryptionKeys, query, ref);
-  await deps.db.transaction(async (tx) => {
-    await repo.insertVerification(tx, {
-      referenceId: ref,
-      orgId: run.orgId,
-      userId: run.userId,
-      mode: query.mode,
-      reason: query.reason,
-      fixture: false,
-      status: 'pending',
-      holdsUnit: true,
-      queryEnc: queryEnc.data,
-      recordEnc: null,
-      keyId: queryEnc.keyId,
-      requestId: run.requestId,
-      createdAt: now,
-      expiresAt: expiresAt(deps.config, now),
-    });
-    if (run.claim) await idem.linkKey(tx, run.claim, ref);
-    // The wallet row is every request's hot spot: touched last, so its lock lasts only until COMMIT.
-    if (!(await reserveUnit(tx, run.orgId))) {
-      deps.metrics.verifications.inc({ mode: query.mode, outcome: 'insufficient_units' });
-      throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
-    }
-  });
+  const pending = {
+    referenceId: ref,
+    orgId: run.orgId,
+    userId: run.userId,
+    mode: query.mode,
+    reason: query.reason,
+    queryEnc: queryEnc.data,
+    keyId: queryEnc.keyId,
+    requestId: run.requestId,
+    createdAt: now,
+    expiresAt: expiresAt(deps.config, now),
+  };
+  const claim = run.claim;
+  const noUnits = () => {
+    deps.metrics.verifications.inc({ mode: query.mode, outcome: 'insufficient_units' });
+    return new AppError('insufficient_units', INSUFFICIENT_UNITS);
+  };
+  // Without an Idempotency-Key the hold is one autocommit statement. With one, the key is bound to
+  // this reference first and the hold is the transaction's last statement before COMMIT.
+  const held = claim
+    ? await deps.db.transaction(async (tx) => {
+        await idem.linkKey(tx, claim, ref);
+        if (!(await repo.insertPendingHoldingUnit(tx, pending))) throw noUnits();
+        return true;
+      })
+    : await repo.insertPendingHoldingUnit(deps.db, pending);
+  if (!held) throw noUnits();
 
   try {
     await deps.producer.enqueueAndWait('verification.lookup', { referenceId: ref, requestId: run.requestId }, { jobId: jobIds.lookup(ref), timeoutMs: deps.config.VERIFY_WAIT_MS });
@@ -320,29 +323,17 @@ export async function settle(
   s: { referenceId: string; keyId: string | null; outcome: Settlement; attempts: number },
 ): Promise<boolean> {
   const o = s.outcome;
-  // Encryption before the transaction: nothing slow while the wallet row is locked.
-  const recordEnc = o.kind === 'found' ? sealJson(keyRing(ring, s.keyId), o.record, s.referenceId).data : null;
-  return db.transaction(async (tx) => {
-    const row = await repo.settleVerification(tx, {
-      referenceId: s.referenceId,
-      status: o.kind,
-      recordEnc,
-      failureCode: o.kind === 'failed' ? o.code : null,
-      failureDetail: o.kind === 'failed' ? o.detail.slice(0, 300) : null,
-      attempts: s.attempts,
-    });
-    if (!row) return false;
-    if (o.kind === 'found') {
-      await captureUnit(tx, {
-        orgId: row.org_id,
-        reference: s.referenceId,
-        amountKobo: row.unit_cost_kobo,
-        details: { mode: row.mode, reason: row.reason, transaction_id: o.record.transaction_id },
-      });
-    } else {
-      await releaseUnit(tx, row.org_id);
-    }
-    return true;
+  if (o.kind === 'found') {
+    // Encryption before the statement: nothing slow while the wallet row is locked.
+    const recordEnc = sealJson(keyRing(ring, s.keyId), o.record, s.referenceId).data;
+    return repo.settleFoundCapturingUnit(db, { referenceId: s.referenceId, recordEnc, attempts: s.attempts, upstreamTransactionId: o.record.transaction_id });
+  }
+  return repo.settleReleasingUnit(db, {
+    referenceId: s.referenceId,
+    status: o.kind,
+    failureCode: o.kind === 'failed' ? o.code : null,
+    failureDetail: o.kind === 'failed' ? o.detail.slice(0, 300) : null,
+    attempts: s.attempts,
   });
 }
 

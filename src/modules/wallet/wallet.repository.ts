@@ -2,38 +2,15 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 
 // The wallet row is the hot spot of the whole service: every statement here touches it once, as the
-// last statement before COMMIT, so its row lock is held for as short a time as possible.
+// last statement before COMMIT, so its row lock is held for as short a time as possible. The hold and
+// capture of a verification's unit live with the verification rows they change together with
+// (verification.repository.ts), each as one statement.
 
 const balanceRow = z.object({ units: z.coerce.number(), reserved: z.coerce.number() });
 const movedRow = z.object({ units_before: z.coerce.number(), units_after: z.coerce.number(), transaction_id: z.coerce.number() });
 
 export async function getBalance(db: CommonQueryMethods, orgId: number) {
   return db.maybeOne(sql.type(balanceRow)`SELECT units, reserved FROM wallets WHERE org_id = ${orgId}`);
-}
-
-/** Holds one unit for a verification in flight; false when nothing is spendable. */
-export async function reserveUnit(db: CommonQueryMethods, orgId: number): Promise<boolean> {
-  const r = await db.query(sql.unsafe`
-    UPDATE wallets SET reserved = reserved + 1 WHERE org_id = ${orgId} AND units - reserved >= 1`);
-  return r.rowCount === 1;
-}
-
-export async function releaseUnit(db: CommonQueryMethods, orgId: number): Promise<void> {
-  await db.query(sql.unsafe`UPDATE wallets SET reserved = reserved - 1 WHERE org_id = ${orgId} AND reserved > 0`);
-}
-
-/** Turns a held unit into a debit and its ledger line, in one statement. */
-export async function captureUnit(
-  db: CommonQueryMethods,
-  m: { orgId: number; reference: string; amountKobo: number; details: Record<string, unknown> },
-) {
-  return db.one(sql.type(movedRow)`
-    WITH w AS (
-      UPDATE wallets SET units = units - 1, reserved = reserved - 1 WHERE org_id = ${m.orgId} RETURNING units
-    )
-    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
-    SELECT ${m.orgId}, 'verification', ${m.amountKobo}, -1, w.units + 1, w.units, ${sql.jsonb(m.details as never)}, ${m.reference} FROM w
-    RETURNING units_before, units_after, id AS transaction_id`);
 }
 
 /** Fixture calls leave the balance alone: the ledger line reads the balance without locking the row. */
