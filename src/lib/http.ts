@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
-import { SlonikError, UniqueIntegrityConstraintViolationError } from 'slonik';
+import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError, UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
 import type { Logger } from './logger.ts';
@@ -124,10 +124,15 @@ function postgresCode(err: unknown): string | undefined {
 
 /** Redis or PostgreSQL out of reach: the caller should retry later, nothing was done. */
 export function isUnavailable(err: unknown): boolean {
-  if (err instanceof SlonikError && err.name === 'ConnectionError') return true;
+  if (err instanceof ConnectionError || err instanceof BackendTerminatedError || err instanceof BackendTerminatedUnexpectedlyError) return true;
+  // slonik keeps the socket's error on `cause`; look one level down for its code and message.
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause && cause !== err && isUnavailable(cause)) return true;
   const msg = err instanceof Error ? err.message : '';
   const code = (err as { code?: string }).code;
   return (
+    code === 'EPIPE' ||
+    code === '57P03' ||
     code === 'ECONNREFUSED' ||
     code === 'ECONNRESET' ||
     code === 'ETIMEDOUT' ||
