@@ -1,0 +1,21 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startChaosStack, type ChaosStack } from './chaos-stack.ts';
+import { outageUnderLoad } from './outage.ts';
+
+let chaos: ChaosStack;
+beforeAll(async () => {
+  chaos = await startChaosStack({
+    proxyPostgres: true,
+    simLatencyMs: 20,
+    captureLogs: true,
+    env: { RATE_LIMIT_PER_TOKEN: '1000000', RATE_LIMIT_PER_ORG: '1000000', VERIFY_WAIT_MS: '5000' },
+  });
+});
+afterAll(async () => chaos?.close());
+
+it('When PostgreSQL is cut off under load, then the API answers 503 in well under a second, and recovers by itself when PostgreSQL is back', async () => {
+  const org = await chaos.stack.createOrg({ units: 100_000 });
+  const { summary } = await outageUnderLoad(chaos, chaos.pgProxy!, { token: org.member.token });
+  expect(summary.recoveryMs).toBeLessThan(15_000);
+  await chaos.invariants({ settleMs: 120_000 });
+});
