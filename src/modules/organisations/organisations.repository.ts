@@ -89,3 +89,12 @@ export async function findPrincipal(db: CommonQueryMethods, userId: number) {
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
     WHERE u.id = ${userId}`);
 }
+
+const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number() });
+
+/** Counts purchased units towards loyalty badges; returns what a receipt needs to show the badge. */
+export async function addLifetimeUnits(db: CommonQueryMethods, orgId: number, units: number) {
+  return db.one(sql.type(lifetimeRow)`
+    UPDATE organisations SET lifetime_units = lifetime_units + ${units} WHERE id = ${orgId}
+    RETURNING name, tenancy, lifetime_units`);
+}

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { creditedLifetimeRow, outboxRow, topupRow, type ReceiptPayload } from './topup.schemas.ts';
+import { outboxRow, topupRow, type ReceiptPayload } from './topup.schemas.ts';
 
 const topupColumns = sql.fragment`
   reference, org_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount, service_charge,
@@ -95,12 +95,6 @@ export async function claimCredit(db: CommonQueryMethods, m: { reference: string
  * Loyalty badges count purchased units only (bonus units are a gift, not a purchase). This writes the
  * organisations table because the organisations service has no such function yet (reported).
  */
-export async function addLifetimeUnits(db: CommonQueryMethods, orgId: number, units: number) {
-  return db.one(sql.type(creditedLifetimeRow)`
-    UPDATE organisations SET lifetime_units = lifetime_units + ${units} WHERE id = ${orgId}
-    RETURNING name, tenancy, lifetime_units`);
-}
-
 export async function insertReceipt(db: CommonQueryMethods, dedupeKey: string, payload: ReceiptPayload): Promise<number | null> {
   const row = await db.maybeOne(sql.type(idRow)`
     INSERT INTO outbox (kind, dedupe_key, payload) VALUES ('receipt_email', ${dedupeKey}, ${sql.jsonb(payload)})

@@ -38,12 +38,6 @@ export const topupRow = z.object({
 });
 export type TopupRow = z.infer<typeof topupRow>;
 
-export const creditedLifetimeRow = z.object({
-  name: z.string(),
-  tenancy: z.enum(['hosted', 'self-hosted']),
-  lifetime_units: int,
-});
-
 /** What the receipt e-mail needs; kept in the outbox row (PostgreSQL), never in a job payload. */
 export const receiptPayload = z.object({
   reference: z.string(),

@@ -13,7 +13,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { Principal } from '../auth/auth.schemas.ts';
 import { requireOrgAdmin } from '../auth/auth.service.ts';
-import { receiptRecipients, requireOrganisation } from '../organisations/organisations.service.ts';
+import { addLifetimeUnits, receiptRecipients, requireOrganisation } from '../organisations/organisations.service.ts';
 import { addUnits, balanceOf, countWallets, findLedgerMismatches } from '../wallet/wallet.service.ts';
 import { computeTopupPrice, loyaltyBadge, validateTopupUnits, type PricingRules } from './pricing.ts';
 import * as repo from './topup.repository.ts';
@@ -181,7 +181,7 @@ async function alreadyCreditedAnswer(db: DatabasePool, topup: TopupRow): Promise
  * Authenticates, stores and acknowledges one processor notification. Crediting happens in a job,
  * never here: the processor only needs a quick 200, and the job re-verifies the charge anyway.
  */
-export async function receiveProcessorEvent(deps: TopupDeps, rawBody: Buffer, signature: string | undefined): Promise<void> {
+export async function receiveProcessorEvent(deps: TopupDeps, rawBody: Buffer, signature: string | undefined, requestId?: string): Promise<void> {
   if (!verifyPaystackSignature(rawBody, signature, deps.config.PAYSTACK_SECRET_KEY)) {
     throw new AppError('unauthorized', 'Invalid signature');
   }
@@ -221,7 +221,7 @@ export async function receiveProcessorEvent(deps: TopupDeps, rawBody: Buffer, si
   // Enqueued even for a duplicate: the first delivery may have been stored and then failed to enqueue.
   // The job id, built from the event key, makes BullMQ drop the copy while the first job is known.
   if (creditable && charge.success) {
-    await deps.producer.enqueue('topup.credit', { reference: charge.data.data.reference, source: 'webhook' }, { jobId: jobIds.creditFromWebhook(eventKey) });
+    await deps.producer.enqueue('topup.credit', { reference: charge.data.data.reference, source: 'webhook', requestId }, { jobId: jobIds.creditFromWebhook(eventKey) });
   }
 }
 
@@ -305,7 +305,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
     const claimed = await repo.claimCredit(tx, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, at: now });
     if (!claimed) return null;
     // Badges count purchased units; bonus units are a gift and do not move a tenant up.
-    const org = await repo.addLifetimeUnits(tx, claimed.org_id, claimed.units);
+    const org = await addLifetimeUnits(tx, claimed.org_id, claimed.units);
     const outboxId = await repo.insertReceipt(tx, `receipt-${reference}`, {
       reference,
       org_id: claimed.org_id,

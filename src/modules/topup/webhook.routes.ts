@@ -11,7 +11,7 @@ export function webhookRoutes(ctx: AppContext): Router {
   const r = Router();
   r.post('/webhooks/paystack', express.raw({ type: '*/*', limit: '256kb' }), async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    await receiveProcessorEvent(ctx, body, req.get('x-paystack-signature'));
+    await receiveProcessorEvent(ctx, body, req.get('x-paystack-signature'), req.id);
     res.json({ status: 'ok' });
   });
   return r;
