@@ -16,14 +16,21 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 const requestId = z.string().max(100).optional();
 
+/**
+ * AES-256-GCM ciphertext (base64) and its key id. Only ciphertext ever travels through Redis: it
+ * saves the worker and the API a PostgreSQL read each, and reveals nothing without the key.
+ */
+const sealed = z.object({ keyId: z.string().max(32), data: z.string().max(200_000) });
+
 export const JOBS = {
   'verification.lookup': {
     queue: QUEUES.lookups,
-    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId }),
+    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId, query: sealed.optional() }),
     result: z.object({
       outcome: z.enum(['found', 'not_found', 'failed']),
       code: z.string().optional(),
       detail: z.string().optional(),
+      record: sealed.optional(),
     }),
     // Retries of upstream faults happen inside the processor with backoff and jitter; BullMQ's own
     // attempts cover a worker that died mid-job (a stalled job is moved back and run again).

@@ -179,7 +179,8 @@ describe('Request id', () => {
     const lookups = new Queue(QUEUES.lookups, { connection, prefix: stack.config.REDIS_PREFIX });
     try {
       const job = await lookups.getJob(jobIds.lookup(r.body.data.reference_id));
-      expect(job?.data).toEqual({ referenceId: r.body.data.reference_id, requestId });
+      expect(job?.data).toMatchObject({ referenceId: r.body.data.reference_id, requestId });
+      expect(Object.keys(job?.data.query ?? {}).sort()).toEqual(['data', 'keyId']);
     } finally {
       await lookups.close();
       connection.disconnect();

@@ -65,13 +65,15 @@ let firstRef: string;
 let firstOrg: OrgFixture;
 
 describe('verification.lookup', () => {
-  it('When a lookup is queued, then its job carries only the reference and the request id', async () => {
+  it('When a lookup is queued, then its job carries the reference, the request id and the query as ciphertext only', async () => {
     firstOrg = await stack.createOrg({ units: 3 });
     const { ref, job } = await pending(firstOrg, '31415926535');
     firstRef = ref;
     expect(job.id).toBe(`lookup-${ref}`);
-    expect(Object.keys(job.data).sort()).toEqual(['referenceId', 'requestId']);
+    expect(Object.keys(job.data).sort()).toEqual(['query', 'referenceId', 'requestId']);
+    expect(Object.keys(job.data.query).sort()).toEqual(['data', 'keyId']);
     expect(JSON.stringify(job.data)).not.toContain('31415926535');
+    expect(Buffer.from(job.data.query.data, 'base64').toString('latin1')).not.toContain('31415926535');
     expect(await rowOf(ref)).toMatchObject({ status: 'pending', holds_unit: true });
     expect(await wallet(firstOrg.orgId)).toEqual({ units: 3, reserved: 1 });
   });
@@ -80,7 +82,9 @@ describe('verification.lookup', () => {
     const job = (await lookups().getJob(jobIds.lookup(firstRef)))!;
     const payload = { referenceId: firstRef };
     const results = await Promise.all([lookup(payload, job, deps, log), lookup(payload, job, deps, log), lookup(payload, job, deps, log)]);
-    expect(results).toEqual([{ outcome: 'found' }, { outcome: 'found' }, { outcome: 'found' }]);
+    // Only the run that settled carries the sealed record; the others read the settled row.
+    expect(results.map((r) => r.outcome)).toEqual(['found', 'found', 'found']);
+    expect(results.filter((r) => r.record).length).toBe(1);
     expect(await lookup(payload, job, deps, log)).toEqual({ outcome: 'found' });
     expect(await debits(firstRef)).toBe(1);
     expect(await wallet(firstOrg.orgId)).toEqual({ units: 2, reserved: 0 });

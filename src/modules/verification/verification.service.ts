@@ -5,9 +5,9 @@ import type { z } from 'zod';
 import { UpstreamError, type IdentityAuthority, type UpstreamOutcome } from '../../adapters/identity-authority/types.ts';
 import type { Config } from '../../config.ts';
 import { jobIds, QUEUES, type JobResult } from '../../jobs/catalog.ts';
-import type { Producer } from '../../jobs/producer.ts';
+import type { Producer, WaitOutcome } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
+import { openJson, sealJson, type KeyRing, type Sealed } from '../../lib/crypto.ts';
 import { AppError, INSUFFICIENT_UNITS, NIN_NOT_FOUND } from '../../lib/errors.ts';
 import { describe } from '../../lib/http.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -246,8 +246,13 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
     : await repo.insertPendingHoldingUnit(deps.db, pending);
   if (!held) throw noUnits();
 
+  let waited: WaitOutcome<'verification.lookup'> | undefined;
   try {
-    await deps.producer.enqueueAndWait('verification.lookup', { referenceId: ref, requestId: run.requestId }, { jobId: jobIds.lookup(ref), timeoutMs: deps.config.VERIFY_WAIT_MS });
+    waited = await deps.producer.enqueueAndWait(
+      'verification.lookup',
+      { referenceId: ref, requestId: run.requestId, query: { keyId: queryEnc.keyId, data: queryEnc.data.toString('base64') } },
+      { jobId: jobIds.lookup(ref), timeoutMs: deps.config.VERIFY_WAIT_MS },
+    );
   } catch (err) {
     // Redis out of reach: give the unit back now rather than leave it held until the sweep runs.
     // If the job did get queued after all, whichever settles first wins (status guard).
@@ -258,8 +263,28 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
     }
   }
 
-  // The row is the truth whatever the wait said: a completion event may have been missed, and a
-  // job that outlived the wait may have finished since.
+  // A found or not-found job result is final (the row was settled before the job completed), so it
+  // is answered as it stands. Anything else reads the row, which is the truth whatever the wait said:
+  // a completion event may have been missed, and a job that outlived the wait may have finished since.
+  const result = waited?.status === 'completed' ? waited.result : undefined;
+  if (result && ((result.outcome === 'found' && result.record) || result.outcome === 'not_found')) {
+    deps.metrics.verifications.inc({ mode: query.mode, outcome: result.outcome });
+    const settled: VerificationRow = {
+      reference_id: ref,
+      org_id: run.orgId,
+      mode: query.mode,
+      reason: query.reason,
+      fixture: false,
+      status: result.outcome,
+      query_enc: null,
+      record_enc: result.record ? Buffer.from(result.record.data, 'base64') : null,
+      key_id: result.record?.keyId ?? queryEnc.keyId,
+      failure_code: null,
+      created_at: now,
+      expires_at: pending.expiresAt,
+    };
+    return answerOf(deps, settled, 'verify');
+  }
   const row = await repo.findVerification(deps.db, ref);
   if (!row) throw new Error('verification row vanished');
   deps.metrics.verifications.inc({ mode: query.mode, outcome: row.status });
@@ -411,27 +436,41 @@ async function callWithRetries(deps: LookupDeps, q: VerificationQuery, reference
  * is only read back, and settle() lets one run decide. Upstream faults end as a `failed` outcome
  * (returned, not thrown); only faults of our own (PostgreSQL, Redis) throw, for BullMQ to retry.
  */
-export async function runLookup(deps: LookupDeps, referenceId: string, log: Logger): Promise<LookupResult> {
-  const row = await repo.findVerification(deps.db, referenceId);
-  if (!row || row.status !== 'pending') return resultOf(row);
-  if (!row.query_enc) return resultOf(row);
+export async function runLookup(
+  deps: LookupDeps,
+  referenceId: string,
+  log: Logger,
+  opts: { sealedQuery?: { keyId: string; data: string }; firstRun?: boolean } = {},
+): Promise<LookupResult> {
   const ring = deps.config.encryptionKeys;
-  const query = verificationQuerySchema.parse(openJson(keyRing(ring, row.key_id), { keyId: row.key_id!, data: row.query_enc }, referenceId));
+  let sealedQuery: Sealed;
+  if (opts.sealedQuery && opts.firstRun) {
+    // A job's first run follows the insert of its pending row: no need to read the row back. A rerun
+    // (retry, stalled worker, sweep) reads it, so a settled verification is not looked up again.
+    sealedQuery = { keyId: opts.sealedQuery.keyId, data: Buffer.from(opts.sealedQuery.data, 'base64') };
+  } else {
+    const row = await repo.findVerification(deps.db, referenceId);
+    if (!row || row.status !== 'pending' || !row.query_enc || !row.key_id) return resultOf(row);
+    sealedQuery = { keyId: row.key_id, data: row.query_enc };
+  }
+  const query = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId));
 
   const call = await callWithRetries(deps, query, referenceId, log);
-  let outcome: Settlement;
   if (call.outcome.kind === 'found') {
     const record = normalisePerson(call.outcome.raw);
     // Some upstreams leave the NIN out of a NIN answer; it is the one that was asked for.
     if (query.mode === 'nin' && record.nin === '') record.nin = query.nin;
-    outcome = { kind: 'found', record };
-  } else {
-    outcome = call.outcome;
+    // Encryption before the statement: nothing slow while the wallet row is locked.
+    const recordEnc = sealJson(keyRing(ring, sealedQuery.keyId), record, referenceId).data;
+    const settled = await repo.settleFoundCapturingUnit(deps.db, { referenceId, recordEnc, attempts: call.attempts, upstreamTransactionId: record.transaction_id });
+    if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
+    deps.metrics.unitsDebited.inc();
+    return { outcome: 'found', record: { keyId: sealedQuery.keyId, data: recordEnc.toString('base64') } };
   }
 
-  const settled = await settle(deps.db, ring, { referenceId, keyId: row.key_id, outcome, attempts: call.attempts });
+  const outcome = call.outcome;
+  const settled = await settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, outcome, attempts: call.attempts });
   if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
-  if (outcome.kind === 'found') deps.metrics.unitsDebited.inc();
   if (outcome.kind === 'failed') {
     log.warn({ referenceId, code: outcome.code, upstreamAttempts: call.attempts }, 'lookup failed; unit released');
     return { outcome: 'failed', code: outcome.code };
