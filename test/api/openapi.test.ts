@@ -270,7 +270,7 @@ describe('TypeScript client quickstart', () => {
     const org = await stack.createOrg({ units: 0 });
     const run = promisify(execFile);
     const { stdout } = await run(process.execPath, ['clients/typescript/examples/quickstart.ts'], {
-      env: { ...process.env, BASE_URL: stack.url, USERNAME: org.admin.username, PASSWORD: org.admin.password },
+      env: { ...process.env, BASE_URL: stack.url, IDV_USERNAME: org.admin.username, IDV_PASSWORD: org.admin.password },
       timeout: 25_000,
     });
     expect(stdout).toMatch(/verified: reference_id=REF-[A-Z0-9]{12}/);

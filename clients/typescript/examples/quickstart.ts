@@ -1,7 +1,7 @@
 /**
  * Logs in, verifies a fixture NIN (free, no upstream call) and starts a wallet top-up.
  *
- *   BASE_URL=http://localhost:8080 USERNAME=... PASSWORD=... node clients/typescript/examples/quickstart.ts
+ *   BASE_URL=http://localhost:8080 IDV_USERNAME=... IDV_PASSWORD=... node clients/typescript/examples/quickstart.ts
  *
  * The top-up step needs an organisation administrator; a team member is told so and stops there.
  */
@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, createClient } from '../src/index.ts';
 
 const baseUrl = process.env.BASE_URL ?? 'http://localhost:8080';
-const username = process.env.USERNAME;
-const password = process.env.PASSWORD;
+const username = process.env.IDV_USERNAME;
+const password = process.env.IDV_PASSWORD;
 if (!username || !password) {
-  console.error('Set USERNAME and PASSWORD (and BASE_URL, default http://localhost:8080).');
+  console.error('Set IDV_USERNAME and IDV_PASSWORD (and BASE_URL, default http://localhost:8080).');
   process.exit(2);
 }
 
