@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
+import { fixtureOutcome } from '../src/modules/verification/fixtures.ts';
+import type { PersonRecord } from '../src/modules/verification/person.ts';
 
 /**
  * The yardstick for scenarios 1 and 2: the least an express handler can do for POST /v1/verify-nin
@@ -30,23 +32,8 @@ const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.D
 const identityUrl = `${(env.IDENTITY_URL ?? '').replace(/\/$/, '')}/v1/nin`;
 const identityHeaders = { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${env.IDENTITY_API_KEY ?? ''}` };
 
-const FIXTURE = {
-  nin: '12345678901',
-  fname: 'Adaeze',
-  mname: 'Chioma',
-  lname: 'Okonkwo',
-  dob: '14-03-1991',
-  gender: 'F',
-  phone: '08031234567',
-  residenceAdress: '12 Bode Thomas Street',
-  residenceTown: 'Surulere',
-  residenceLga: 'Surulere',
-  residenceState: 'Lagos',
-  stateOfOrigin: 'Anambra',
-  lgaOfOrigin: 'Onitsha North',
-  image: '',
-  transaction_id: 'FIXTURE-TXN-12345678901',
-};
+// The same sample record the service answers for 12345678901 (so both sides serialise the same bytes).
+const FIXTURE = (fixtureOutcome('12345678901') as { kind: 'found'; record: PersonRecord }).record;
 
 async function debit(orgId: number, reference: string): Promise<boolean> {
   const client = await pool.connect();
