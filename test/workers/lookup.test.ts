@@ -175,3 +175,16 @@ describe('real workers', () => {
     expect(await wallet(firstOrg.orgId)).toEqual({ units: 2, reserved: 0 });
   });
 });
+
+describe('retention of sealed records in Redis', () => {
+  // Last in the file: moving the clock past retention also erases every record of this stack.
+  it('When the retention period has passed, then the lookup event stream keeps no entry older than it', async () => {
+    const events = `${stack.config.REDIS_PREFIX}:${QUEUES.lookups}:events`;
+    const redis = deps.producer.redis;
+    await redis.xadd(events, '*', 'event', 'probe');
+    expect(await redis.xlen(events)).toBeGreaterThan(0);
+    const later = new Date(Date.now() + (stack.config.RECORD_RETENTION_DAYS + 1) * 24 * 3600 * 1000);
+    await erase({}, {} as Job, { ...deps, clock: { now: () => later } }, log);
+    expect(await redis.xlen(events)).toBe(0);
+  });
+});

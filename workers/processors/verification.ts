@@ -5,5 +5,5 @@ export const verificationProcessors: ProcessorMap = {
   'verification.lookup': (payload, job, deps, log) =>
     runLookup(deps, payload.referenceId, log, { sealedQuery: payload.query, firstRun: job.attemptsStarted <= 1 && job.stalledCounter === 0 }),
   'verification.sweep': (_payload, _job, deps, log) => sweepPending(deps, log),
-  'retention.erase': (_payload, _job, deps) => eraseExpired(deps),
+  'retention.erase': (_payload, _job, deps) => eraseExpired({ ...deps, redis: deps.producer.redis }),
 };

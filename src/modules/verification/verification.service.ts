@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 import type { DatabasePool } from 'slonik';
 import type { z } from 'zod';
 import { UpstreamError, type IdentityAuthority, type UpstreamOutcome } from '../../adapters/identity-authority/types.ts';
@@ -524,8 +525,15 @@ const ERASE_BATCH = 500;
 const ERASE_MAX_BATCHES = 40;
 
 /** `retention.erase`: personal data past its retention date, and idempotency keys past 24 h. */
-export async function eraseExpired(deps: { db: DatabasePool; clock: Clock }): Promise<JobResult<'retention.erase'>> {
+export async function eraseExpired(deps: { db: DatabasePool; clock: Clock; config?: Config; redis?: Redis }): Promise<JobResult<'retention.erase'>> {
   const now = deps.clock.now();
+  if (deps.redis && deps.config) {
+    // Completed lookups carry the sealed record in their result, which BullMQ also copies into the
+    // queue's event stream. Stream ids are timestamps: drop every entry older than the retention
+    // period, so no ciphertext of a record outlives the record itself.
+    const minId = now.getTime() - deps.config.RECORD_RETENTION_DAYS * 24 * 3600 * 1000;
+    await deps.redis.xtrim(`${deps.config.REDIS_PREFIX}:${QUEUES.lookups}:events`, 'MINID', minId);
+  }
   let erased = 0;
   for (let i = 0; i < ERASE_MAX_BATCHES; i++) {
     const n = await repo.eraseExpiredBatch(deps.db, now, ERASE_BATCH);
