@@ -10,24 +10,23 @@ import {
 const columns = sql.fragment`
   reference_id, org_id, mode, reason, fixture, status, query_enc, record_enc, key_id, failure_code, created_at, expires_at`;
 
+type NewVerification = {
+  referenceId: string;
+  orgId: number;
+  userId: number;
+  mode: Mode;
+  reason: string;
+  queryEnc: Buffer;
+  keyId: string;
+  requestId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+};
+
+/** A verification decided on the spot (fixture NINs): no unit is held. */
 export async function insertVerification(
   db: CommonQueryMethods,
-  v: {
-    referenceId: string;
-    orgId: number;
-    userId: number;
-    mode: Mode;
-    reason: string;
-    fixture: boolean;
-    status: VerificationStatus;
-    holdsUnit: boolean;
-    queryEnc: Buffer;
-    recordEnc: Buffer | null;
-    keyId: string;
-    requestId: string | null;
-    createdAt: Date;
-    expiresAt: Date;
-  },
+  v: NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null },
 ): Promise<void> {
   const completedAt = v.status === 'pending' ? null : sql.timestamp(v.createdAt);
   await db.query(sql.unsafe`
@@ -54,21 +53,7 @@ export async function findVerification(db: CommonQueryMethods, referenceId: stri
  * Records a live verification as pending and holds one unit for it, in one statement: no hold
  * without its row, no row without its hold. False when no unit is spendable (nothing is written).
  */
-export async function insertPendingHoldingUnit(
-  db: CommonQueryMethods,
-  v: {
-    referenceId: string;
-    orgId: number;
-    userId: number;
-    mode: Mode;
-    reason: string;
-    queryEnc: Buffer;
-    keyId: string;
-    requestId: string | null;
-    createdAt: Date;
-    expiresAt: Date;
-  },
-): Promise<boolean> {
+export async function insertPendingHoldingUnit(db: CommonQueryMethods, v: NewVerification): Promise<boolean> {
   const r = await db.query(sql.unsafe`
     WITH hold AS (
       UPDATE wallets SET reserved = reserved + 1
