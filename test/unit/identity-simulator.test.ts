@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxAuthority } from '../../src/adapters/identity-authority/sandbox.ts';
 import { UpstreamError, type IdentityAuthority, type UpstreamOutcome } from '../../src/adapters/identity-authority/types.ts';
 import { normalisePerson, personRecordSchema, type PersonRecord } from '../../src/modules/verification/person.ts';
-import { startIdentitySimulator, type IdentitySimulator } from '../../src/simulators/identity-authority/server.ts';
+import { demographySeed } from '../../src/simulators/identity-authority/behaviour.ts';
+import { latencyFor } from '../../src/simulators/identity-authority/latency.ts';
+import { startIdentitySimulator, type IdentitySimulator, type IdentitySimulatorOptions } from '../../src/simulators/identity-authority/server.ts';
+import { waitFor } from '../setup/wait.ts';
 
 const API_KEY = 'sim-test-key';
 const REASON = 'corporate';
@@ -152,7 +155,7 @@ describe('identity simulator through the sandbox adapter', () => {
     }
   });
 
-  it('When the reasons are listed, then the SPEC keys and more are there', async () => {
+  it('When the reasons are listed, then the contract keys and more are there', async () => {
     const reasons = await authority.listReasons();
     const keys = reasons.map((r) => r.key);
     expect(keys).toEqual(expect.arrayContaining(['corporate', 'nyscCheck', 'telecommunicationSimReg']));
@@ -213,11 +216,348 @@ describe('identity simulator lifecycle', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ nin: '50020000001', reason: REASON }),
     }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(held.stats().calls).toBe(1);
+    await waitFor(() => held.stats().calls === 1, { what: 'the 5002 request held' });
     const started = Date.now();
     await held.close();
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(await pending).toBeInstanceOf(Error);
+  });
+});
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: unknown;
+  ms: number;
+}
+
+async function call(base: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Answer> {
+  const started = performance.now();
+  const res = await fetch(`${base}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: text === '' ? undefined : JSON.parse(text), ms: performance.now() - started };
+}
+
+function ninCall(base: string, nin: string, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Answer> {
+  return call(base, '/v1/nin', { nin, reason: REASON }, headers, signal);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.max(0, ms)));
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+/** Runs fn over items with at most `width` in flight, keeping the answers in item order. */
+async function pool<T, R>(items: T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i] as T);
+      }
+    }),
+  );
+  return out;
+}
+
+async function withSim(opts: IdentitySimulatorOptions, fn: (sim: IdentitySimulator) => Promise<void>): Promise<void> {
+  const s = await startIdentitySimulator({ port: 0, ...opts });
+  try {
+    await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+describe('identity simulator latency distribution', () => {
+  const distribution = { medianMs: 20, p95Ms: 80 };
+  const nins = Array.from({ length: 300 }, (_, i) => `1${String(1_000_003 * (i + 1)).padStart(10, '0')}`);
+
+  it('When a median and p95 are set, then the seeded draws over 300 NINs have that median and p95', () => {
+    const drawn = nins.map((nin) => latencyFor(`nin:${nin}`, distribution));
+    expect(quantile(drawn, 0.5)).toBeGreaterThanOrEqual(16);
+    expect(quantile(drawn, 0.5)).toBeLessThanOrEqual(24);
+    expect(quantile(drawn, 0.95)).toBeGreaterThanOrEqual(64);
+    expect(quantile(drawn, 0.95)).toBeLessThanOrEqual(96);
+    expect(nins.map((nin) => latencyFor(`nin:${nin}`, distribution))).toEqual(drawn);
+  });
+
+  it('When 300 NINs are looked up over HTTP, then each takes at least its draw and the answers show the median and p95', async () => {
+    await withSim({ latency: distribution }, async (s) => {
+      // Unmeasured first calls: a cold process (this test may run first) adds its warm-up to the draws.
+      await pool(nins.slice(0, 40), 20, (nin) => ninCall(s.url, nin));
+      const answers = await pool(nins, 20, (nin) => ninCall(s.url, nin));
+      answers.forEach((a, i) => {
+        expect(a.status).toBe(200);
+        expect(a.ms).toBeGreaterThanOrEqual(latencyFor(`nin:${nins[i]}`, distribution) - 1);
+      });
+      const ms = answers.map((a) => a.ms);
+      expect(quantile(ms, 0.5)).toBeGreaterThanOrEqual(16);
+      expect(quantile(ms, 0.5)).toBeLessThanOrEqual(24 + 25);
+      expect(quantile(ms, 0.95)).toBeGreaterThanOrEqual(64);
+      expect(quantile(ms, 0.95)).toBeLessThanOrEqual(96 + 40);
+    });
+  });
+
+  it('When the same NIN is looked up again, then it takes the same time: slow NINs stay slow, fast ones fast', async () => {
+    const byDraw = [...nins].sort((a, b) => latencyFor(`nin:${a}`, distribution) - latencyFor(`nin:${b}`, distribution));
+    const fast = byDraw[0] as string;
+    const slow = byDraw[byDraw.length - 1] as string;
+    const slowMs = latencyFor(`nin:${slow}`, distribution);
+    expect(slowMs).toBeGreaterThanOrEqual(100);
+    expect(latencyFor(`nin:${fast}`, distribution)).toBeLessThanOrEqual(8);
+    await withSim({ latency: distribution }, async (s) => {
+      await Promise.all([ninCall(s.url, fast), ninCall(s.url, slow)]);
+      for (let i = 0; i < 2; i++) {
+        const [f, sl] = await Promise.all([ninCall(s.url, fast), ninCall(s.url, slow)]);
+        expect(sl.ms).toBeGreaterThanOrEqual(slowMs - 1);
+        expect(f.ms).toBeLessThan(slowMs - 40);
+      }
+    });
+  });
+
+  it('When phone and demographic lookups are made, then each takes at least the draw seeded by its query', async () => {
+    const d = { medianMs: 60, p95Ms: 200 };
+    await withSim({ latency: d }, async (s) => {
+      const phone = await call(s.url, '/v1/phone', { phone: '08031234567', reason: REASON });
+      expect(phone.status).toBe(200);
+      expect(phone.ms).toBeGreaterThanOrEqual(latencyFor('phone:08031234567', d) - 1);
+      const demo = await call(s.url, '/v1/demography', { firstname: ' Ngozi', lastname: 'Okafor', dob: '07-09-1984', gender: 'F', reason: REASON });
+      expect(demo.status).toBe(200);
+      expect(demo.ms).toBeGreaterThanOrEqual(latencyFor(`demography:${demographySeed('Ngozi', 'Okafor', '07-09-1984', 'f')}`, d) - 1);
+    });
+  });
+
+  it('When both a fixed latency and a distribution are set, then lookups take their draw and the reasons list the fixed latency', async () => {
+    const d = { medianMs: 5, p95Ms: 10 };
+    const nin = nins.find((n) => latencyFor(`nin:${n}`, d) <= 10) as string;
+    await withSim({ latencyMs: 250, latency: d }, async (s) => {
+      const lookup = await ninCall(s.url, nin);
+      expect(lookup.status).toBe(200);
+      expect(lookup.ms).toBeLessThan(200);
+      const reasons = await call(s.url, '/v1/reasons');
+      expect(reasons.status).toBe(200);
+      expect(reasons.ms).toBeGreaterThanOrEqual(249);
+    });
+  });
+});
+
+/** Waits until `ms` into the next wall-clock second (the simulator's buckets are epoch seconds). */
+function untilIntoSecond(ms: number): Promise<void> {
+  return sleep(1000 - (Date.now() % 1000) + ms);
+}
+
+/** Waits until `ms` into a wall-clock second: this one if that is still ahead, else the next. */
+function atMsIntoSecond(ms: number): Promise<void> {
+  const into = Date.now() % 1000;
+  return sleep(into <= ms ? ms - into : 1000 - into + ms);
+}
+
+describe('identity simulator limits per API key', () => {
+  const KEY = { authorization: `Bearer ${API_KEY}` };
+
+  it('When three times the rate limit arrives in a burst, then each second accepts exactly the limit and the rest get 429 with Retry-After', async () => {
+    await withSim({ apiKey: API_KEY, rateLimit: 10 }, async (s) => {
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => ninCall(s.url, `1234567${String(i).padStart(4, '0')}`, KEY)));
+      const ok = answers.filter((a) => a.status === 200);
+      const limited = answers.filter((a) => a.status === 429);
+      expect(ok.length + limited.length).toBe(30);
+      for (const a of limited) {
+        expect(a.retryAfter).toBe('1');
+        expect(a.body).toEqual({ status: false, message: 'Too many requests' });
+      }
+
+      const st = s.stats();
+      expect(st).toMatchObject({ calls: 30, accepted: ok.length, rateLimited: limited.length, concurrencyLimited: 0 });
+      expect(st.statuses).toEqual({ '200': ok.length, '429': limited.length });
+      expect(st.seconds.reduce((n, b) => n + b.received, 0)).toBe(30);
+      // A call is refused only when its second already holds the limit, so every second that
+      // refused one accepted exactly 10.
+      for (const b of st.seconds) {
+        expect(b.accepted).toBeLessThanOrEqual(10);
+        if (b.limited > 0) expect(b.accepted).toBe(10);
+      }
+      expect(st.seconds.some((b) => b.limited > 0)).toBe(true);
+
+      await untilIntoSecond(20);
+      expect((await ninCall(s.url, '12345678901', KEY)).status).toBe(200);
+    });
+  });
+
+  it('When no API key is configured, then each presented bearer and the anonymous caller have their own limit', async () => {
+    await withSim({ rateLimit: 2 }, async (s) => {
+      await atMsIntoSecond(20);
+      const callers: Record<string, string>[] = [{ authorization: 'Bearer a' }, { authorization: 'Bearer b' }, {}];
+      const answers = await Promise.all(callers.flatMap((h) => [0, 1, 2].map((i) => ninCall(s.url, `2222222222${i}`, h))));
+      const statuses = callers.map((_, c) => answers.slice(c * 3, c * 3 + 3).map((a) => a.status).sort());
+      expect(statuses).toEqual([
+        [200, 200, 429],
+        [200, 200, 429],
+        [200, 200, 429],
+      ]);
+    });
+  });
+
+  it('When the sliding window is chosen, then a burst straddling a second boundary is refused until a second after the first calls', async () => {
+    await withSim({ apiKey: API_KEY, rateLimit: 5, rateWindow: 'sliding' }, async (s) => {
+      await atMsIntoSecond(850);
+      const boundary = Math.ceil(Date.now() / 1000) * 1000;
+      const first = await Promise.all(Array.from({ length: 5 }, () => ninCall(s.url, '12345678901', KEY)));
+      expect(first.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+      const firstAt = Date.now();
+      await sleep(boundary + 10 - Date.now());
+      const straddling = await Promise.all(Array.from({ length: 3 }, () => ninCall(s.url, '12345678901', KEY)));
+      expect(straddling.map((a) => [a.status, a.retryAfter])).toEqual([
+        [429, '1'],
+        [429, '1'],
+        [429, '1'],
+      ]);
+      await sleep(firstAt + 1000 - Date.now() + 20);
+      expect((await ninCall(s.url, '12345678901', KEY)).status).toBe(200);
+      for (const b of s.stats().seconds) expect(b.accepted).toBeLessThanOrEqual(5);
+    });
+  });
+
+  it('When more calls are in flight than the cap, then the extra ones get 429 at once and later calls are admitted again', async () => {
+    await withSim({ apiKey: API_KEY, maxConcurrency: 3, latencyMs: 300 }, async (s) => {
+      const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => ninCall(s.url, `1234567890${i}`, KEY)));
+      const ok = answers.filter((a) => a.status === 200);
+      const refused = answers.filter((a) => a.status === 429);
+      expect(ok).toHaveLength(3);
+      expect(refused).toHaveLength(2);
+      for (const a of refused) {
+        expect(a.retryAfter).toBe('1');
+        expect(a.body).toEqual({ status: false, message: 'Too many concurrent requests' });
+        expect(a.ms).toBeLessThan(200);
+      }
+      expect(s.stats()).toMatchObject({ calls: 5, accepted: 3, inFlight: 0, peakConcurrency: 3, concurrencyLimited: 2, rateLimited: 0 });
+
+      expect((await ninCall(s.url, '12345678901', KEY)).status).toBe(200);
+      // The reasons list is not a lookup: no cap, no rate limit.
+      const reasons = await Promise.all(Array.from({ length: 5 }, () => call(s.url, '/v1/reasons', undefined, KEY)));
+      expect(reasons.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    });
+  });
+});
+
+describe('identity simulator outages', () => {
+  it('When a 503 outage runs, then lookups answer 503 at once until it ends, and found again after', async () => {
+    await withSim({ latencyMs: 200 }, async (s) => {
+      const { until } = s.outage({ mode: '503', forMs: 600 });
+      expect(until).toBeGreaterThan(Date.now());
+      const down = await ninCall(s.url, '12345678901');
+      expect(down).toMatchObject({ status: 503, body: { status: false, message: 'Service temporarily unavailable' } });
+      expect(down.ms).toBeLessThan(150);
+      expect((await call(s.url, '/v1/phone', { phone: '08031234567', reason: REASON })).status).toBe(503);
+      expect((await call(s.url, '/v1/reasons')).status).toBe(200);
+
+      await sleep((until ?? 0) - Date.now() + 10);
+      expect((await ninCall(s.url, '12345678901')).status).toBe(200);
+      expect(s.stats()).toMatchObject({ calls: 4, accepted: 1, outage503: 2, statuses: { '200': 2, '503': 2 } });
+    });
+  });
+
+  it('When a hang outage runs, then lookups are held without an answer and all get 504 when it ends; a client that leaves is let go', async () => {
+    await withSim({}, async (s) => {
+      const { until } = s.outage({ mode: 'hang', forMs: 700 });
+      const early = ninCall(s.url, '12345678901');
+      const leaver = new AbortController();
+      const left = ninCall(s.url, '12345678902', {}, leaver.signal).catch((e: unknown) => e);
+      await sleep(200);
+      const late = ninCall(s.url, '12345678903');
+      leaver.abort();
+      expect(await left).toBeInstanceOf(Error);
+
+      for (const answer of await Promise.all([early, late])) {
+        expect(answer).toMatchObject({ status: 504, body: { status: false, message: 'Upstream timeout' } });
+      }
+      expect(Date.now()).toBeGreaterThanOrEqual((until ?? 0) - 5);
+      expect((await ninCall(s.url, '12345678901')).status).toBe(200);
+      expect(s.stats()).toMatchObject({ calls: 4, accepted: 1, outageHeld: 3, statuses: { '200': 1, '504': 2 } });
+    });
+  });
+
+  it('When an outage is ended early, then held lookups get their 504 at once and new ones are answered', async () => {
+    await withSim({}, async (s) => {
+      s.outage({ mode: 'hang', forMs: 30_000 });
+      const held = ninCall(s.url, '12345678901');
+      await waitFor(() => s.stats().outageHeld === 1, { what: 'the lookup held by the outage' });
+      expect(s.outage({ mode: 'none' })).toEqual({ mode: 'none', until: null });
+      const answer = await held;
+      expect(answer.status).toBe(504);
+      expect(answer.ms).toBeLessThan(5_000);
+      expect((await ninCall(s.url, '12345678901')).status).toBe(200);
+    });
+  });
+});
+
+describe('identity simulator counters and control API', () => {
+  it('When stats are reset, then every counter starts again from zero', async () => {
+    await withSim({ maxConcurrency: 1, latencyMs: 50 }, async (s) => {
+      await Promise.all([ninCall(s.url, '12345678901'), ninCall(s.url, '12345678902')]);
+      expect(s.stats()).toMatchObject({ calls: 2, accepted: 1, concurrencyLimited: 1, peakConcurrency: 1 });
+      s.resetStats();
+      expect(s.stats()).toEqual({
+        calls: 0, accepted: 0, inFlight: 0, peakConcurrency: 0, rateLimited: 0, concurrencyLimited: 0,
+        outage503: 0, outageHeld: 0, statuses: {}, seconds: [],
+      });
+    });
+  });
+
+  it('When the control API is called without its header, then it answers 403, and even the authority key does not open it', async () => {
+    await withSim({ apiKey: API_KEY }, async (s) => {
+      const attempts: Record<string, string>[] = [{}, { authorization: `Bearer ${API_KEY}` }, { 'x-sim-control': 'wrong' }];
+      for (const headers of attempts) {
+        const a = await call(s.url, '/__sim/stats', undefined, headers);
+        expect(a).toMatchObject({ status: 403, body: { status: false, message: 'Simulator control needs the X-Sim-Control header' } });
+      }
+      expect(await call(s.url, '/__sim/stats', undefined, { 'x-sim-control': 'sim-control' })).toMatchObject({ status: 200, body: { calls: 0 } });
+      expect(s.stats().calls).toBe(0);
+    });
+  });
+
+  it('When a benchmark drives the simulator over its control API, then config, outage, stats and reset work and are never counted as calls', async () => {
+    await withSim({ apiKey: API_KEY, controlToken: 'bench-token' }, async (s) => {
+      const ctl = { 'x-sim-control': 'bench-token' };
+      const key = { authorization: `Bearer ${API_KEY}` };
+      const set = await call(s.url, '/__sim/config', { rateLimit: 1, latency: { medianMs: 1200, p95Ms: 4000 } }, ctl);
+      expect(set).toMatchObject({ status: 200, body: { settings: { rateLimit: 1, latency: { medianMs: 1200, p95Ms: 4000 }, latencyMs: 0 }, outage: { mode: 'none', until: null } } });
+      expect(await call(s.url, '/__sim/config', { rateLimit: -1 }, ctl)).toMatchObject({ status: 400, body: { status: false, message: 'Invalid control request: rateLimit' } });
+      expect(await call(s.url, '/__sim/config', { latency: { medianMs: 100, p95Ms: 50 } }, ctl)).toMatchObject({ status: 400 });
+      expect(await call(s.url, '/__sim/config', { latency: null, rateLimit: 0 }, ctl)).toMatchObject({ status: 200, body: { settings: { latency: null, rateLimit: 0 } } });
+
+      const outage = await call(s.url, '/__sim/outage', { mode: '503', forMs: 60_000 }, ctl);
+      expect(outage).toMatchObject({ status: 200, body: { mode: '503' } });
+      expect((await ninCall(s.url, '12345678901', key)).status).toBe(503);
+      expect(await call(s.url, '/__sim/outage', { mode: 'sideways', forMs: 1 }, ctl)).toMatchObject({ status: 400 });
+      expect(await call(s.url, '/__sim/outage', { mode: 'none' }, ctl)).toMatchObject({ status: 200, body: { mode: 'none', until: null } });
+      expect((await ninCall(s.url, '12345678901', key)).status).toBe(200);
+
+      const stats = await call(s.url, '/__sim/stats', undefined, ctl);
+      expect(stats).toMatchObject({ status: 200, body: { calls: 2, accepted: 1, outage503: 1, statuses: { '200': 1, '503': 1 } } });
+      expect(await call(s.url, '/__sim/reset', {}, ctl)).toMatchObject({ status: 200, body: { calls: 0, seconds: [] } });
+      expect(await call(s.url, '/__sim/nothing', undefined, ctl)).toMatchObject({ status: 404, body: { status: false, message: 'No such control endpoint' } });
+      expect(s.stats().calls).toBe(0);
+    });
+  });
+
+  it('When configure() gets an impossible value, then it throws and keeps the previous settings', async () => {
+    await withSim({ rateLimit: 7 }, async (s) => {
+      expect(() => s.configure({ latency: { medianMs: 50, p95Ms: 10 } })).toThrow();
+      expect(() => s.configure({ maxConcurrency: 1.5 })).toThrow();
+      expect(s.settings()).toMatchObject({ rateLimit: 7, latency: null, maxConcurrency: 0 });
+      expect(s.configure({ maxConcurrency: 4 })).toMatchObject({ rateLimit: 7, maxConcurrency: 4 });
+    });
   });
 });

@@ -7,6 +7,7 @@ import { createPaystackClient, ProcessorError, type PaystackClient } from '../..
 import { signPaystackBody, verifyPaystackSignature } from '../../src/adapters/payment-processor/signature.ts';
 import { chargeSuccessEventSchema, paystackEventSchema } from '../../src/adapters/payment-processor/webhook.ts';
 import { startPaymentSimulator, type PaymentSimulator } from '../../src/simulators/payment-processor/server.ts';
+import { waitFor as poll } from '../setup/wait.ts';
 
 const SECRET = 'sk_test_simulator_unit_secret';
 const AMOUNT = 1_101_523; // NGN 11,015.23
@@ -30,15 +31,8 @@ async function listen(app: express.Express): Promise<{ url: string; server: Serv
   };
 }
 
-async function waitFor<T>(probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = <T>(probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> =>
+  poll(probe, { what: 'the simulator to deliver', timeoutMs, intervalMs: 10 }) as Promise<T>;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const newReference = (): string => `TOP-7-${randomBytes(8).toString('hex')}`;

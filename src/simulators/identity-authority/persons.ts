@@ -6,7 +6,7 @@ import { PHOTOS } from './photos.ts';
  * NIN (or phone, or demographic query) gives the same person on every run and every machine;
  * only the per-answer transaction id is fresh.
  *
- * Each person is answered in one of four upstream key variants (SPEC 2.1 aliases), picked from
+ * Each person is answered in one of four upstream key variants (the aliases the normaliser folds), picked from
  * the same seed, so that the normaliser meets every alias against a real server.
  */
 export type Variant = 'A' | 'B' | 'C' | 'D';

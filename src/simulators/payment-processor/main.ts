@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createLogger } from '../../lib/logger.ts';
+import { REFUND_STATES } from './refunds.ts';
 import { startPaymentSimulator, WEBHOOK_MODES } from './server.ts';
 
 // Standalone entry point (`node src/simulators/payment-processor/main.ts`); the only simulator file
@@ -14,6 +15,7 @@ const env = z
     SIM_WEBHOOK_RETRY_MS: z.coerce.number().int().positive().default(3000),
     SIM_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().default(10),
     SIM_LATE_MS: z.coerce.number().int().min(0).default(10_000),
+    SIM_REFUND_STATUS: z.enum(REFUND_STATES).default('pending'),
     // Base of checkout links when payers reach the simulator through another address (container, tunnel).
     SIM_PUBLIC_URL: z.url().optional(),
   })
@@ -35,6 +37,7 @@ const sim = await startPaymentSimulator({
   webhookRetryMs: env.data.SIM_WEBHOOK_RETRY_MS,
   webhookMaxAttempts: env.data.SIM_WEBHOOK_MAX_ATTEMPTS,
   lateMs: env.data.SIM_LATE_MS,
+  refundStatus: env.data.SIM_REFUND_STATUS,
   ...(env.data.SIM_WEBHOOK_URL ? { webhookUrl: env.data.SIM_WEBHOOK_URL } : {}),
   ...(env.data.SIM_PUBLIC_URL ? { publicUrl: env.data.SIM_PUBLIC_URL } : {}),
 });

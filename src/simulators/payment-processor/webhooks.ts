@@ -9,7 +9,15 @@ export function isWebhookMode(v: unknown): v is WebhookMode {
   return typeof v === 'string' && (WEBHOOK_MODES as readonly string[]).includes(v);
 }
 
-export type WebhookEvent = { event: string; data: { reference: string } & Record<string, unknown> };
+export type WebhookEvent = { event: string; data: Record<string, unknown> };
+
+/** The transaction an event is about: charges carry `reference`, refunds `transaction_reference`, disputes `transaction.reference`. */
+export function referenceOf(event: WebhookEvent): string {
+  const d = event.data;
+  const nested = typeof d['transaction'] === 'object' && d['transaction'] !== null ? (d['transaction'] as Record<string, unknown>)['reference'] : undefined;
+  const ref = d['reference'] ?? d['transaction_reference'] ?? nested;
+  return typeof ref === 'string' ? ref : '';
+}
 
 export type Delivery = {
   event: string;
@@ -89,7 +97,7 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
         }
       }
       if (stop.signal.aborted) return;
-      log.push({ event: event.event, reference: event.data.reference, status, attempt, at: new Date().toISOString() });
+      log.push({ event: event.event, reference: referenceOf(event), status, attempt, at: new Date().toISOString() });
       // Paystack treats only 200 OK as delivered; 201 or 204 are retried like failures.
       if (status === 200) return;
       if (attempt < opts.maxAttempts) await sleep(opts.retryMs * 2 ** (attempt - 1));
