@@ -1,0 +1,55 @@
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../config.ts';
+import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
+import type { Metrics } from '../../lib/metrics.ts';
+import { balanceOf } from '../wallet/index.ts';
+import { predictedFinishMs, type FairShare } from '../../lib/fair-share.ts';
+
+export const TOO_MANY_IN_FLIGHT = 'Too many live verifications in flight for this organisation; nothing was charged, retry later';
+export const AUTHORITY_BUSY = 'The identity authority is too busy to answer this verification in time; nothing was charged, retry later';
+
+const WAIT_HEADROOM = 0.8;
+
+/** The breaker as the API sees it: should this live lookup be refused at once? */
+export type CircuitView = { shouldRefuse(): boolean };
+
+export type AdmissionDeps = { db: DatabasePool; config: Config; metrics: Metrics; fairShare: FairShare };
+
+/**
+ * Lets a live lookup in, or refuses it with 429 before anything is held or charged. Returns the
+ * queue priority the lookup takes under the fairness scheme (fair-share.ts).
+ *
+ * A wallet that cannot pay still answers 402, never 429: a refused caller is only told to come
+ * back later if coming back could help. (An admitted caller whose wallet turns out empty when the
+ * unit is held gets 402 too, and its slot is given back at once.)
+ */
+export async function admitLive(deps: AdmissionDeps, o: { orgId: number; referenceId: string; cap: number; mode: string }): Promise<number> {
+  const a = await deps.fairShare.admit({ orgId: o.orgId, referenceId: o.referenceId, cap: o.cap });
+  if (!a.admitted) {
+    await refuse(deps, o, 'cap', TOO_MANY_IN_FLIGHT, a.meanLookupMs);
+  } else {
+    const c = deps.config;
+    const limits = { maxConcurrency: c.IDENTITY_MAX_CONCURRENCY, maxRps: c.IDENTITY_MAX_RPS };
+    const finishMs = predictedFinishMs(a, limits);
+    // With a free slot the lookup starts at once: it is never refused for the authority's own pace.
+    // Otherwise it must fit in the wait with headroom: other organisations' first lookups may still
+    // overtake it (that is the fairness), and durations vary.
+    if (a.ahead < limits.maxConcurrency || finishMs <= c.VERIFY_WAIT_MS * WAIT_HEADROOM) return a.priority;
+    await deps.fairShare.finish({ orgId: o.orgId, referenceId: o.referenceId });
+    await refuse(deps, o, 'predicted_wait', AUTHORITY_BUSY, finishMs - c.VERIFY_WAIT_MS);
+  }
+  throw new Error('unreachable');
+}
+
+async function refuse(deps: AdmissionDeps, o: { orgId: number; mode: string }, reason: 'cap' | 'predicted_wait', detail: string, waitMs: number): Promise<never> {
+  // Only on the refusal path, and without a lock: the hold itself stays the 402 decision of record.
+  const wallet = await balanceOf(deps.db, o.orgId);
+  if (wallet.units - wallet.reserved < 1) {
+    deps.metrics.verifications.inc({ mode: o.mode, outcome: 'insufficient_units' });
+    throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
+  }
+  deps.metrics.admissionsRefused.inc({ reason });
+  deps.metrics.verifications.inc({ mode: o.mode, outcome: `refused_${reason}` });
+  const seconds = Math.min(60, Math.max(1, Math.ceil(waitMs / 1000)));
+  throw new AppError('rate_limited', detail, { headers: { 'Retry-After': String(seconds) }, extra: { code: reason === 'cap' ? 'org_in_flight_cap' : 'authority_busy' } });
+}

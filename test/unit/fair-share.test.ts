@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { createFairShare, predictedFinishMs } from '../../src/lib/fair-share.ts';
+
+let redis: Redis;
+const prefixes: string[] = [];
+
+function fresh(staleMs = 60_000) {
+  const prefix = `${inject('runId')}-fair-${randomBytes(3).toString('hex')}`;
+  prefixes.push(prefix);
+  return createFairShare(redis, { prefix, staleMs, defaultLookupMs: 1000 });
+}
+
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'));
+});
+
+afterAll(async () => {
+  for (const p of prefixes) {
+    const keys = await redis.keys(`${p}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  }
+  redis.disconnect();
+});
+
+describe('fair share of the identity authority', () => {
+  it("When an organisation bursts, then its k-th lookup in flight gets priority k and another organisation's first gets priority 1", async () => {
+    const fs = fresh();
+    const a = [];
+    for (let i = 0; i < 5; i++) a.push(await fs.admit({ orgId: 1, referenceId: `REF-A${i}`, cap: 10 }));
+    expect(a.map((x) => (x.admitted ? x.priority : null))).toEqual([1, 2, 3, 4, 5]);
+    // B's first lookup: ahead of it only A's lookups of priority <= 1.
+    const b = await fs.admit({ orgId: 2, referenceId: 'REF-B0', cap: 10 });
+    expect(b).toMatchObject({ admitted: true, priority: 1, ahead: 1 });
+    // A's sixth: its own five, and B's one.
+    const a6 = await fs.admit({ orgId: 1, referenceId: 'REF-A5', cap: 10 });
+    expect(a6).toMatchObject({ admitted: true, priority: 6, ahead: 6 });
+    expect(await fs.snapshot()).toEqual(new Map([[1, 6], [2, 1]]));
+  });
+
+  it('When an organisation is at its cap, then the next is refused until one of its lookups settles', async () => {
+    const fs = fresh();
+    for (let i = 0; i < 3; i++) expect((await fs.admit({ orgId: 7, referenceId: `REF-${i}`, cap: 3 })).admitted).toBe(true);
+    expect(await fs.admit({ orgId: 7, referenceId: 'REF-X', cap: 3 })).toMatchObject({ admitted: false, reason: 'cap', inFlight: 3 });
+    await fs.finish({ orgId: 7, referenceId: 'REF-1', durationMs: 200 });
+    // Settling twice (a job re-run) changes nothing more.
+    await fs.finish({ orgId: 7, referenceId: 'REF-1' });
+    expect(await fs.admit({ orgId: 7, referenceId: 'REF-X', cap: 3 })).toMatchObject({ admitted: true, priority: 3 });
+    expect(await fs.admit({ orgId: 7, referenceId: 'REF-Y', cap: 3 })).toMatchObject({ admitted: false });
+  });
+
+  it('When a lookup was lost with a crashed worker, then it stops counting once it is stale', async () => {
+    const fs = fresh(300);
+    await fs.admit({ orgId: 3, referenceId: 'REF-LOST', cap: 1 });
+    expect((await fs.admit({ orgId: 3, referenceId: 'REF-NEXT', cap: 1 })).admitted).toBe(false);
+    await new Promise((r) => setTimeout(r, 350));
+    expect((await fs.admit({ orgId: 3, referenceId: 'REF-NEXT', cap: 1 })).admitted).toBe(true);
+  });
+
+  it('When lookups settle, then their durations move the running mean that predictions use', async () => {
+    const fs = fresh();
+    const first = await fs.admit({ orgId: 4, referenceId: 'REF-M0', cap: 5 });
+    expect(first.meanLookupMs).toBe(1000);
+    for (let i = 0; i < 200; i++) await fs.finish({ orgId: 4, referenceId: `REF-D${i}`, durationMs: 2000 });
+    const later = await fs.admit({ orgId: 4, referenceId: 'REF-M1', cap: 5 });
+    expect(later.meanLookupMs).toBeGreaterThan(1990);
+    expect(later.meanLookupMs).toBeLessThanOrEqual(2000);
+  });
+
+  it('When the authority is busy, then the predicted finish counts the queue beyond the free slots at the slower of the two limits', () => {
+    const limits = { maxConcurrency: 32, maxRps: 0 };
+    // Free slot: just its own call.
+    expect(predictedFinishMs({ ahead: 10, meanLookupMs: 1200 }, limits)).toBe(1200);
+    // 300 ahead, 32 slots of 1.2 s: 269 queued drain at 26.7/s = 10.1 s, then 1.2 s.
+    expect(predictedFinishMs({ ahead: 300, meanLookupMs: 1200 }, limits)).toBeCloseTo(269 / (32 / 1.2) * 1000 + 1200, 6);
+    // A 10 calls/s limit is the tighter one.
+    expect(predictedFinishMs({ ahead: 300, meanLookupMs: 1200 }, { maxConcurrency: 32, maxRps: 10 })).toBeCloseTo(26_900 + 1200, 6);
+  });
+});
