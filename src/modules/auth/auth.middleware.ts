@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Principal } from './auth.schemas.ts';
 import { ALGORITHM, principalFromClaims, signingKey, type TokenSettings } from './auth.service.ts';
+import type { Revocations } from './revocations.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -13,8 +14,17 @@ declare module 'express-serve-static-core' {
   }
 }
 
+export type Authenticators = {
+  /** Every protected route: refuses a token whose user must change their password first (403). */
+  authenticate: RequestHandler;
+  /** The few routes a first-login token may call: GET /me, POST /change-password, POST /logout. */
+  authenticateDuringPasswordChange: RequestHandler;
+};
+
+export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
+
 /** One passport instance per app (no global state), with the algorithm pinned to HS256. */
-export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: TokenSettings): RequestHandler {
+export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: TokenSettings, revocations: Revocations): Authenticators {
   const pp = new passport.Passport();
   pp.use(
     'jwt',
@@ -30,14 +40,14 @@ export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: Toke
         jsonWebTokenOptions: { ignoreNotBefore: true },
       },
       (payload: unknown, done: (err: unknown, user?: unknown, info?: unknown) => void) => {
-        principalFromClaims(db, clock, payload).then(
+        principalFromClaims(db, clock, revocations, payload, tokens.ttlSeconds).then(
           (p) => ('error' in p ? done(null, false, { message: p.error }) : done(null, p)),
           (err) => done(err),
         );
       },
     ),
   );
-  const handler = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], next: Parameters<RequestHandler>[2]) =>
+  const handler = (allowPending: boolean): RequestHandler => (req, res, next) =>
     pp.authenticate('jwt', { session: false }, (err: unknown, user: Principal | false, info: unknown) => {
       if (err) return next(err);
       if (!user) {
@@ -46,10 +56,11 @@ export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: Toke
         const detail = !header ? 'Not authenticated' : message && !/No auth token/i.test(message) ? message : 'Could not validate credentials';
         return next(new AppError('unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer' } }));
       }
+      if (user.mustChangePassword && !allowPending) return next(new AppError('forbidden', PASSWORD_CHANGE_REQUIRED));
       req.principal = user;
       next();
     })(req, res, next);
-  return handler;
+  return { authenticate: handler(false), authenticateDuringPasswordChange: handler(true) };
 }
 
 export function principalOf(req: { principal?: Principal }): Principal {

@@ -1,44 +1,39 @@
 import express, { Router } from 'express';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
-import { createLimiter, tooMany } from '../../lib/rate-limit.ts';
-import { getOrganisation } from '../organisations/organisations.service.ts';
-import { loginForm } from './auth.schemas.ts';
-import { BAD_CREDENTIALS, login } from './auth.service.ts';
+import { getOrganisation } from '../organisations/index.ts';
+import { clientCredentials, grantType, loginForm } from './auth.schemas.ts';
+import { BAD_CLIENT_CREDENTIALS, BAD_CREDENTIALS, login, loginClient } from './auth.service.ts';
 import { principalOf } from './auth.middleware.ts';
+import { clientAuthentication } from './client-authentication.ts';
+import { clientAddress, guardedSignIn } from './sign-in-guard.ts';
 
 export function authRoutes(ctx: AppContext): Router {
   const r = Router();
   const c = ctx.config;
   const tokens = { secret: c.JWT_SECRET, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS };
-  // Failed attempts are counted per username and per client address; a success clears the username's count.
-  const byUser = createLimiter(ctx.redis, { prefix: `${c.REDIS_PREFIX}:rl:login-user`, points: c.LOGIN_MAX_FAILURES, durationSeconds: c.LOGIN_LOCK_SECONDS });
-  const byIp = createLimiter(ctx.redis, { prefix: `${c.REDIS_PREFIX}:rl:login-ip`, points: c.LOGIN_MAX_FAILURES * 5, durationSeconds: c.LOGIN_LOCK_SECONDS });
 
   r.post('/login', requireContentType('form'), express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
-    const form = parseInput(loginForm, req.body);
-    const userKey = form.username.trim().toLowerCase();
-    const ipKey = req.ip ?? 'unknown';
-    const [u, i] = await Promise.all([byUser.get(userKey), byIp.get(ipKey)]);
-    for (const state of [u, i]) {
-      if (state && state.consumedPoints >= (state === u ? c.LOGIN_MAX_FAILURES : c.LOGIN_MAX_FAILURES * 5)) throw tooMany(state);
+    res.setHeader('Cache-Control', 'no-store');
+    if (parseInput(grantType, req.body).grant_type === 'client_credentials') {
+      const creds = parseInput(clientCredentials, clientAuthentication(req.get('authorization'), req.body));
+      const issued = await loginClient(ctx.db, ctx.clock, tokens, creds.client_id, creds.client_secret);
+      ctx.metrics.logins.inc({ outcome: issued ? 'success' : 'failure' });
+      if (!issued) throw new AppError('unauthorized', BAD_CLIENT_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Basic realm="idverify"' } });
+      res.json(issued);
+      return;
     }
-    const result = await login(ctx.db, ctx.clock, tokens, form.username, form.password);
+    const form = parseInput(loginForm, req.body);
+    // A failure point is taken before the password is checked and given back on success (sign-in-guard.ts).
+    const result = await guardedSignIn(ctx, form.username, clientAddress(req), () => login(ctx.db, ctx.clock, tokens, form.username, form.password));
     if (!result) {
-      try {
-        await Promise.all([byUser.consume(userKey), byIp.consume(ipKey)]);
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-      }
       ctx.metrics.logins.inc({ outcome: 'failure' });
       throw new AppError('unauthorized', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
     }
-    await byUser.delete(userKey);
     ctx.metrics.logins.inc({ outcome: 'success' });
-    res.setHeader('Cache-Control', 'no-store');
-    res.json({ access_token: result.access_token, token_type: result.token_type, expires_in: result.expires_in });
+    const { userId: _userId, ...answer } = result;
+    res.json(answer);
   });
 
   const me = async (req: express.Request, res: express.Response) => {
@@ -47,7 +42,8 @@ export function authRoutes(ctx: AppContext): Router {
     const admin = p.role === 'org_admin';
     res.json({
       id: p.userId,
-      username: p.username,
+      username: p.clientId === null ? p.username : null,
+      ...(p.clientId === null ? {} : { client_id: p.clientId, name: p.username }),
       role: p.role,
       organisation: org && {
         id: org.id,
@@ -69,7 +65,8 @@ export function authRoutes(ctx: AppContext): Router {
       },
     });
   };
-  r.get('/me', ctx.authenticate, ctx.rateLimit, me);
-  r.get('/meorganisation', ctx.authenticate, ctx.rateLimit, me);
+  // A first-login token may read who it is (and nothing else but changing the password or logging out).
+  r.get('/me', ctx.authenticateDuringPasswordChange, ctx.rateLimit, me);
+  r.get('/meorganisation', ctx.authenticateDuringPasswordChange, ctx.rateLimit, me);
   return r;
 }

@@ -1,5 +1,10 @@
 import { z } from 'zod';
 
+/** The grant decides which other fields are required: see passwordGrant and clientGrant. */
+export const grantType = z.object({
+  grant_type: z.enum(['password', 'client_credentials'], { message: 'grant_type must be "password" or "client_credentials"' }).optional(),
+});
+
 export const loginForm = z.object({
   username: z.string().min(1, 'username must not be empty').max(254),
   password: z.string().min(1, 'password must not be empty').max(1024),
@@ -10,13 +15,36 @@ export const loginForm = z.object({
   client_secret: z.string().optional(),
 });
 
+/** OAuth 2.0 client credentials: the pair comes in the form or in HTTP Basic (RFC 6749 section 2.3.1). */
+export const clientCredentials = z.object({
+  client_id: z.string().min(1, 'client_id must not be empty').max(100),
+  client_secret: z.string().min(1, 'client_secret must not be empty').max(200),
+});
+
+/** What the OpenAPI document shows: either grant in one form. */
+export const loginFormDoc = z.object({
+  grant_type: z.enum(['password', 'client_credentials']).optional().meta({ description: '`password` (default) or `client_credentials`' }),
+  username: z.string().optional().meta({ description: 'Required with the password grant' }),
+  password: z.string().optional().meta({ description: 'Required with the password grant' }),
+  scope: z.string().optional(),
+  client_id: z.string().optional().meta({ description: 'client_credentials grant: here or as the HTTP Basic user name' }),
+  client_secret: z.string().optional().meta({ description: 'client_credentials grant: here or as the HTTP Basic password' }),
+});
+
 export const tokenResponse = z.object({
   access_token: z.string(),
   token_type: z.literal('bearer'),
   expires_in: z.number().int(),
+  require_password_change: z
+    .literal(true)
+    .optional()
+    .meta({ description: 'Present on a first login: until the password is changed, this token may call only GET /me, POST /change-password and POST /logout' }),
 });
 
+export const CLIENT_SUBJECT = 'client:';
+
 export const tokenClaims = z.object({
+  // A user's id ("42"), or "client:" and an API client's client_id.
   sub: z.string(),
   org: z.number().nullable(),
   role: z.enum(['org_admin', 'member', 'platform_admin']),
@@ -24,21 +52,37 @@ export const tokenClaims = z.object({
   exp: z.number(),
   nbf: z.number().optional(),
   jti: z.string(),
+  // The user's token_version when the token was issued; tokens issued before versions existed carry none (0).
+  ver: z.number().int().optional(),
 });
 export type TokenClaims = z.infer<typeof tokenClaims>;
 
 export type Principal = {
-  userId: number;
+  /** null for an API client. */
+  userId: number | null;
+  /** The api_clients row id; null for a user. */
+  apiClientId: number | null;
+  /** The public client_id; null for a user. */
+  clientId: string | null;
   orgId: number | null;
+  /** The username, or an API client's name. */
   username: string;
   role: 'org_admin' | 'member' | 'platform_admin';
   subscriptionActive: boolean;
+  /** The organisation's own cap on live lookups in flight; null: the service default. */
+  maxInFlight: number | null;
+  /** Set until a user given a password by someone else has chosen their own. */
+  mustChangePassword: boolean;
   tokenId: string;
+  /** The token's exp (seconds since the epoch). */
+  tokenExpiresAt: number;
 };
 
 export const meResponse = z.object({
-  id: z.number(),
-  username: z.string(),
+  id: z.number().nullable().meta({ description: "The user's id; null for an API client" }),
+  username: z.string().nullable().meta({ description: 'null for an API client' }),
+  client_id: z.string().optional().meta({ description: 'Present for an API client' }),
+  name: z.string().optional().meta({ description: "An API client's name" }),
   role: z.enum(['org_admin', 'member', 'platform_admin']),
   organisation: z
     .object({

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { bearer, errorResponse, errors, json, jsonBody, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
+import type { TeamMember } from '../organisations/index.ts';
+import { createdTeamMember, newTeamMember, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
+
+type _memberMatches = Assert<Same<z.infer<typeof teamMember>, TeamMember>>;
+
+const MANAGERS = 'Organisation administrators only (persons; API clients get 403).';
+
+export function register(registry: OpenAPIRegistry): void {
+  const Member = teamMember.meta({ id: 'TeamMember', description: 'A user of the caller\'s organisation. Passwords are never shown, except once at creation.' });
+  const List = teamList.meta({ id: 'TeamList' });
+  const Created = createdTeamMember.meta({ id: 'CreatedTeamMember' });
+  const New = newTeamMember.meta({ id: 'NewTeamMember' });
+  const Change = teamMemberChange.meta({ id: 'TeamMemberChange', description: 'At least one of `disabled` and `role`.' });
+
+  registry.registerPath({
+    method: 'get',
+    path: '/team',
+    operationId: 'listTeam',
+    tags: [TAGS.team],
+    summary: "The users of the caller's organisation",
+    description: MANAGERS,
+    security: bearer,
+    responses: { 200: json(List), ...errors(401, 403, 429) },
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: '/team',
+    operationId: 'addTeamMember',
+    tags: [TAGS.team],
+    summary: 'Add a user to the organisation',
+    description: `${MANAGERS} The answer carries a temporary password, once; the user must change it at first sign-in.`,
+    security: bearer,
+    request: { body: jsonBody(New) },
+    responses: {
+      201: json(Created, 'User created'),
+      ...errors(400, 401, 403, 415, 422, 429),
+      409: errorResponse('The username is taken'),
+    },
+  });
+
+  registry.registerPath({
+    method: 'patch',
+    path: '/team/{id}',
+    operationId: 'updateTeamMember',
+    tags: [TAGS.team],
+    summary: 'Enable, disable, promote or demote a user',
+    description: `${MANAGERS} Disabling a user or changing a role ends the user's tokens at once.`,
+    security: bearer,
+    request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The user id' }) }), body: jsonBody(Change) },
+    responses: {
+      200: json(Member, 'User changed'),
+      ...errors(400, 401, 403, 404, 415, 422, 429),
+      409: errorResponse("Cannot remove the organisation's last administrator"),
+    },
+  });
+}

@@ -1,0 +1,33 @@
+import express, { Router } from 'express';
+import type { AppContext } from '../../context.ts';
+import { AppError } from '../../lib/errors.ts';
+import { parseInput, requireContentType } from '../../lib/http.ts';
+import { principalOf } from '../auth/index.ts';
+import { newTeamMember, teamMemberChange } from './team.schemas.ts';
+import { addTeamMember, changeTeamMember, listTeam } from './team.service.ts';
+
+export function teamRoutes(ctx: AppContext): Router {
+  const r = Router();
+  const json = [requireContentType('json'), express.json({ limit: '8kb' })];
+  const guard = [ctx.authenticate, ctx.rateLimit];
+
+  r.get('/team', ...guard, async (req, res) => {
+    res.json({ data: await listTeam(ctx.db, principalOf(req)) });
+  });
+
+  r.post('/team', ...guard, ...json, async (req, res) => {
+    const created = await addTeamMember(ctx.db, principalOf(req), parseInput(newTeamMember, req.body));
+    // The temporary password is in this answer only: no cache may keep it.
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(201).json(created);
+  });
+
+  r.patch('/team/:id', ...guard, ...json, async (req, res) => {
+    const p = principalOf(req);
+    const id = String(req.params.id);
+    const change = parseInput(teamMemberChange, req.body);
+    if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'User not found');
+    res.json(await changeTeamMember(ctx.db, p, Number(id), change));
+  });
+  return r;
+}
