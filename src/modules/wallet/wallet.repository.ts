@@ -2,9 +2,8 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 
 // The wallet row is the hot spot of the whole service: every statement here touches it once, as the
-// last statement before COMMIT, so its row lock is held for as short a time as possible. The hold and
-// capture of a verification's unit live with the verification rows they change together with
-// (verification.repository.ts), each as one statement.
+// last statement before COMMIT, so its row lock is held for as short a time as possible. The hold,
+// capture and release of a verification's unit are in holds.ts, each as one statement.
 
 const balanceRow = z.object({ units: z.coerce.number(), reserved: z.coerce.number() });
 const movedRow = z.object({ units_before: z.coerce.number(), units_after: z.coerce.number(), transaction_id: z.coerce.number() });
@@ -80,6 +79,25 @@ export async function findLedgerMismatches(db: CommonQueryMethods) {
     FROM wallets w
     LEFT JOIN (SELECT org_id, sum(units_delta) AS total FROM wallet_transactions GROUP BY org_id) t ON t.org_id = w.org_id
     WHERE w.units <> COALESCE(t.total, 0)`);
+}
+
+const reservedRow = z.object({ org_id: z.coerce.number(), reserved: z.coerce.number(), holding: z.coerce.number() });
+
+/**
+ * Wallets whose reserved units differ from the number of verifications holding one. One statement,
+ * one snapshot: a hold, capture or release changes the wallet row and the verification row in one
+ * statement, so a consistent pair is never seen half-done. Holding implies pending (a CHECK), so
+ * the pending partial index finds the holders. (The verification rows are read here, not through the
+ * verification module: it depends on this one.)
+ */
+export async function findReservedMismatches(db: CommonQueryMethods) {
+  return db.any(sql.type(reservedRow)`
+    SELECT w.org_id, w.reserved, COALESCE(v.holding, 0) AS holding
+    FROM wallets w
+    LEFT JOIN (
+      SELECT org_id, count(*) AS holding FROM verifications WHERE status = 'pending' AND holds_unit GROUP BY org_id
+    ) v ON v.org_id = w.org_id
+    WHERE w.reserved <> COALESCE(v.holding, 0)`);
 }
 
 export async function countWallets(db: CommonQueryMethods): Promise<number> {

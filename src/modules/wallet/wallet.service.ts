@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.ts';
 import * as repo from './wallet.repository.ts';
 
 export type { WalletTransaction } from './wallet.repository.ts';
-export { recordFixtureCall, addUnits, getBalance, listTransactions, findLedgerMismatches, countWallets } from './wallet.repository.ts';
+export { recordFixtureCall, addUnits, getBalance, listTransactions, findLedgerMismatches, findReservedMismatches, countWallets } from './wallet.repository.ts';
 
 /** Operator adjustment, recorded as a ledger line; refused if it would leave held units uncovered. */
 export async function adjustWallet(db: DatabasePool, orgId: number, units: number, note: string) {

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { bearer, errorResponse, errors, json, listEnvelope, listParams, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { topupView } from './history.schemas.ts';
+import { topupStatus } from './topup.schemas.ts';
+
+export function register(registry: OpenAPIRegistry): void {
+  const Topup = topupView.meta({ id: 'Topup' });
+  registry.registerPath({
+    method: 'get',
+    path: '/topups',
+    operationId: 'listTopups',
+    tags: [TAGS.history],
+    summary: "The organisation's top-ups",
+    description: 'Organisation administrators only. Newest first, a page at a time.',
+    security: bearer,
+    request: { query: z.object({ status: topupStatus.optional().meta({ description: 'Only top-ups in this status' }), ...listParams }) },
+    responses: {
+      200: json(listEnvelope(Topup).meta({ id: 'TopupPage' }), 'A page of top-ups'),
+      ...errors(401, 422, 429),
+      400: errorResponse('A filter, limit or cursor breaks a rule'),
+      403: errorResponse('The caller is not an organisation administrator'),
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/topups/{reference}',
+    operationId: 'getTopup',
+    tags: [TAGS.history],
+    summary: 'One top-up',
+    description: 'Organisation administrators only; the reference comes from POST /topup/initialize.',
+    security: bearer,
+    request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
+    responses: {
+      200: json(Topup, 'The top-up'),
+      ...errors(401, 429),
+      400: errorResponse('Not a top-up reference'),
+      403: errorResponse('Not an organisation administrator, or the reference belongs to another organisation'),
+      404: errorResponse('Top-up reference not found'),
+    },
+  });
+}

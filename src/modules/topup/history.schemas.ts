@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
+import { topupStatus } from './topup.schemas.ts';
+
+export const topupListQuery = z.object({
+  status: z.enum(topupStatus.options, `status must be one of ${topupStatus.options.join(', ')}`).optional(),
+  from: dayParam('from').optional(),
+  to: dayParam('to').optional(),
+  limit: limitParam,
+  cursor: cursorParam,
+});
+export type TopupListQuery = z.infer<typeof topupListQuery>;
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+const iso = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString());
+
+/** A top-up as the history reads it; `org_id` and `created_key` stay inside (ownership, cursor). */
+export const topupHistoryRow = z.object({
+  reference: z.string(),
+  org_id: int,
+  status: topupStatus,
+  units: int,
+  bonus_units: int,
+  base_amount: int,
+  vat_amount: int,
+  service_charge: int,
+  total_amount: int,
+  paid_amount: int.nullable(),
+  created_at: iso,
+  credited_at: iso.nullable(),
+  /** created_at to the microsecond, as text: the cursor must name the row exactly. */
+  created_key: z.string(),
+});
+export type TopupHistoryRow = z.infer<typeof topupHistoryRow>;
+
+export const topupView = z.object({
+  reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }),
+  status: topupStatus.meta({ description: 'pending until paid and credited; abandoned, failed or amount_mismatch when it was not' }),
+  units: z.number().int().meta({ description: 'Units bought' }),
+  bonus_units: z.number().int().meta({ description: 'Free units added on credit' }),
+  base_amount: z.number().int().meta({ description: 'units x unit cost, kobo' }),
+  vat_amount: z.number().int().meta({ description: 'kobo' }),
+  service_charge: z.number().int().meta({ description: 'kobo' }),
+  total_amount: z.number().int().meta({ description: 'What the payer was asked to pay, kobo' }),
+  paid_amount: z.number().int().nullable().meta({ description: 'What the processor reported paid, kobo; null until a payment was seen' }),
+  created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
+  credited_at: z.string().nullable().meta({ description: 'When the wallet was credited; null until then' }),
+});
+export type TopupView = z.infer<typeof topupView>;

@@ -1,0 +1,53 @@
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+
+// A unit is held while its verification is pending, then captured (one debit and its ledger line)
+// or released. Each of the three changes the wallet row and the verification row together in ONE
+// autocommit statement: the row lock lasts the statement and its commit flush, never a client round
+// trip. So the caller hands in its own part of the statement as a fragment, and the wallet part
+// stays here.
+
+/**
+ * Holds one unit and, in the same statement, runs `record`: an INSERT ... SELECT ... FROM hold (the
+ * CTE yields the organisation's org_id once, or nothing when no unit is spendable, so nothing is
+ * written then). True when the unit was held.
+ */
+export async function holdUnit(db: CommonQueryMethods, orgId: number, record: FragmentSqlToken): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH hold AS (
+      UPDATE wallets SET reserved = reserved + 1
+      WHERE org_id = ${orgId} AND units - reserved >= 1
+      RETURNING org_id
+    )
+    ${record}`);
+  return r.rowCount === 1;
+}
+
+/**
+ * Runs `decide` (an UPDATE ... RETURNING org_id, details, or no row when there is nothing to decide)
+ * and turns the unit it held into exactly one verification debit with its ledger line, in one
+ * statement. True when a debit was recorded.
+ */
+export async function captureHeldUnit(db: CommonQueryMethods, c: { decide: FragmentSqlToken; reference: string }): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH v AS (
+      ${c.decide}
+    ), w AS (
+      UPDATE wallets SET units = units - 1, reserved = reserved - 1
+      WHERE org_id = (SELECT org_id FROM v)
+      RETURNING org_id, units
+    )
+    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
+    SELECT w.org_id, 'verification', o.unit_cost_kobo, -1, w.units + 1, w.units, v.details, ${c.reference}
+    FROM w CROSS JOIN v JOIN organisations o ON o.id = w.org_id`);
+  return r.rowCount === 1;
+}
+
+/** Runs `decide` (an UPDATE ... RETURNING org_id) and gives back the unit it held, in one statement. */
+export async function releaseHeldUnit(db: CommonQueryMethods, decide: FragmentSqlToken): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH v AS (
+      ${decide}
+    )
+    UPDATE wallets SET reserved = reserved - 1 WHERE org_id = (SELECT org_id FROM v)`);
+  return r.rowCount === 1;
+}

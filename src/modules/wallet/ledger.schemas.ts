@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
+
+export const LEDGER_KINDS = ['verification', 'fixture_verification', 'topup', 'adjustment'] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+/** The filters of GET /transactions, JSON and CSV alike. */
+export const ledgerFilters = z.object({
+  kind: z.enum(LEDGER_KINDS, `kind must be one of ${LEDGER_KINDS.join(', ')}`).optional(),
+  from: dayParam('from').optional(),
+  to: dayParam('to').optional(),
+});
+
+/** A JSON page adds its size and where to go on from. */
+export const ledgerPageQuery = ledgerFilters.extend({ limit: limitParam, cursor: cursorParam });
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+const intOrNull = z.union([z.number(), z.bigint(), z.string(), z.null()]).transform((v) => (v === null ? null : Number(v)));
+
+/** One ledger line as the database hands it over (also the row of the CSV stream). */
+export const ledgerRow = z.object({
+  id: int,
+  kind: z.string(),
+  amount: int,
+  vat_amount: intOrNull,
+  service_charge: intOrNull,
+  units_delta: int,
+  units_before: int,
+  units_after: int,
+  reference: z.string().nullable(),
+  details: z.record(z.string(), z.unknown()),
+  created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
+});
+export type LedgerRow = z.infer<typeof ledgerRow>;
+
+/** The published shape of a ledger line; its field order is the CSV's column order. */
+export const ledgerLine = z.object({
+  id: z.number().int().meta({ description: 'Ledger line id; higher is newer' }),
+  kind: z.string().meta({ description: 'verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator)', example: 'verification' }),
+  amount: z.number().int().meta({ description: 'Money in kobo: the unit price for a verification, the base amount for a top-up, 0 otherwise' }),
+  vat_amount: z.number().int().nullable().meta({ description: 'VAT of a top-up, kobo; null on other lines' }),
+  service_charge: z.number().int().nullable().meta({ description: 'Processor fee passed through on a top-up, kobo; null on other lines' }),
+  units_delta: z.number().int().meta({ description: 'Units added (positive) or taken (negative)' }),
+  units_before: z.number().int(),
+  units_after: z.number().int(),
+  reference: z.string().nullable().meta({ description: 'reference_id of a verification or reference of a top-up; null for adjustments' }),
+  details: z.record(z.string(), z.unknown()).meta({ description: 'What the line records: mode and reason of a verification, the note of an adjustment, `fixture: true` on fixture calls' }),
+  created_at: z.string().meta({ description: 'ISO 8601, UTC', example: '2026-03-01T09:30:00.000Z' }),
+});
+export type LedgerLine = z.infer<typeof ledgerLine>;
+
+export const LEDGER_CSV_COLUMNS = Object.keys(ledgerLine.shape) as (keyof LedgerLine)[];
