@@ -2,15 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { DatabasePool } from 'slonik';
 import { createDb } from '../../src/lib/db.ts';
 import { migrate } from '../../src/lib/migrate.ts';
 import { createOrganisation, createUser } from '../../src/modules/organisations/organisations.service.ts';
-import { adjustWallet } from '../../src/modules/wallet/wallet.service.ts';
+import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { freePort, repoPath, sleep, spawnNode, waitForHttp, type NodeChild } from './proc.ts';
+import { jobTimings, settleQueues, waitForWorkers, type JobTimings } from './queues.ts';
+
+export { waitForWorkers, type JobTimings };
 
 /**
  * The real service as the Procfile runs it: API and workers as separate `node` processes, both
@@ -96,8 +98,10 @@ export type BenchStackOptions = {
   /** Extra environment for the API and worker processes (tuning knobs). */
   env?: Record<string, string>;
   workers?: boolean;
-  /** Write V8 CPU profiles of the API and worker processes into this directory (on exit). */
+  /** Write V8 CPU profiles of the API and worker processes into this directory, one per load run (lib/loop-lag.ts). */
   cpuProfileDir?: string;
+  /** Profiles are named `<label>-api-<n>.cpuprofile`, `<label>-worker-<n>.cpuprofile`. */
+  label?: string;
 };
 
 export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchStack> {
@@ -158,15 +162,15 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
     ]);
     // Every service process gets the event-loop delay probe; profiles only when asked.
     const lagDir = mkdtempSync(join(tmpdir(), 'idv-lag-'));
-    const nodeArgs = (name: string) => [
-      '--import',
-      repoPath('bench/lib/loop-lag.ts'),
-      ...(o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
-    ];
+    const nodeArgs = ['--import', repoPath('bench/lib/loop-lag.ts')];
+    const probe = (name: string) => ({
+      BENCH_LOOP_LAG_FILE: lagFiles[name]!,
+      ...(o.cpuProfileDir ? { BENCH_PROFILE_DIR: o.cpuProfileDir, BENCH_PROFILE_NAME: `${o.label ? `${o.label}-` : ''}${name}` } : {}),
+    });
     lagFiles.api = join(lagDir, 'api.jsonl');
     lagFiles.worker = join(lagDir, 'worker.jsonl');
-    children.api = spawnNode('api', repoPath('src/server.ts'), { ...env, BENCH_LOOP_LAG_FILE: lagFiles.api }, { nodeArgs: nodeArgs('api') });
-    if (o.workers !== false) children.worker = spawnNode('worker', repoPath('workers/main.ts'), { ...env, BENCH_LOOP_LAG_FILE: lagFiles.worker }, { nodeArgs: nodeArgs('worker') });
+    children.api = spawnNode('api', repoPath('src/server.ts'), { ...env, ...probe('api') }, { nodeArgs });
+    if (o.workers !== false) children.worker = spawnNode('worker', repoPath('workers/main.ts'), { ...env, ...probe('worker') }, { nodeArgs });
     await waitForHttp(`${apiUrl}/healthz`, { child: children.api });
     if (o.workers !== false) await waitForWorkers(redisUrl, prefix, children.worker!);
     db = await createDb(database.url, { maxPoolSize: 4 });
@@ -200,7 +204,7 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
           if (!c?.alive) continue;
           const before = existsSync(lagFiles[name]!) ? readFileSync(lagFiles[name]!, 'utf8').length : 0;
           c.proc.kill('SIGUSR2');
-          for (let i = 0; i < 50; i++) {
+          for (let i = 0; i < 250; i++) {
             if (existsSync(lagFiles[name]!) && readFileSync(lagFiles[name]!, 'utf8').length > before) break;
             await sleep(20);
           }
@@ -220,8 +224,8 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
         const suffix = randomBytes(4).toString('hex');
         const admin = { username: `bench-admin-${suffix}@example.com`, password: `pw-${suffix}-admin` };
         const member = { username: `bench-member-${suffix}`, password: `pw-${suffix}-member` };
-        await createUser(pool, { orgId: org.id, ...admin, role: 'org_admin' });
-        await createUser(pool, { orgId: org.id, ...member, role: 'member' });
+        await createUser(pool, { orgId: org.id, ...admin, role: 'org_admin', requirePasswordChange: false });
+        await createUser(pool, { orgId: org.id, ...member, role: 'member', requirePasswordChange: false });
         return {
           orgId: org.id,
           admin: { ...admin, token: await login(admin.username, admin.password) },
@@ -246,77 +250,5 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
     await database.drop().catch(() => undefined);
     await deleteRedisPrefix(redisUrl, prefix).catch(() => undefined);
     throw err;
-  }
-}
-
-/** BullMQ names each worker's connection; the worker process is ready once both busy queues show one. */
-export async function waitForWorkers(redisUrl: string, prefix: string, child: NodeChild, timeoutMs = 30_000): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
-  const queues = ['lookups', 'credits'].map((q) => new Queue(q, { connection: redis, prefix }));
-  try {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!child.alive) throw new Error(`worker exited while starting:\n${child.logs.slice(-20).join('\n')}`);
-      const counts = await Promise.all(queues.map((q) => q.getWorkersCount()));
-      if (counts.every((n) => n > 0)) return;
-      await sleep(100);
-    }
-    throw new Error(`workers not ready in ${timeoutMs} ms:\n${child.logs.slice(-20).join('\n')}`);
-  } finally {
-    await Promise.all(queues.map((q) => q.close()));
-    redis.disconnect();
-  }
-}
-
-export type JobTimings = { jobs: number; waitMs: Percentiles; runMs: Percentiles; totalMs: Percentiles };
-type Percentiles = { p50: number; p95: number; p99: number };
-
-function percentiles(xs: number[]): Percentiles {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
-  return { p50: at(50), p95: at(95), p99: at(99) };
-}
-
-/**
- * From BullMQ's own timestamps of completed jobs: wait = added -> picked up by a worker, run =
- * picked up -> finished (upstream call and settlement included). Millisecond resolution.
- */
-export async function jobTimings(redisUrl: string, prefix: string, queueName: string, since = 0): Promise<JobTimings> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
-  const queue = new Queue(queueName, { connection: redis, prefix });
-  try {
-    const jobs = (await queue.getJobs(['completed'], 0, 4999)).filter((j) => j.timestamp >= since && j.processedOn && j.finishedOn);
-    return {
-      jobs: jobs.length,
-      waitMs: percentiles(jobs.map((j) => j.processedOn! - j.timestamp)),
-      runMs: percentiles(jobs.map((j) => j.finishedOn! - j.processedOn!)),
-      totalMs: percentiles(jobs.map((j) => j.finishedOn! - j.timestamp)),
-    };
-  } finally {
-    await queue.close();
-    redis.disconnect();
-  }
-}
-
-export async function settleQueues(redisUrl: string, prefix: string, timeoutMs: number): Promise<Record<string, number>> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
-  const queues = ['lookups', 'credits'].map((q) => new Queue(q, { connection: redis, prefix }));
-  try {
-    const deadline = Date.now() + timeoutMs;
-    let counts: Record<string, number> = {};
-    while (Date.now() < deadline) {
-      counts = {};
-      for (const q of queues) {
-        const c = await q.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'completed', 'failed');
-        for (const [k, v] of Object.entries(c)) counts[`${q.name}.${k}`] = v;
-      }
-      const busy = Object.entries(counts).filter(([k]) => /\.(wait|active|delayed|prioritized)$/.test(k)).reduce((a, [, v]) => a + v, 0);
-      if (busy === 0) return counts;
-      await sleep(200);
-    }
-    return counts;
-  } finally {
-    await Promise.all(queues.map((q) => q.close()));
-    redis.disconnect();
   }
 }

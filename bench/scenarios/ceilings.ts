@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { load, type Measured, type RunOptions } from '../lib/measure.ts';
+import { freePort, repoPath, spawnNode, waitForHttp } from '../lib/proc.ts';
+import { deleteRedisPrefix } from '../lib/stack.ts';
+
+/**
+ * The machine's ceilings, measured in the same run as the service: an express 5 hello-world route
+ * in a process of its own (the most any route can serve here), and a BullMQ no-op round trip.
+ */
+export async function measureHello(o: RunOptions, connections: number): Promise<Measured> {
+  const port = await freePort();
+  const child = spawnNode('hello', repoPath('bench/ceilings/hello.ts'), { PORT: String(port) });
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${url}/hello`, { child });
+    return await load({ url, method: 'GET', path: '/hello', headers: {}, connections, durationS: o.durationS, warmupS: o.warmupS }, () => ({ hello: child.pid }));
+  } finally {
+    await child.stop();
+  }
+}
+
+export type NoopResult = { callers: number; lost: number; roundTrips: number; throughput: number; p50: number; p99: number };
+
+/** 200 callers adding a job and waiting for it, a no-op worker of concurrency 50 in another process. */
+export async function measureBullmqNoop(o: RunOptions): Promise<NoopResult> {
+  const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `idvbench-noop-${randomBytes(4).toString('hex')}`;
+  const env = { REDIS_URL: redisUrl, PREFIX: prefix, CALLERS: '200', CONCURRENCY: '50', DURATION_S: String(o.durationS), WARMUP_S: String(o.warmupS) };
+  const entry = repoPath('bench/ceilings/bullmq-noop.ts');
+  const worker = spawnNode('noop-worker', entry, env, { args: ['worker'], captureLogs: true });
+  try {
+    for (let i = 0; i < 300 && !worker.logs.includes('ready'); i++) {
+      if (!worker.alive) throw new Error(`no-op worker exited:\n${worker.logs.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const callers = spawnNode('noop-callers', entry, env, { args: ['callers'], captureLogs: true });
+    const { code } = await callers.exited;
+    const line = callers.logs.filter((l) => l.startsWith('{')).pop();
+    if (code !== 0 || !line) throw new Error(`no-op callers failed (${code}):\n${callers.logs.slice(-20).join('\n')}`);
+    return JSON.parse(line) as NoopResult;
+  } finally {
+    await worker.stop();
+    await deleteRedisPrefix(redisUrl, prefix).catch(() => undefined);
+  }
+}

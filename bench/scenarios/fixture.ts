@@ -1,0 +1,76 @@
+import { execFileSync } from 'node:child_process';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { load, serviceProcs, verifySpec, withStack, type RunOptions } from '../lib/measure.ts';
+import { repoPath } from '../lib/proc.ts';
+import { diagnose, target, type ScenarioReport } from '../lib/report.ts';
+import type { BenchStack } from '../lib/stack.ts';
+import { SERVICE_TUNING } from '../lib/tuning.ts';
+import { measureHello } from './ceilings.ts';
+
+const CONNECTIONS = 100;
+
+/**
+ * Fixture verifications (no upstream call, no debit, a zero ledger line committed before the
+ * answer) against the hello-world ceiling at the same connection count.
+ */
+export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
+  const hello = await measureHello(o, CONNECTIONS);
+  const out = await withStack(o, 'fixture', { env: SERVICE_TUNING }, async (stack) => {
+    const org = await stack.createOrg({ units: 1000 });
+    const body = JSON.stringify({ nin: '12345678901', reason: 'corporate' });
+    const m = await load(verifySpec(o, stack.apiUrl, org.member.token, CONNECTIONS, { body }), serviceProcs(stack), stack.databaseUrl, stack);
+    return { m, durability: await durability(stack, org.orgId) };
+  });
+  const { m, durability: d } = out;
+  return {
+    scenario: 'fixture',
+    title: `fixture verifications (POST /v1/verify-nin, 12345678901), ${CONNECTIONS} connections`,
+    rows: [
+      { system: 'ceiling: express hello-world', m: hello, names: ['hello', 'loader'] },
+      { system: 'service (API + worker)', m, names: ['api', 'worker', 'loader'] },
+    ],
+    targets: [
+      target('fixture_vs_hello_throughput', {
+        value: m.result.throughput / Math.max(0.001, hello.result.throughput),
+        goal: 0.06,
+        op: '>=',
+        how: `fixture ${m.result.throughput} / hello ${hello.result.throughput} 2xx/s at ${CONNECTIONS} connections.${d.ok ? '' : ' Durability check failed: see Checks.'}`,
+        runs: [['fixture', m.result], ['hello', hello.result]],
+      }),
+    ],
+    checks: [
+      {
+        name: 'every ledger line committed with synchronous_commit on before the answer',
+        pass: d.ok,
+        value: `server ${d.server}, overrides for this database or role: ${d.overrides || 'none'}, the service's code sets it: ${d.codeSetsIt ? 'yes' : 'no'}; ${d.lines} fixture ledger lines for ${d.rows} fixture verifications`,
+      },
+      { name: 'every answer 2xx', pass: m.result.non2xx === 0 && m.result.errors === 0, value: JSON.stringify(m.result.statuses) },
+    ],
+    diagnostics: [diagnose('service', m), diagnose('hello-world', hello)].flat(),
+  };
+}
+
+/**
+ * The answer follows the COMMIT of its transaction (runFixture awaits it), so a ledger line is
+ * durable before its answer when synchronous_commit is on for the service's sessions: the server
+ * setting, no override for the benchmark database or its role, and no SET of it in the code.
+ */
+async function durability(stack: BenchStack, orgId: number) {
+  const server = await stack.db.oneFirst(sql.type(z.object({ s: z.string() }))`SELECT current_setting('synchronous_commit') AS s`);
+  const overrides = (await stack.db.anyFirst(sql.type(z.object({ c: z.string() }))`
+    SELECT array_to_string(setconfig, ',') AS c FROM pg_db_role_setting s
+    LEFT JOIN pg_database d ON d.oid = s.setdatabase
+    WHERE (d.datname = current_database() OR s.setdatabase = 0) AND array_to_string(setconfig, ',') LIKE '%synchronous_commit%'`)).join('; ');
+  let codeSetsIt = false;
+  try {
+    execFileSync('grep', ['-rqi', 'synchronous_commit', repoPath('src'), repoPath('workers'), repoPath('migrations')]);
+    codeSetsIt = true;
+  } catch {
+    // grep exits 1: not found.
+  }
+  const counts = await stack.db.one(sql.type(z.object({ lines: z.coerce.number(), rows: z.coerce.number() }))`
+    SELECT (SELECT count(*) FROM wallet_transactions WHERE org_id = ${orgId} AND kind = 'fixture_verification') AS lines,
+           (SELECT count(*) FROM verifications WHERE org_id = ${orgId} AND fixture) AS rows`);
+  return { ok: server === 'on' && !overrides && !codeSetsIt && counts.lines === counts.rows && counts.rows > 0, server, overrides, codeSetsIt, ...counts };
+}
