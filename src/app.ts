@@ -6,17 +6,28 @@ import type { AppContext, AppDeps } from './context.ts';
 import { corsPolicy } from './lib/cors.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
 import { consumeAll, createLimiter, rateLimitMiddleware } from './lib/rate-limit.ts';
-import { createAuthenticator, principalOf } from './modules/auth/auth.middleware.ts';
-import { authRoutes } from './modules/auth/auth.routes.ts';
+import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
+import { accountsRoutes } from './modules/accounts/index.ts';
+import { authRoutes, createAuthenticator, principalOf, redisRevocations, requireOrgAdmin } from './modules/auth/index.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
-import { opsRoutes } from './modules/ops/ops.routes.ts';
+import { opsRoutes } from './modules/ops/index.ts';
+import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
 import { openApiRoutes } from './openapi/openapi.routes.ts';
-import { reasonsRoutes } from './modules/reasons/reasons.routes.ts';
-import { verificationRoutes } from './modules/verification/verification.routes.ts';
-import { topupRoutes } from './modules/topup/topup.routes.ts';
-import { webhookRoutes } from './modules/topup/webhook.routes.ts';
+import { reasonsRoutes } from './modules/reasons/index.ts';
+import { teamRoutes } from './modules/team/index.ts';
+import { topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';
+import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
+import { ledgerRoutes } from './modules/wallet/index.ts';
 
 export type { AppDeps };
+
+const UNMATCHED = 'unmatched';
+
+/** The route's pattern (`/verify-nin`, `/docs/:file`), or `unmatched`: never the path as sent. */
+function routePattern(req: express.Request): string {
+  const path = req.route?.path as unknown;
+  return typeof path === 'string' ? path : UNMATCHED;
+}
 
 /** Builds the HTTP application; it owns no connections, so tests and the server share it. */
 export function createApp(deps: AppDeps): Express {
@@ -24,10 +35,12 @@ export function createApp(deps: AppDeps): Express {
   const redis = deps.producer.redis;
   const perToken = createLimiter(redis, { prefix: `${c.REDIS_PREFIX}:rl:token`, points: c.RATE_LIMIT_PER_TOKEN, durationSeconds: c.RATE_LIMIT_WINDOW_SECONDS });
   const perOrg = createLimiter(redis, { prefix: `${c.REDIS_PREFIX}:rl:org`, points: c.RATE_LIMIT_PER_ORG, durationSeconds: c.RATE_LIMIT_WINDOW_SECONDS });
+  const revocations = redisRevocations(redis, c.REDIS_PREFIX, deps.clock);
   const ctx: AppContext = {
     ...deps,
     redis,
-    authenticate: createAuthenticator(deps.db, deps.clock, { secret: c.JWT_SECRET, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }),
+    revocations,
+    ...createAuthenticator(deps.db, deps.clock, { secret: c.JWT_SECRET, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations),
     rateLimit: rateLimitMiddleware(async (req) => {
       const p = principalOf(req);
       const pairs: Parameters<typeof consumeAll>[0] = [[perToken, p.tokenId]];
@@ -39,7 +52,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  // Only the proxies the operator names may set the client address (sign-in counters use it).
+  app.set('trust proxy', c.TRUST_PROXY.length > 0 ? c.TRUST_PROXY : false);
   app.set('query parser', 'simple');
 
   app.use(requestId);
@@ -47,11 +61,15 @@ export function createApp(deps: AppDeps): Express {
     pinoHttp({
       logger: deps.logger,
       genReqId: (req) => (req as express.Request).id,
-      // Only method, path and status: bodies, query strings and auth headers never reach the log.
+      // Only method, route pattern and status: bodies, query strings, auth headers and raw paths
+      // (which may carry a NIN) never reach the log. The pattern is known only once routing is done,
+      // so it is added to the completion line rather than to the request's bindings.
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        req: (req: { id: string; method: string }) => ({ id: req.id, method: req.method }),
         res: (res: { statusCode: number }) => ({ status: res.statusCode }),
       },
+      customSuccessObject: (req, _res, value: Record<string, unknown>) => ({ ...value, route: routePattern(req as express.Request) }),
+      customErrorObject: (req, _res, _err, value: Record<string, unknown>) => ({ ...value, route: routePattern(req as express.Request) }),
       // 502/503/504 are documented outcomes (upstream down, dependency cut, wait ran out), not our bugs.
       customLogLevel: (_req, res, err) =>
         err || res.statusCode === 500 ? 'error' : res.statusCode > 500 ? 'warn' : res.statusCode >= 400 ? 'info' : 'debug',
@@ -62,7 +80,7 @@ export function createApp(deps: AppDeps): Express {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       // Route patterns, never raw paths, so personal data in a path cannot become a label.
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      const route = routePattern(req);
       deps.metrics.httpDuration.observe(
         { method: req.method, route, status: String(res.statusCode) },
         Number(process.hrtime.bigint() - start) / 1e9,
@@ -93,20 +111,28 @@ export function createApp(deps: AppDeps): Express {
 
   // Operator surfaces (/metrics, /admin/queues) and the documentation page, outside the versioned API.
   app.use(opsRoutes(ctx));
+  app.use(platformPageRoutes(ctx));
   app.use(docsRoutes());
 
   const api = Router();
   api.use(openApiRoutes());
   api.use(authRoutes(ctx));
+  api.use(teamRoutes(ctx));
+  api.use(accountsRoutes(ctx));
   api.use(verificationRoutes(ctx));
   api.use(reasonsRoutes(ctx));
   api.use(topupRoutes(ctx));
+  api.use(platformRoutes(ctx));
+  api.use(topupHistoryRoutes(ctx));
+  api.use(verificationHistoryRoutes(ctx));
+  api.use(ledgerRoutes(ctx, { orgAdmin: (req) => requireOrgAdmin(principalOf(req)) }));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));
 
-  // The versioned base is the contract; the unversioned paths stay for older integrations.
+  // The versioned base is the contract; the unversioned paths stay for older integrations, marked
+  // deprecated on every answer.
   app.use('/v1', api);
-  app.use('/', api);
+  app.use('/', markUnversioned, api, unmarkUnversioned);
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -1,8 +1,6 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
-
-const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789abcdef';
-// A fixed development key so that sandbox data survives restarts; production refuses it.
-const DEV_ENCRYPTION_KEY = 'dev1:' + Buffer.alloc(32, 7).toString('base64');
+import { DEV_ENCRYPTION_KEY, DEV_JWT_SECRET, publishedSecretIssues, SANDBOX_PROCESSOR_KEY } from './config-secrets.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -11,6 +9,17 @@ const bool = z
 const csv = z
   .string()
   .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+// express's `trust proxy` list: addresses, subnets (CIDR) or its names for reserved ranges.
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+function isProxySpec(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) ? Number(bits) <= (family === 4 ? 32 : 128) : family === 4 && isIP(bits) === 4;
+}
 
 const bonusTier = z.object({ min: z.number().int().positive(), max: z.number().int().positive().optional(), bonus: z.number().int().positive() });
 
@@ -24,8 +33,12 @@ export const configSchema = z
     // Pool per process; the API holds no transaction across an await on anything but PostgreSQL.
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
     REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+    // Seed nodes of a Redis Cluster, comma-separated `host:port`. Set: every process talks to the
+    // cluster (discovering the other nodes by itself) with REDIS_URL's user, password and TLS
+    // (`rediss:`), and REDIS_URL's own host and port are not used. Empty: the one server REDIS_URL names.
+    REDIS_CLUSTER_NODES: csv.pipe(z.array(z.string().regex(/^[A-Za-z0-9.:[\]-]+:[0-9]{1,5}$/, 'each entry must be host:port'))).default([]),
     // Every Redis key this service writes (queues, rate limits, caches) starts with this prefix, so
-    // several environments or test runs can share one Redis.
+    // several environments or test runs can share one Redis (or one Redis Cluster).
     REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('idv'),
 
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
@@ -43,9 +56,15 @@ export const configSchema = z
     RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
     RATE_LIMIT_PER_TOKEN: z.coerce.number().int().positive().default(600),
     RATE_LIMIT_PER_ORG: z.coerce.number().int().positive().default(3000),
-    // Failed logins allowed per username and per client address in LOGIN_LOCK_SECONDS.
+    // Consecutive failed sign-ins allowed per username from one client address, and failed sign-ins
+    // per client address for any username (default: five times LOGIN_MAX_FAILURES), in LOGIN_LOCK_SECONDS.
     LOGIN_MAX_FAILURES: z.coerce.number().int().positive().default(10),
+    LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().optional(),
     LOGIN_LOCK_SECONDS: z.coerce.number().int().positive().default(900),
+    // The reverse proxies in front of the API (addresses, CIDR subnets, loopback/linklocal/uniquelocal):
+    // the client address is then the first X-Forwarded-For hop that is not one of them. Empty: the
+    // socket's address, and X-Forwarded-For is ignored (anyone could write it).
+    TRUST_PROXY: csv.pipe(z.array(z.string().refine(isProxySpec, 'each entry must be an IP address, a CIDR subnet, loopback, linklocal or uniquelocal'))).default([]),
 
     // Identity authority. Empty IDENTITY_BASE_URL with dialect `sandbox` starts the built-in simulator.
     IDENTITY_DIALECT: z.enum(['sandbox', 'prembly', 'dojah']).default('sandbox'),
@@ -56,12 +75,34 @@ export const configSchema = z
     IDENTITY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(4),
     IDENTITY_BACKOFF_MS: z.coerce.number().int().min(1).default(250),
     IDENTITY_SIM_LATENCY_MS: z.coerce.number().int().min(0).default(0),
+    // The built-in simulator as the real authority behaves (0: off): a seeded lognormal latency per
+    // lookup (median and p95 together), lookups per second and in flight per API key.
+    IDENTITY_SIM_LATENCY_MEDIAN_MS: z.coerce.number().int().min(0).default(0),
+    IDENTITY_SIM_LATENCY_P95_MS: z.coerce.number().int().min(0).default(0),
+    IDENTITY_SIM_RATE_LIMIT: z.coerce.number().int().min(0).default(0),
+    IDENTITY_SIM_MAX_CONCURRENCY: z.coerce.number().int().min(0).default(0),
     // Where `npm start` runs the sandbox simulators (and where web/worker processes look for them).
     IDENTITY_SIM_PORT: z.coerce.number().int().min(0).max(65535).default(4010),
     PAYSTACK_SIM_PORT: z.coerce.number().int().min(0).max(65535).default(4020),
     // How long a verification request waits for its job. Integrators allow 45 s, so this ends well before.
     VERIFY_WAIT_MS: z.coerce.number().int().positive().default(30000),
+    // Lookup jobs one worker process runs at once; IDENTITY_MAX_CONCURRENCY caps all processes together.
     LOOKUP_CONCURRENCY: z.coerce.number().int().positive().default(64),
+    // The benchmark's yardstick only: run each lookup inside the API process instead of through the
+    // queue (same admission, limits, hold and capture). One API process, no worker; refused in production.
+    LOOKUP_INLINE: bool.default(false),
+    // Limits of our key at the authority, held across every worker process (in Redis): calls in flight,
+    // and calls per second (0: no per-second limit). Retries count like first calls.
+    IDENTITY_MAX_CONCURRENCY: z.coerce.number().int().positive().default(32),
+    IDENTITY_MAX_RPS: z.coerce.number().min(0).default(0),
+    // Live lookups one organisation may have in flight (per-organisation override: org:limits).
+    ORG_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(32),
+    // Circuit breaker: opens when at least half of at least IDENTITY_BREAKER_MIN_CALLS lookups in
+    // IDENTITY_BREAKER_WINDOW_MS failed with 5xx or a timeout; probes again after the cool-down.
+    IDENTITY_BREAKER_MIN_CALLS: z.coerce.number().int().positive().default(20),
+    IDENTITY_BREAKER_WINDOW_MS: z.coerce.number().int().positive().default(10000),
+    IDENTITY_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(5000),
+    IDENTITY_BREAKER_PROBES: z.coerce.number().int().positive().default(3),
     // A job whose worker died is given to another worker once its lock (WORKER_LOCK_MS) has expired,
     // found by a check every WORKER_STALLED_INTERVAL_MS. Shorter means faster recovery, more Redis load.
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
@@ -70,18 +111,24 @@ export const configSchema = z
 
     // Payment processor (Paystack dialect). Empty PAYSTACK_BASE_URL starts the built-in simulator.
     PAYSTACK_BASE_URL: z.string().default(''),
-    PAYSTACK_SECRET_KEY: z.string().default('sk_test_sandbox_secret'),
+    PAYSTACK_SECRET_KEY: z.string().default(SANDBOX_PROCESSOR_KEY),
     PAYSTACK_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
     PAYSTACK_CALLBACK_URL: z.string().default(''),
     // Public address of this service, used to tell the sandbox processor where to send webhooks.
     PUBLIC_BASE_URL: z.string().default(''),
     TOPUP_WAIT_MS: z.coerce.number().int().positive().default(20000),
     CREDIT_CONCURRENCY: z.coerce.number().int().positive().default(8),
+    // One schedule for the three reconciliation sweeps: top-ups with the processor, verifications
+    // stuck pending, receipts not yet sent. (Read from TOPUP_SWEEP_CRON, its old name, with a warning.)
+    RECONCILE_CRON: z.string().default('*/1 * * * *'),
     // Sweep window: a pending top-up younger than MIN_AGE is left to the webhook; older than MAX_AGE it is given up.
-    TOPUP_SWEEP_CRON: z.string().default('*/1 * * * *'),
     TOPUP_SWEEP_MIN_AGE_SECONDS: z.coerce.number().int().min(0).default(120),
     TOPUP_SWEEP_MAX_AGE_HOURS: z.coerce.number().positive().default(48),
     TOPUP_SWEEP_BATCH: z.coerce.number().int().positive().default(100),
+    // The slower re-check of abandoned top-ups (a late payment whose webhook was lost): once a day,
+    // for TOPUP_RECHECK_DAYS after the top-up was created.
+    TOPUP_RECHECK_CRON: z.string().default('40 3 * * *'),
+    TOPUP_RECHECK_DAYS: z.coerce.number().int().positive().default(30),
     LEDGER_AUDIT_CRON: z.string().default('*/10 * * * *'),
     RETENTION_CRON: z.string().default('17 * * * *'),
 
@@ -110,6 +157,12 @@ export const configSchema = z
     SMTP_URL: z.string().default(''),
     MAIL_FROM: z.string().default('Identity Verification <billing@idverify.local>'),
     MAIL_FALLBACK_TO: z.string().default('billing@idverify.local'),
+    // The operator's page that takes a password-reset token, e.g. https://app.example.com/reset?token={token}.
+    // Empty: the reset e-mail carries the token alone, for POST /reset-password.
+    PASSWORD_RESET_URL: z
+      .string()
+      .default('')
+      .refine((v) => v === '' || (v.includes('{token}') && /^https?:\/\//.test(v)), 'must be an http(s) address containing {token}'),
 
     // Bearer token for GET /metrics. Empty: /metrics answers 404.
     METRICS_TOKEN: z.string().default(''),
@@ -118,28 +171,39 @@ export const configSchema = z
     // Create the demo organisation and users on first start (sandbox only).
     SANDBOX_SEED: bool.default(true),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
+    // How many API and worker processes `npm start` runs (the Procfile scales them separately).
+    WEB_PROCESSES: z.coerce.number().int().min(1).max(16).default(1),
+    WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(1),
   })
   .superRefine((c, ctx) => {
+    const median = c.IDENTITY_SIM_LATENCY_MEDIAN_MS;
+    const p95 = c.IDENTITY_SIM_LATENCY_P95_MS;
+    if ((median === 0) !== (p95 === 0) || p95 < median) ctx.addIssue({ code: 'custom', path: ['IDENTITY_SIM_LATENCY_P95_MS'], message: 'set together with IDENTITY_SIM_LATENCY_MEDIAN_MS, and not below it' });
+    for (const issue of publishedSecretIssues(c)) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });
     if (c.NODE_ENV !== 'production') return;
-    if (c.JWT_SECRET === DEV_JWT_SECRET) ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'the development default is refused in production' });
-    if (!c.ENCRYPTION_KEYS) ctx.addIssue({ code: 'custom', path: ['ENCRYPTION_KEYS'], message: 'is required in production' });
+    if (c.LOOKUP_INLINE) ctx.addIssue({ code: 'custom', path: ['LOOKUP_INLINE'], message: 'is for benchmarks only and refused in production' });
     if (!c.IDENTITY_BASE_URL) ctx.addIssue({ code: 'custom', path: ['IDENTITY_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });
     if (!c.PAYSTACK_BASE_URL) ctx.addIssue({ code: 'custom', path: ['PAYSTACK_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });
     if (c.IDENTITY_DIALECT === 'sandbox') ctx.addIssue({ code: 'custom', path: ['IDENTITY_DIALECT'], message: 'sandbox is refused in production' });
-    if (c.PAYSTACK_SECRET_KEY === 'sk_test_sandbox_secret') ctx.addIssue({ code: 'custom', path: ['PAYSTACK_SECRET_KEY'], message: 'the sandbox key is refused in production' });
     if (!c.SMTP_URL) ctx.addIssue({ code: 'custom', path: ['SMTP_URL'], message: 'is required in production' });
   });
 
 export type RawConfig = z.infer<typeof configSchema>;
 
 export type Config = RawConfig & {
+  LOGIN_MAX_FAILURES_PER_ADDRESS: number;
   encryptionKeys: { id: string; key: Buffer }[];
   sandbox: { identity: boolean; processor: boolean };
   /** Effective upstream addresses: the configured ones, or the sandbox simulators'. */
   identityBaseUrl: string;
   paystackBaseUrl: string;
   publicBaseUrl: string;
+  /** Deprecated variables that were read; entry points print each once at start. */
+  warnings: string[];
 };
+
+/** Old name -> new name. The old one is still honoured when the new one is unset. */
+const RENAMED = { TOPUP_SWEEP_CRON: 'RECONCILE_CRON' } as const;
 
 export class ConfigError extends Error {}
 
@@ -156,7 +220,14 @@ function parseKeys(spec: string): { id: string; key: Buffer }[] {
 
 /** Parses the environment once; throws a ConfigError whose message names the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = configSchema.safeParse(env);
+  const warnings: string[] = [];
+  const source: NodeJS.ProcessEnv = { ...env };
+  for (const [old, current] of Object.entries(RENAMED)) {
+    if (source[old] === undefined) continue;
+    warnings.push(`${old} is deprecated; use ${current}${source[current] === undefined ? '' : ' (both are set: ' + current + ' wins)'}`);
+    source[current] ??= source[old];
+  }
+  const parsed = configSchema.safeParse(source);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`invalid configuration: ${issue.path.join('.') || 'environment'}: ${issue.message}`);
@@ -164,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const c = parsed.data;
   return {
     ...c,
+    LOGIN_MAX_FAILURES_PER_ADDRESS: c.LOGIN_MAX_FAILURES_PER_ADDRESS ?? c.LOGIN_MAX_FAILURES * 5,
     encryptionKeys: parseKeys(c.ENCRYPTION_KEYS ?? DEV_ENCRYPTION_KEY),
     sandbox: {
       identity: c.IDENTITY_DIALECT === 'sandbox' && !c.IDENTITY_BASE_URL,
@@ -172,13 +244,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identityBaseUrl: c.IDENTITY_BASE_URL || `http://127.0.0.1:${c.IDENTITY_SIM_PORT}`,
     paystackBaseUrl: c.PAYSTACK_BASE_URL || `http://127.0.0.1:${c.PAYSTACK_SIM_PORT}`,
     publicBaseUrl: (c.PUBLIC_BASE_URL || `http://localhost:${c.PORT}`).replace(/\/$/, ''),
+    warnings,
   };
 }
 
 /** Entry points call this: one line naming the variable, then exit. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   try {
-    return loadConfig(env);
+    const config = loadConfig(env);
+    for (const w of config.warnings) process.stderr.write(`warning: ${w}\n`);
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -1,29 +1,46 @@
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
 import type { DatabasePool } from 'slonik';
 import type { IdentityAuthority } from './adapters/identity-authority/types.ts';
 import type { PaystackClient } from './adapters/payment-processor/paystack.ts';
 import type { Config } from './config.ts';
-import type { Producer } from './jobs/producer.ts';
+import type { JobPayload } from './jobs/catalog.ts';
+import type { Producer, WaitOutcome } from './jobs/producer.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Metrics } from './lib/metrics.ts';
+import type { RedisClient } from './lib/redis.ts';
+import type { FairShare } from './lib/fair-share.ts';
 
 /** What the HTTP layer is built from; createApp receives it whole, tests build their own. */
 export type AppDeps = {
   config: Config;
   db: DatabasePool;
+  /**
+   * A few connections whose statements may run for minutes: streamed exports, which read while
+   * their client downloads. Kept apart so the main pool's statement timeout still guards the rest.
+   */
+  exportDb: DatabasePool;
   logger: Logger;
   producer: Producer;
   clock: Clock;
   identity: IdentityAuthority;
   processor: PaystackClient;
   metrics: Metrics;
+  /** Per-organisation lookups in flight and the authority's pace, shared with the workers. */
+  fairShare: FairShare;
+  /** The authority's circuit breaker as this process sees it. */
+  circuit: { shouldRefuse(): boolean };
+  /** LOOKUP_INLINE only (benchmarks): runs the lookup job in this process instead of through the queue. */
+  lookupInline?: (payload: JobPayload<'verification.lookup'>, opts: { timeoutMs: number; priority?: number }) => Promise<WaitOutcome<'verification.lookup'>>;
 };
 
 export type AppContext = AppDeps & {
-  redis: Redis;
+  redis: RedisClient;
   authenticate: RequestHandler;
+  /** For GET /me, POST /change-password and POST /logout only: also admits a first-login token. */
+  authenticateDuringPasswordChange: RequestHandler;
+  /** Logged-out tokens, by jti, until their exp (declared here, not imported: the auth module imports this file). */
+  revocations: { revoke(jti: string, expiresAt: number): Promise<void>; isRevoked(jti: string): Promise<boolean> };
   /** Per-token and per-organisation limits, applied after authentication. */
   rateLimit: RequestHandler;
 };

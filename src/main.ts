@@ -1,25 +1,18 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadConfigOrExit } from './config.ts';
+import { startProcess } from './entry.ts';
 import { createDb, ensureDatabase } from './lib/db.ts';
-import { createLogger } from './lib/logger.ts';
 import { migrate } from './lib/migrate.ts';
-import { seedSandbox } from './modules/organisations/sandbox-seed.ts';
+import { seedSandbox } from './modules/organisations/index.ts';
 import { startIdentitySimulator } from './simulators/identity-authority/server.ts';
 import { startPaymentSimulator } from './simulators/payment-processor/server.ts';
 
 /**
  * `npm start`: prepares the database, starts the sandbox simulators when no real upstream is
- * configured, then runs the API and the workers as two supervised child processes (the same
- * entry points the Procfile scales separately), restarting either if it dies.
+ * configured, then runs WEB_PROCESSES API and WORKER_PROCESSES worker child processes (the same
+ * entry points the Procfile scales separately), restarting any that dies.
  */
-try {
-  process.loadEnvFile();
-} catch {
-  // No .env file.
-}
-const config = loadConfigOrExit();
-const logger = createLogger({ level: config.LOG_LEVEL, name: 'launcher' });
+const { config, logger } = startProcess('launcher');
 
 await ensureDatabase(config.DATABASE_URL);
 const applied = await migrate(config.DATABASE_URL, logger);
@@ -27,7 +20,15 @@ logger.info({ applied }, 'database ready');
 
 const closers: (() => Promise<void>)[] = [];
 if (config.sandbox.identity) {
-  const sim = await startIdentitySimulator({ host: '127.0.0.1', port: config.IDENTITY_SIM_PORT, latencyMs: config.IDENTITY_SIM_LATENCY_MS, apiKey: config.IDENTITY_API_KEY });
+  const sim = await startIdentitySimulator({
+    host: '127.0.0.1',
+    port: config.IDENTITY_SIM_PORT,
+    latencyMs: config.IDENTITY_SIM_LATENCY_MS,
+    latency: config.IDENTITY_SIM_LATENCY_MEDIAN_MS > 0 ? { medianMs: config.IDENTITY_SIM_LATENCY_MEDIAN_MS, p95Ms: config.IDENTITY_SIM_LATENCY_P95_MS } : null,
+    rateLimit: config.IDENTITY_SIM_RATE_LIMIT,
+    maxConcurrency: config.IDENTITY_SIM_MAX_CONCURRENCY,
+    apiKey: config.IDENTITY_API_KEY,
+  });
   closers.push(() => sim.close());
   logger.warn({ url: sim.url }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
 }
@@ -65,15 +66,24 @@ if ((config.sandbox.identity || config.sandbox.processor) && config.SANDBOX_SEED
   }
 }
 
-type Child = { name: string; entry: string; proc?: ChildProcess; restarts: number[] };
+type Child = { name: string; entry: string; env: NodeJS.ProcessEnv; proc?: ChildProcess; restarts: number[] };
+const webEntry = fileURLToPath(new URL('./server.ts', import.meta.url));
+const workerEntry = fileURLToPath(new URL('../workers/main.ts', import.meta.url));
+// Several web processes share the port (SO_REUSEPORT: the kernel spreads connections, no proxy hop);
+// each worker process gets a metrics port of its own.
 const children: Child[] = [
-  { name: 'web', entry: fileURLToPath(new URL('./server.ts', import.meta.url)), restarts: [] },
-  { name: 'worker', entry: fileURLToPath(new URL('../workers/main.ts', import.meta.url)), restarts: [] },
+  ...Array.from({ length: config.WEB_PROCESSES }, (_, i) => ({ name: `web-${i + 1}`, entry: webEntry, env: process.env, restarts: [] })),
+  ...Array.from({ length: config.WORKER_PROCESSES }, (_, i) => ({
+    name: `worker-${i + 1}`,
+    entry: workerEntry,
+    env: { ...process.env, WORKER_METRICS_PORT: String(config.WORKER_METRICS_PORT + i) },
+    restarts: [],
+  })),
 ];
 let stopping = false;
 
 function spawn(child: Child): void {
-  const proc = fork(child.entry, [], { stdio: 'inherit', env: process.env, execPath: process.execPath });
+  const proc = fork(child.entry, [], { stdio: 'inherit', env: child.env, execPath: process.execPath });
   child.proc = proc;
   proc.on('exit', (code, signal) => {
     if (stopping) return;

@@ -1,4 +1,5 @@
 import type { DatabasePool } from 'slonik';
+import { createSharedBreaker, type SharedBreaker } from './adapters/identity-authority/breaker.ts';
 import { createIdentityAuthority } from './adapters/identity-authority/index.ts';
 import { createPaystackClient } from './adapters/payment-processor/paystack.ts';
 import type { Config } from './config.ts';
@@ -6,31 +7,92 @@ import type { AppDeps } from './context.ts';
 import { createProducer } from './jobs/producer.ts';
 import { QUEUES } from './jobs/catalog.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { createDb } from './lib/db.ts';
+import { API_DB_CONNECT_TIMEOUT_MS, createDb } from './lib/db.ts';
 import type { Logger } from './lib/logger.ts';
+import { createCallSpacer, type CallSpacer } from './lib/call-spacing.ts';
+import type { Metrics } from './lib/metrics.ts';
 import { createMetrics } from './lib/metrics.ts';
+import { createWorkerRedis, redisTarget, type RedisClient } from './lib/redis.ts';
+import { createFairShare, type FairShare } from './lib/fair-share.ts';
+import { createInlineLookup } from './modules/verification/index.ts';
 
 /** Wires the API's dependencies from configuration; the one place that knows every adapter. */
 export async function createApiDeps(config: Config, logger: Logger, opts: { clock?: Clock; db?: DatabasePool } = {}): Promise<AppDeps & { close(): Promise<void> }> {
-  const db = opts.db ?? (await createDb(config.DATABASE_URL, { maxPoolSize: config.DATABASE_POOL_SIZE }));
+  const db = opts.db ?? (await createDb(config.DATABASE_URL, { maxPoolSize: config.DATABASE_POOL_SIZE, connectTimeoutMs: API_DB_CONNECT_TIMEOUT_MS }));
+  // As many connections as the API runs exports at once (see the ledger routes); a cursor's
+  // statement timeout counts the client's reading time, hence minutes rather than seconds.
+  const exportDb = await createDb(config.DATABASE_URL, { maxPoolSize: 4, statementTimeoutMs: 30 * 60_000 });
   const producer = await createProducer({
-    redisUrl: config.REDIS_URL,
+    redis: redisTarget(config),
     prefix: config.REDIS_PREFIX,
     waitFor: [QUEUES.lookups, QUEUES.credits],
+    role: 'api',
   });
+  const metrics = createMetrics({ process: 'api' });
+  const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
+  const identity = createIdentityAdapter(config);
+  // The benchmark's yardstick: the lookup runs here with the deps a worker builds (see LOOKUP_INLINE),
+  // as many at once as one worker process runs, within the authority's limit.
+  const lookupInline = config.LOOKUP_INLINE
+    ? createInlineLookup({ db, config, identity, metrics, logger, authority: { breaker: authority.breaker, spacer: authority.spacer }, fairShare: authority.fairShare }, { maxConcurrency: Math.min(config.LOOKUP_CONCURRENCY, config.IDENTITY_MAX_CONCURRENCY) })
+    : undefined;
   return {
     config,
     db,
+    exportDb,
     logger,
     producer,
     clock: opts.clock ?? systemClock,
-    identity: createIdentityAdapter(config),
+    identity,
     processor: createProcessorAdapter(config),
-    metrics: createMetrics({ process: 'api' }),
+    metrics,
+    fairShare: authority.fairShare,
+    circuit: authority.breaker,
+    ...(lookupInline ? { lookupInline } : {}),
     async close() {
+      await authority.close();
       await producer.close();
+      await exportDb.end();
       if (!opts.db) await db.end();
     },
+  };
+}
+
+export type AuthorityAccess = { breaker: SharedBreaker; spacer: CallSpacer; fairShare: FairShare; close(): Promise<void> };
+
+/**
+ * The identity authority as a resource every process shares through Redis: its circuit breaker,
+ * its calls-per-second limit and the per-organisation fair share. `redis` is the process's
+ * producer connection (fail-fast in the API, patient in workers); the breaker also subscribes on a
+ * connection of its own.
+ */
+export async function createAuthorityAccess(config: Config, logger: Logger, metrics: Metrics, redis: RedisClient): Promise<AuthorityAccess> {
+  const tag = `${config.REDIS_PREFIX}:{authority}`;
+  const states = { closed: 0, half_open: 1, open: 2 } as const;
+  const breaker = await createSharedBreaker({
+    redis,
+    subscriber: createWorkerRedis(redisTarget(config)),
+    keyPrefix: tag,
+    minimumCalls: config.IDENTITY_BREAKER_MIN_CALLS,
+    windowMs: config.IDENTITY_BREAKER_WINDOW_MS,
+    cooldownMs: config.IDENTITY_BREAKER_COOLDOWN_MS,
+    probes: config.IDENTITY_BREAKER_PROBES,
+    onStateChange: (state) => {
+      metrics.authorityCircuit.set(states[state]);
+      const log = state === 'open' ? logger.error.bind(logger) : logger.warn.bind(logger);
+      log({ circuit: state }, `identity authority circuit ${state}`);
+    },
+  });
+  return {
+    breaker,
+    spacer: createCallSpacer(redis, { key: `${tag}:next-call`, callsPerSecond: config.IDENTITY_MAX_RPS }),
+    fairShare: createFairShare(redis, {
+      prefix: config.REDIS_PREFIX,
+      // A lookup still counted after this long lost its job with a crashed worker; the sweep re-runs it.
+      staleMs: Math.max(4 * config.VERIFY_WAIT_MS, 120_000),
+      defaultLookupMs: 1000,
+    }),
+    close: () => breaker.close(),
   };
 }
 

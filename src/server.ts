@@ -1,7 +1,9 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
-import { loadConfigOrExit, type Config } from './config.ts';
-import { createLogger, type Logger } from './lib/logger.ts';
+import type { Config } from './config.ts';
+import { startProcess, stopOnSignals } from './entry.ts';
+import { createHttpServer } from './lib/http-server.ts';
+import type { Logger } from './lib/logger.ts';
 import { createApiDeps } from './runtime.ts';
 
 export type RunningServer = { url: string; server: Server; stop(): Promise<void> };
@@ -10,10 +12,12 @@ export type RunningServer = { url: string; server: Server; stop(): Promise<void>
 export async function start(config: Config, logger: Logger): Promise<RunningServer> {
   const deps = await createApiDeps(config, logger);
   const app = createApp(deps);
-  const server = app.listen(config.PORT, config.HOST);
+  const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
+    // With several web processes on one port the kernel spreads connections among them.
+    server.listen({ port: config.PORT, host: config.HOST, reusePort: config.WEB_PROCESSES > 1 });
   });
   // Longer than any load balancer's idle timeout, so it never closes a connection the balancer reuses.
   server.keepAliveTimeout = 65_000;
@@ -42,23 +46,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 }
 
 if (import.meta.main) {
-  try {
-    process.loadEnvFile();
-  } catch {
-    // No .env file: the environment alone configures the process.
-  }
-  const config = loadConfigOrExit();
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
+  const { config, logger } = startProcess('api');
   const running = await start(config, logger);
-  const shutdown = () => {
-    running.stop().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  stopOnSignals(() => running.stop(), logger);
 }

@@ -8,6 +8,8 @@ import type { Producer } from '../src/jobs/producer.ts';
 import type { Clock } from '../src/lib/clock.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import type { Metrics } from '../src/lib/metrics.ts';
+import type { FairShare } from '../src/lib/fair-share.ts';
+import type { AuthorityGuards } from '../src/modules/verification/index.ts';
 
 export type WorkerDeps = {
   config: Config;
@@ -18,6 +20,9 @@ export type WorkerDeps = {
   producer: Producer;
   metrics: Metrics;
   clock: Clock;
+  /** The authority's shared breaker and call rate. */
+  authority: AuthorityGuards;
+  fairShare: FairShare;
 };
 
 export type Processor<N extends JobName> = (payload: JobPayload<N>, job: Job, deps: WorkerDeps, log: Logger) => Promise<JobResult<N>>;

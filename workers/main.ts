@@ -1,21 +1,22 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { loadConfigOrExit, type Config } from '../src/config.ts';
-import { JOBS, QUEUES, SCHEDULES, type JobName, type QueueName } from '../src/jobs/catalog.ts';
+import type { Config } from '../src/config.ts';
+import { startProcess, stopOnSignals } from '../src/entry.ts';
+import { JOBS, QUEUES, SCHEDULES, queuePrefix, type JobName, type QueueName } from '../src/jobs/catalog.ts';
 import { createProducer } from '../src/jobs/producer.ts';
 import { systemClock, type Clock } from '../src/lib/clock.ts';
 import { createDb } from '../src/lib/db.ts';
-import { describe } from '../src/lib/http.ts';
-import { createLogger, type Logger } from '../src/lib/logger.ts';
+import { describe } from '../src/lib/errors.ts';
+import type { Logger } from '../src/lib/logger.ts';
 import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
-import { createWorkerRedis } from '../src/lib/redis.ts';
-import { startMetricsServer } from '../src/modules/ops/metrics.ts';
-import { createIdentityAdapter, createProcessorAdapter } from '../src/runtime.ts';
+import { createWorkerRedis, redisTarget, type RedisClient } from '../src/lib/redis.ts';
+import { startMetricsServer } from '../src/modules/ops/index.ts';
+import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
+import { walletProcessors } from './processors/wallet.ts';
 
-export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors };
+export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors };
 
 /** Refuses to start when a job of the catalog has no processor. */
 export function assertEveryJobHasAProcessor(map: ProcessorMap): void {
@@ -39,7 +40,9 @@ export async function startWorkers(
   const processors = opts.processors ?? PROCESSORS;
   assertEveryJobHasAProcessor(processors);
   const db = await createDb(config.DATABASE_URL, { maxPoolSize: config.DATABASE_POOL_SIZE });
-  const producer = await createProducer({ redisUrl: config.REDIS_URL, prefix: config.REDIS_PREFIX });
+  const producer = await createProducer({ redis: redisTarget(config), prefix: config.REDIS_PREFIX, role: 'worker' });
+  const metrics = opts.metrics ?? createMetrics({ process: 'worker' });
+  const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
   const deps: WorkerDeps = {
     config,
     db,
@@ -47,13 +50,18 @@ export async function startWorkers(
     producer,
     identity: createIdentityAdapter(config),
     processor: createProcessorAdapter(config),
-    metrics: opts.metrics ?? createMetrics({ process: 'worker' }),
+    metrics,
     clock: opts.clock ?? systemClock,
+    authority: { breaker: authority.breaker, spacer: authority.spacer },
+    fairShare: authority.fairShare,
   };
+  // Calls in flight to the authority, across every worker process: BullMQ holds the count in Redis
+  // and hands out no lookup job beyond it (a job's retries stay inside its one slot).
+  await producer.queue(QUEUES.lookups).setGlobalConcurrency(config.IDENTITY_MAX_CONCURRENCY);
 
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   const workers = Object.values(QUEUES).map((queue) => {
-    const connection = createWorkerRedis(config.REDIS_URL);
+    const connection = createWorkerRedis(redisTarget(config));
     connections.push(connection);
     const worker = new Worker(
       queue,
@@ -80,7 +88,7 @@ export async function startWorkers(
       },
       {
         connection,
-        prefix: config.REDIS_PREFIX,
+        prefix: queuePrefix(config.REDIS_PREFIX, queue),
         concurrency: concurrencyFor(queue, config),
         // A worker killed mid-job stops renewing its lock; once the lock expires the stalled-job check
         // moves the job back to wait and another worker runs it again (the settle step is idempotent).
@@ -110,6 +118,7 @@ export async function startWorkers(
       closing ??= (async () => {
         // Let jobs in progress finish, then release the pool and Redis, in that order.
         await Promise.allSettled(workers.map((w) => w.close()));
+        await authority.close();
         await producer.close();
         await db.end();
         for (const c of connections) c.disconnect();
@@ -121,25 +130,14 @@ export async function startWorkers(
 }
 
 if (import.meta.main) {
-  try {
-    process.loadEnvFile();
-  } catch {
-    // No .env file.
-  }
-  const config = loadConfigOrExit();
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  const { config, logger } = startProcess('worker');
   const running = await startWorkers(config, logger);
   // The worker's own registry (jobs, upstream calls, credits, ledger audit), behind the API's metrics token.
   const metricsServer = config.METRICS_TOKEN
     ? await startMetricsServer({ registry: running.deps.metrics.registry, token: config.METRICS_TOKEN, port: config.WORKER_METRICS_PORT, host: config.HOST })
     : null;
-  const shutdown = () => {
+  stopOnSignals(async () => {
     metricsServer?.close();
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+    await running.close();
+  }, logger);
 }

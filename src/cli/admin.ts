@@ -1,48 +1,52 @@
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { DatabasePool } from 'slonik';
-import { loadConfigOrExit, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
+import { startProcess } from '../entry.ts';
 import { createDb, ensureDatabase } from '../lib/db.ts';
 import { AppError } from '../lib/errors.ts';
 import { migrate } from '../lib/migrate.ts';
-import * as orgs from '../modules/organisations/organisations.service.ts';
-import { adjustWallet, findLedgerMismatches, listTransactions } from '../modules/wallet/wallet.service.ts';
+import * as orgs from '../modules/organisations/index.ts';
+import { adjustWallet, findLedgerMismatches, findReservedMismatches, listTransactions } from '../modules/wallet/index.ts';
+import { int, need, UsageError, type Flags } from './flags.ts';
 
 /**
  * Operators' commands (organisation administration is not part of the public API). Each prints one
  * line of JSON on stdout; a refusal prints {"detail": ...} on stderr and exits 1, a usage error exits 2.
  */
 
-type Flags = Record<string, string | boolean | undefined>;
-
 const USAGE = `usage: npm run admin -- <command> [flags]
   org:create --name N --tenancy hosted|self-hosted [--affiliate] --business-registration REF
              --data-protection REF [--unit-cost KOBO] [--min-topup-units N] [--email BILLING_EMAIL]
   org:subscription --org ID --active true|false
+  org:limits --org ID --max-in-flight N|default
   org:show --org ID
-  org:delete --org ID
-  user:create --org ID --username U --password P --role admin|member
+  org:delete --org ID [--close-pending]
+  user:create --org ID --username U --password P --role admin|member [--email E] [--no-password-change]
   user:create --username U --password P --role platform_admin
   user:disable (--user ID | --username U)
   user:enable (--user ID | --username U)
   wallet:adjust --org ID --units N --note TEXT   (negative: --units=-N)
   wallet:transactions --org ID [--limit N]
-  ledger:audit`;
+  ledger:audit
+  secrets:generate [--env]   fresh JWT_SECRET, ENCRYPTION_KEYS entry, METRICS_TOKEN (no database needed)
+  topup:refund --reference R
+  topup:resolve --reference R (--credit | --refund) --note TEXT [--by OPERATOR]`;
 
-class UsageError extends Error {}
-
-function need(flags: Flags, name: string): string {
-  const v = flags[name];
-  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
-  return v;
+/**
+ * Fresh values for the secrets the service refuses to run a real stack with while they hold their
+ * published development defaults. The encryption key id carries the date, so a later rotation can
+ * put a new key first and keep this one (after a comma) to decrypt older records.
+ */
+export function generateSecrets(now = new Date()): Record<string, string> {
+  const keyId = `k${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
+  return {
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    ENCRYPTION_KEYS: `${keyId}:${randomBytes(32).toString('base64')}`,
+    METRICS_TOKEN: randomBytes(32).toString('base64url'),
+  };
 }
 
-function int(flags: Flags, name: string, required = true): number | undefined {
-  const v = flags[name];
-  if (v === undefined && !required) return undefined;
-  const s = need(flags, name);
-  if (!/^-?\d+$/.test(s)) throw new UsageError(`--${name} must be an integer`);
-  return Number(s);
-}
 
 const ROLES: Record<string, 'org_admin' | 'member' | 'platform_admin'> = {
   admin: 'org_admin',
@@ -87,18 +91,34 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       if (active !== 'true' && active !== 'false') throw new UsageError('--active must be true or false');
       return orgs.setSubscription(db, int(flags, 'org')!, active === 'true');
     }
+    case 'org:limits': {
+      const raw = need(flags, 'max-in-flight');
+      return orgs.setMaxInFlight(db, int(flags, 'org')!, raw === 'default' ? null : int(flags, 'max-in-flight')!);
+    }
     case 'org:show': {
       const org = await orgs.getOrganisation(db, int(flags, 'org')!);
       if (!org) throw new AppError('not_found', `organisation ${String(flags.org)} not found`);
       return { ...org, users: await orgs.listUsers(db, org.id) };
     }
-    case 'org:delete':
-      return orgs.deleteOrganisation(db, int(flags, 'org')!);
+    case 'org:delete': {
+      // Loaded on demand: the top-up module and the processor client would slow every other command's start.
+      const { deleteOrganisation } = await import('./topup-commands.ts');
+      return deleteOrganisation(db, int(flags, 'org')!, flags['close-pending'] === true);
+    }
     case 'user:create': {
-      const role = ROLES[need(flags, 'role')];
+      const roleName = need(flags, 'role');
+      const role = Object.hasOwn(ROLES, roleName) ? ROLES[roleName] : undefined;
       if (!role) throw new UsageError('--role must be admin, member or platform_admin');
       const orgId = role === 'platform_admin' ? null : int(flags, 'org')!;
-      return orgs.createUser(db, { orgId, username: need(flags, 'username'), password: need(flags, 'password'), role, email: typeof flags.email === 'string' ? flags.email : undefined });
+      return orgs.createUser(db, {
+        orgId,
+        username: need(flags, 'username'),
+        password: need(flags, 'password'),
+        role,
+        email: typeof flags.email === 'string' ? flags.email : undefined,
+        // The operator chose this password: the user changes it at first login unless told otherwise.
+        requirePasswordChange: flags['no-password-change'] !== true,
+      });
     }
     case 'user:disable':
     case 'user:enable': {
@@ -115,9 +135,11 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       return listTransactions(db, int(flags, 'org')!, Math.min(int(flags, 'limit', false) ?? 50, 1000));
     case 'ledger:audit': {
       const mismatches = await findLedgerMismatches(db);
-      return { ok: mismatches.length === 0, mismatches };
+      const reserved = await findReservedMismatches(db);
+      return { ok: mismatches.length === 0 && reserved.length === 0, mismatches, reserved_mismatches: reserved };
     }
     default:
+      if (command.startsWith('topup:')) return (await import('./topup-commands.ts')).runTopupCommand(db, config, command, flags);
       throw new UsageError(`unknown command ${command}`);
   }
 }
@@ -147,6 +169,14 @@ async function main(argv: string[]): Promise<number> {
         units: { type: 'string' },
         note: { type: 'string' },
         limit: { type: 'string' },
+        'max-in-flight': { type: 'string' },
+        env: { type: 'boolean' },
+        'no-password-change': { type: 'boolean' },
+        'close-pending': { type: 'boolean' },
+        reference: { type: 'string' },
+        credit: { type: 'boolean' },
+        refund: { type: 'boolean' },
+        by: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -159,7 +189,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 2;
   }
-  const config = loadConfigOrExit();
+  if (command === 'secrets:generate') {
+    // Before the configuration is read: this is how an operator fixes a configuration that is refused.
+    const secrets = generateSecrets();
+    const text = parsed.values.env ? Object.entries(secrets).map(([k, v]) => `${k}=${v}`).join('\n') : JSON.stringify(secrets);
+    process.stdout.write(`${text}\n`);
+    return 0;
+  }
+  const { config } = startProcess('admin');
   await ensureDatabase(config.DATABASE_URL);
   await migrate(config.DATABASE_URL);
   const db = await createDb(config.DATABASE_URL, { maxPoolSize: 2 });
@@ -183,10 +220,5 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  try {
-    process.loadEnvFile();
-  } catch {
-    // No .env file.
-  }
   process.exitCode = await main(process.argv.slice(2));
 }

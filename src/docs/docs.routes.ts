@@ -7,15 +7,18 @@ const here = dirname(fileURLToPath(import.meta.url));
 // From the npm package, never a CDN: the page must work offline and under a same-origin CSP.
 const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-/** Exactly the files the page needs; the package's own index and petstore initializer are not served. */
-const FILES: Record<string, string> = {
-  'index.html': join(here, 'index.html'),
-  'docs.js': join(here, 'docs.js'),
-  'swagger-ui.css': join(swaggerUiDir, 'swagger-ui.css'),
-  'swagger-ui-bundle.js': join(swaggerUiDir, 'swagger-ui-bundle.js'),
-  'favicon-16x16.png': join(swaggerUiDir, 'favicon-16x16.png'),
-  'favicon-32x32.png': join(swaggerUiDir, 'favicon-32x32.png'),
-};
+/**
+ * Exactly the files the page needs; the package's own index and petstore initializer are not served.
+ * A Map, not an object literal: a name like `__proto__` or `constructor` must find nothing.
+ */
+const FILES = new Map<string, string>([
+  ['index.html', join(here, 'index.html')],
+  ['docs.js', join(here, 'docs.js')],
+  ['swagger-ui.css', join(swaggerUiDir, 'swagger-ui.css')],
+  ['swagger-ui-bundle.js', join(swaggerUiDir, 'swagger-ui-bundle.js')],
+  ['favicon-16x16.png', join(swaggerUiDir, 'favicon-16x16.png')],
+  ['favicon-32x32.png', join(swaggerUiDir, 'favicon-32x32.png')],
+]);
 
 function send(res: Response, file: string): void {
   res.sendFile(file, { maxAge: file.endsWith('.html') ? 0 : '1h', dotfiles: 'deny' });
@@ -26,9 +29,9 @@ export function docsRoutes(): Router {
   const r = Router({ strict: true });
   // The page links its assets relatively, so it must be addressed as a folder.
   r.get('/docs', (_req, res) => res.redirect(301, 'docs/'));
-  r.get('/docs/', (_req, res) => send(res, FILES['index.html']!));
+  r.get('/docs/', (_req, res) => send(res, FILES.get('index.html')!));
   r.get('/docs/:file', (req, res, next) => {
-    const file = FILES[req.params.file];
+    const file = FILES.get(req.params.file);
     if (!file || req.params.file === 'index.html') return next();
     send(res, file);
   });

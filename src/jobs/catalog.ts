@@ -14,6 +14,18 @@ export const QUEUES = {
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
+/**
+ * BullMQ's key prefix for one queue: the environment's REDIS_PREFIX, then the queue's own hash tag,
+ * e.g. `idv:{lookups}`, so the queue's keys read `idv:{lookups}:lookups:wait`. On a Redis Cluster
+ * BullMQ's scripts touch many keys of one queue at once, which must share a hash slot; a tag per
+ * queue (not one for the whole service) lets different queues sit on different masters. The tag
+ * holds the queue name only, so environments sharing a cluster share those slots but never keys.
+ * Every Queue, Worker and QueueEvents is built with this prefix.
+ */
+export function queuePrefix(prefix: string, queue: QueueName): string {
+  return `${prefix}:{${queue}}`;
+}
+
 const requestId = z.string().max(100).optional();
 
 /**
@@ -25,7 +37,8 @@ const sealed = z.object({ keyId: z.string().max(32), data: z.string().max(200_00
 export const JOBS = {
   'verification.lookup': {
     queue: QUEUES.lookups,
-    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId, query: sealed.optional() }),
+    // orgId lets the worker give the organisation's in-flight slot back when the lookup settles.
+    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), orgId: z.number().int().positive().optional(), requestId, query: sealed.optional() }),
     result: z.object({
       outcome: z.enum(['found', 'not_found', 'failed']),
       code: z.string().optional(),
@@ -39,9 +52,9 @@ export const JOBS = {
   },
   'topup.credit': {
     queue: QUEUES.credits,
-    payload: z.object({ reference: z.string().regex(/^TOP-[0-9]+-[0-9a-f]{16}$/), source: z.enum(['webhook', 'verify', 'sweep']), requestId }),
+    payload: z.object({ reference: z.string().regex(/^TOP-[0-9]+-[0-9a-f]{16}$/), source: z.enum(['webhook', 'verify', 'sweep', 'reversal']), requestId }),
     result: z.object({
-      outcome: z.enum(['credited', 'already_credited', 'not_paid', 'amount_mismatch', 'unknown_reference']),
+      outcome: z.enum(['credited', 'already_credited', 'not_paid', 'amount_mismatch', 'unknown_reference', 'refund_due', 'charged_back']),
       processorStatus: z.string().optional(),
       unitsAdded: z.number().int().optional(),
       newBalance: z.number().int().optional(),
@@ -64,10 +77,18 @@ export const JOBS = {
     attempts: 1,
     backoffMs: 0,
   },
+  // Abandoned top-ups, once a day for TOPUP_RECHECK_DAYS: a late payment whose webhook was lost.
+  'topup.recheck': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ checked: z.number().int(), credited: z.number().int(), refundDue: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
   'ledger.audit': {
     queue: QUEUES.maintenance,
     payload: z.object({}),
-    result: z.object({ walletsChecked: z.number().int(), mismatches: z.number().int() }),
+    result: z.object({ walletsChecked: z.number().int(), mismatches: z.number().int(), reservedMismatches: z.number().int() }),
     attempts: 1,
     backoffMs: 0,
   },
@@ -108,9 +129,10 @@ export const jobIds = {
 };
 
 export const SCHEDULES = {
-  'topup.sweep': 'TOPUP_SWEEP_CRON',
+  'topup.sweep': 'RECONCILE_CRON',
+  'topup.recheck': 'TOPUP_RECHECK_CRON',
   'ledger.audit': 'LEDGER_AUDIT_CRON',
   'retention.erase': 'RETENTION_CRON',
-  'verification.sweep': 'TOPUP_SWEEP_CRON',
-  'outbox.sweep': 'TOPUP_SWEEP_CRON',
+  'verification.sweep': 'RECONCILE_CRON',
+  'outbox.sweep': 'RECONCILE_CRON',
 } as const satisfies Partial<Record<JobName, string>>;

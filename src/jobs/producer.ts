@@ -1,7 +1,6 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { createApiRedis, createWorkerRedis } from '../lib/redis.ts';
-import { JOBS, QUEUES, type JobName, type JobPayload, type JobResult, type QueueName } from './catalog.ts';
+import { createApiRedis, createWorkerRedis, type RedisClient, type RedisTarget } from '../lib/redis.ts';
+import { JOBS, QUEUES, queuePrefix, type JobName, type JobPayload, type JobResult, type QueueName } from './catalog.ts';
 
 export type WaitOutcome<N extends JobName> =
   | { status: 'completed'; result: JobResult<N> }
@@ -16,10 +15,12 @@ export type Producer = {
    * Adds the job and waits for its end. A timeout is an answer, not an error: the job goes on and
    * the caller falls back to the database, which is the truth.
    */
-  enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string; timeoutMs: number }): Promise<WaitOutcome<N>>;
+  enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string; timeoutMs: number; priority?: number }): Promise<WaitOutcome<N>>;
   queue(name: QueueName): Queue;
   queues(): Queue[];
-  redis: Redis;
+  /** Drops a queue's event-stream entries older than `olderThan`; resolves to how many went. */
+  trimEvents(name: QueueName, olderThan: Date): Promise<number>;
+  redis: RedisClient;
   close(): Promise<void>;
 };
 
@@ -34,8 +35,15 @@ export function defaultJobOptions(name: JobName): JobsOptions {
   };
 }
 
-export async function createProducer(opts: { redisUrl: string; prefix: string; waitFor?: QueueName[] }): Promise<Producer> {
-  const redis = createApiRedis(opts.redisUrl);
+/**
+ * `api` (the default) fails fast: a command issued while Redis is down rejects at once, so a request
+ * answers 503 instead of hanging. `worker` waits for Redis to come back, so a worker's own enqueues,
+ * its job schedulers and its maintenance survive a blip, as BullMQ recommends for workers.
+ */
+export type ProducerRole = 'api' | 'worker';
+
+export async function createProducer(opts: { redis: RedisTarget; prefix: string; waitFor?: QueueName[]; role?: ProducerRole }): Promise<Producer> {
+  const redis = opts.role === 'worker' ? createWorkerRedis(opts.redis) : createApiRedis(opts.redis);
   if (redis.status !== 'ready') {
     await new Promise<void>((resolve, reject) => {
       redis.once('ready', () => resolve());
@@ -44,21 +52,21 @@ export async function createProducer(opts: { redisUrl: string; prefix: string; w
   }
   const queues = new Map<QueueName, Queue>();
   for (const q of Object.values(QUEUES)) {
-    queues.set(q, new Queue(q, { connection: redis, prefix: opts.prefix }));
+    queues.set(q, new Queue(q, { connection: redis, prefix: queuePrefix(opts.prefix, q) }));
   }
 
   // One QueueEvents per waited-on queue per process, and one waiter map instead of a listener per
   // request: listeners per wait trip MaxListenersExceeded and cost CPU under load.
   const waiters = new Map<string, Waiter>();
   const events: QueueEvents[] = [];
-  const blockingClients: Redis[] = [];
+  const blockingClients: RedisClient[] = [];
   for (const q of opts.waitFor ?? []) {
-    const blocking = createWorkerRedis(opts.redisUrl);
+    const blocking = createWorkerRedis(opts.redis);
     blockingClients.push(blocking);
     // Start reading from the stream's current last entry rather than '$': QueueEvents reports ready
     // before its first XREAD, and a job finishing in that gap would otherwise never be seen.
-    const last = (await redis.xrevrange(`${opts.prefix}:${q}:events`, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
-    const qe = new QueueEvents(q, { connection: blocking, prefix: opts.prefix, lastEventId: last, autorun: true });
+    const last = (await redis.xrevrange(queues.get(q)!.toKey('events'), '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+    const qe = new QueueEvents(q, { connection: blocking, prefix: queuePrefix(opts.prefix, q), lastEventId: last, autorun: true });
     qe.on('completed', ({ jobId, returnvalue }) => {
       const w = waiters.get(jobId);
       if (!w) return;
@@ -82,11 +90,15 @@ export async function createProducer(opts: { redisUrl: string; prefix: string; w
     redis,
     queue: (name) => queues.get(name)!,
     queues: () => [...queues.values()],
+    trimEvents(name, olderThan) {
+      // Stream ids start with the entry's time in milliseconds, so MINID cuts by age.
+      return redis.xtrim(queues.get(name)!.toKey('events'), 'MINID', olderThan.getTime());
+    },
     async enqueue(name, payload, jobOpts) {
       const data = JOBS[name].payload.parse(payload);
       await queueFor(name).add(name, data, { ...defaultJobOptions(name), ...jobOpts });
     },
-    async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: { jobId: string; timeoutMs: number }): Promise<WaitOutcome<N>> {
+    async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: { jobId: string; timeoutMs: number; priority?: number }): Promise<WaitOutcome<N>> {
       const data = JOBS[name].payload.parse(payload);
       const jobId = o.jobId;
       let timer: NodeJS.Timeout | undefined;
@@ -101,7 +113,7 @@ export async function createProducer(opts: { redisUrl: string; prefix: string; w
         timer = setTimeout(() => settle({ status: 'timeout' }), o.timeoutMs);
       });
       try {
-        const job = await queueFor(name).add(name, data, { ...defaultJobOptions(name), jobId });
+        const job = await queueFor(name).add(name, data, { ...defaultJobOptions(name), jobId, ...(o.priority ? { priority: o.priority } : {}) });
         // A job id that already existed and had finished emits no new event: read its state once.
         if (job.finishedOn) {
           const w = waiters.get(jobId);

@@ -18,14 +18,23 @@ const resultParser: Interceptor = {
   },
 };
 
-export async function createDb(url: string, opts: { maxPoolSize: number; statementTimeoutMs?: number }): Promise<DatabasePool> {
+/**
+ * `connectTimeoutMs`: how long opening a connection may take before it fails. The API passes a short
+ * one (API_DB_CONNECT_TIMEOUT_MS): with PostgreSQL out of reach, a request queued behind connection
+ * attempts that hang then answers 503 within that bound instead of waiting for the database.
+ */
+export const API_DB_CONNECT_TIMEOUT_MS = 500;
+
+export async function createDb(url: string, opts: { maxPoolSize: number; statementTimeoutMs?: number; connectTimeoutMs?: number }): Promise<DatabasePool> {
   return createPool(url, {
     maxPoolSize: opts.maxPoolSize,
     interceptors: [resultParser],
     statementTimeout: opts.statementTimeoutMs ?? 30000,
     // Capturing a stack per query costs CPU on every request for a debugging aid we do not use.
     captureStackTrace: false,
-    connectionTimeout: 5000,
+    connectionTimeout: opts.connectTimeoutMs ?? 5000,
+    // A failed connection attempt is not retried on the spot: the caller answers 503 (API) or BullMQ retries (workers).
+    connectionRetryLimit: 0,
     idleTimeout: 30000,
     // slonik's default runs DISCARD ALL on every release: a round trip per query. We keep no session
     // state (no SET, no prepared statements, no temp tables), so there is nothing to discard.

@@ -44,3 +44,9 @@ export class AppError extends Error {
 
 export const INSUFFICIENT_UNITS = 'Insufficient units in organisation wallet';
 export const NIN_NOT_FOUND = 'NIN not found';
+
+/** Error summary for logs: name, message and stack, never the values of a failed query. */
+export function describe(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) return { type: err.name, message: err.message.slice(0, 500), stack: err.stack?.split('\n').slice(0, 8).join('\n') };
+  return { message: String(err).slice(0, 200) };
+}

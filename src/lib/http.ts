@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError, UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
-import { AppError } from './errors.ts';
+import { AppError, describe } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
@@ -35,7 +35,7 @@ export function requireContentType(kind: 'json' | 'form'): RequestHandler {
 
 /**
  * Missing fields and wrong types are 422 (with the field paths); a well-typed value that breaks a
- * rule is 400. That split is the contract's (SPEC 7 and the foundation issue).
+ * rule is 400. That split is the contract's (README: Conventions).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
   const result = schema.safeParse(input ?? {});
@@ -141,8 +141,3 @@ export function isUnavailable(err: unknown): boolean {
   );
 }
 
-/** Error summary for logs: name, message and stack, never the values of a failed query. */
-export function describe(err: unknown): Record<string, unknown> {
-  if (err instanceof Error) return { type: err.name, message: err.message.slice(0, 500), stack: err.stack?.split('\n').slice(0, 8).join('\n') };
-  return { message: String(err).slice(0, 200) };
-}

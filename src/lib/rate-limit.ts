@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from './errors.ts';
+import type { RedisClient } from './redis.ts';
 
 export type Limiter = {
   /** Consumes one point for each key; throws a 429 AppError with Retry-After when any is exhausted. */
@@ -12,7 +12,7 @@ export type Limiter = {
  * Redis-backed fixed windows. When Redis is out of reach an in-memory limiter stands in, so that
  * calls which do not need Redis (fixtures, requery) keep their limits instead of failing.
  */
-export function createLimiter(redis: Redis, o: { prefix: string; points: number; durationSeconds: number }): RateLimiterRedis {
+export function createLimiter(redis: RedisClient, o: { prefix: string; points: number; durationSeconds: number }): RateLimiterRedis {
   return new RateLimiterRedis({
     storeClient: redis,
     keyPrefix: o.prefix,

@@ -1,26 +1,51 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
-export type { Redis };
+/**
+ * One Redis server or a Redis Cluster: the same commands either way. On a cluster every command
+ * that names several keys (a Lua script, a BullMQ operation) must keep them in one hash slot,
+ * which is why queue and authority keys carry hash tags.
+ */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: `url` alone for one server; with `clusterNodes`, the cluster's seed nodes. */
+export type RedisTarget = { url: string; clusterNodes: readonly string[] };
+
+export function redisTarget(config: { REDIS_URL: string; REDIS_CLUSTER_NODES: readonly string[] }): RedisTarget {
+  return { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
+}
 
 /**
  * The API's connection fails fast: with no offline queue a command issued while Redis is down
  * rejects at once, so a request answers 503 instead of hanging.
  */
-export function createApiRedis(url: string, extra: RedisOptions = {}): Redis {
-  return new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-    lazyConnect: false,
-    ...extra,
-  });
+export function createApiRedis(target: RedisTarget, extra: RedisOptions = {}): RedisClient {
+  const options: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false, ...extra };
+  if (target.clusterNodes.length === 0) return new Redis(target.url, options);
+  return createCluster(target, options, { enableOfflineQueue: false });
 }
 
 /** Workers and blocking readers wait for Redis to come back, however long it takes. */
-export function createWorkerRedis(url: string, extra: RedisOptions = {}): Redis {
-  return new Redis(url, {
-    maxRetriesPerRequest: null,
-    enableReadyCheck: true,
-    ...extra,
+export function createWorkerRedis(target: RedisTarget, extra: RedisOptions = {}): RedisClient {
+  const options: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra };
+  if (target.clusterNodes.length === 0) return new Redis(target.url, options);
+  return createCluster(target, options, { enableOfflineQueue: true });
+}
+
+/**
+ * The cluster client reaches nodes it learns from the seeds, so credentials and TLS go to every
+ * node through `redisOptions`; they come from REDIS_URL, whose host and port are not used.
+ */
+function createCluster(target: RedisTarget, options: RedisOptions, clusterOptions: ClusterOptions): Cluster {
+  const url = new URL(target.url);
+  const nodes = target.clusterNodes.map((n) => {
+    const colon = n.lastIndexOf(':');
+    return { host: n.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(n.slice(colon + 1)) };
   });
+  const redisOptions: RedisOptions = {
+    ...options,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  return new Cluster(nodes, { ...clusterOptions, enableReadyCheck: true, redisOptions });
 }

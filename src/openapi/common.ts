@@ -17,16 +17,19 @@ export const unversioned = [{ url: '/', description: 'Service root (outside the 
 
 export const TAGS = {
   auth: 'Authentication',
+  team: 'Team',
   verification: 'Verification',
   reasons: 'Reasons',
   topup: 'Top-up',
   webhooks: 'Inbound webhooks',
+  platform: 'Platform administration',
+  history: 'History',
   ops: 'Service',
 } as const;
 
 export const errorBody = z
   .object({ detail: z.string().meta({ example: 'Could not validate credentials' }) })
-  .meta({ id: 'Error', description: 'Every error answers with this body (SPEC 7).' });
+  .meta({ id: 'Error', description: 'Every error answers with this body.' });
 
 export const validationErrorBody = z
   .object({
@@ -48,7 +51,7 @@ export const upstreamErrorBody = z
       .string()
       .regex(/^REF-[A-Z0-9]{12}$/)
       .optional()
-      .meta({ description: 'Quote it to requery after 30 s (SPEC 8.4); present when a verification was recorded.' }),
+      .meta({ description: 'Quote it to requery after 30 s; present when a verification was recorded.' }),
     code: z.string().optional().meta({ description: 'Machine-readable failure cause, e.g. upstream_unavailable' }),
   })
   .meta({ id: 'UpstreamError', description: 'Outcome unknown or upstream failed (502/504): nothing was debited; requery with the reference_id.' });
@@ -124,7 +127,7 @@ export function json(schema: z.ZodType, description = 'OK'): ResponseConfig {
 export const jsonBody = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema } } });
 export const formBody = (schema: z.ZodType) => ({ required: true, content: { 'application/x-www-form-urlencoded': { schema } } });
 
-/** Every verification mode answers inside this envelope (SPEC 7, 9.2). */
+/** Every verification mode answers inside this envelope. */
 export function dataEnvelope<S extends z.ZodType>(schema: S) {
   return z.object({ data: schema });
 }
@@ -132,3 +135,22 @@ export function dataEnvelope<S extends z.ZodType>(schema: S) {
 /** Compile-time proof that a documented response schema matches the type a service returns. */
 export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export type Assert<T extends true> = T;
+
+/**
+ * The query parameters every history list shares. Documented separately from the parsing schemas
+ * in src/lib/pagination.ts: those turn query strings into numbers, which the document cannot show.
+ */
+export const listParams = {
+  from: z.string().meta({ format: 'date', description: 'First day included, YYYY-MM-DD in Lagos time (UTC+1)', example: '2026-03-01' }).optional(),
+  to: z.string().meta({ format: 'date', description: 'Last day included, YYYY-MM-DD in Lagos time (UTC+1)', example: '2026-03-31' }).optional(),
+  limit: z.number().int().min(1).max(200).optional().meta({ description: 'Rows per page, 1 to 200 (default 50); above 200 is a 400' }),
+  cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
+};
+
+/** A page of a history list: newest first, `next_cursor` null on the last page. */
+export function listEnvelope<S extends z.ZodType>(item: S) {
+  return z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null when this is the last page' }),
+  });
+}

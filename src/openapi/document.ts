@@ -1,13 +1,17 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { register as auth } from '../modules/auth/auth.openapi.ts';
-import { register as ops } from '../modules/ops/ops.openapi.ts';
-import { register as reasons } from '../modules/reasons/reasons.openapi.ts';
-import { register as topup } from '../modules/topup/topup.openapi.ts';
-import { register as verification } from '../modules/verification/verification.openapi.ts';
+import { registerAccountsOpenApi as accounts } from '../modules/accounts/index.ts';
+import { registerAuthOpenApi as auth } from '../modules/auth/index.ts';
+import { registerOpsOpenApi as ops } from '../modules/ops/index.ts';
+import { registerPlatformOpenApi as platform } from '../modules/platform/index.ts';
+import { registerReasonsOpenApi as reasons } from '../modules/reasons/index.ts';
+import { registerTeamOpenApi as team } from '../modules/team/index.ts';
+import { registerTopupHistoryOpenApi as topupHistory, registerTopupOpenApi as topup } from '../modules/topup/index.ts';
+import { registerVerificationHistoryOpenApi as verificationHistory, registerVerificationOpenApi as verification } from '../modules/verification/index.ts';
+import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAGS, type RegisterOpenApi } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, verification, reasons, topup, ops];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, verification, reasons, topup, ledger, topupHistory, verificationHistory, platform, ops];
 
 export const API_VERSION = '1.0.0';
 
@@ -18,11 +22,15 @@ organisation administrator tops up through the payment processor.
 
 ## Base address and versions
 Every path below is relative to the versioned base \`/v1\` (the same paths without \`/v1\` are
-still accepted for older integrations). \`/healthz\` and \`/readyz\` live at the root.
+still accepted for older integrations; their answers carry \`Deprecation\` and a \`Link\` to the
+\`/v1\` path with \`rel="successor-version"\`). \`/healthz\` and \`/readyz\` live at the root.
 
 ## Authentication
-\`POST /login\` (form-encoded \`username\`, \`password\`) returns a bearer token valid 60 minutes.
-Send it as \`Authorization: Bearer <token>\` on every other call. A missing, expired or invalid
+\`POST /login\` (form-encoded \`username\`, \`password\`) returns a bearer token valid 60 minutes;
+a server logs in with the client credentials grant (\`grant_type=client_credentials\`, the
+\`client_id\` and \`client_secret\` an administrator created at \`POST /api-clients\`).
+Send the token as \`Authorization: Bearer <token>\` on every other call: only \`POST /login\`,
+\`POST /forgot-password\` and \`POST /reset-password\` take none. A missing, expired or invalid
 token gives 401; a valid token without the right role gives 403 (top-ups need an organisation
 administrator). Call the API from your server: cross-origin browser calls are refused.
 

@@ -36,8 +36,8 @@ describe('POST /login', () => {
     expect(r.body.errors[0].loc).toEqual(['password']);
   });
 
-  it('When grant_type is not password, then 400', async () => {
-    const r = await stack.api('POST', '/v1/login', { form: { username: org.member.username, password: org.member.password, grant_type: 'client_credentials' } });
+  it('When grant_type is neither password nor client_credentials, then 400', async () => {
+    const r = await stack.api('POST', '/v1/login', { form: { username: org.member.username, password: org.member.password, grant_type: 'authorization_code' } });
     expect(r.status).toBe(400);
   });
 

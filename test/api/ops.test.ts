@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
+import { jobIds, QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
 import { startMetricsServer } from '../../src/modules/ops/metrics.ts';
 import { createUser } from '../../src/modules/organisations/organisations.service.ts';
@@ -176,7 +176,7 @@ describe('Request id', () => {
     expect(r.headers.get('x-request-id')).toBe(requestId);
 
     const connection = new Redis(stack.config.REDIS_URL, { maxRetriesPerRequest: null });
-    const lookups = new Queue(QUEUES.lookups, { connection, prefix: stack.config.REDIS_PREFIX });
+    const lookups = new Queue(QUEUES.lookups, { connection, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.lookups) });
     try {
       const job = await lookups.getJob(jobIds.lookup(r.body.data.reference_id));
       expect(job?.data).toMatchObject({ referenceId: r.body.data.reference_id, requestId });

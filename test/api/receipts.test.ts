@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNgn } from '../../src/modules/topup/receipts.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type CapturedMail, type SmtpSink } from '../setup/smtp.ts';
+import { until } from '../setup/wait.ts';
 
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
 const q = sql.type(z.record(z.string(), z.any()));
@@ -19,14 +20,6 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const me = async (token: string) => (await stack.api('GET', '/v1/me', { token })).body.organisation;
 

@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { QUEUES } from '../../src/jobs/catalog.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { waitFor } from '../setup/wait.ts';
 
 const REF = /^REF-[A-Z0-9]{12}$/;
 
@@ -20,6 +22,8 @@ const walletOf = (s: Stack, orgId: number) =>
   s.db.one(sql.type(z.object({ units: z.coerce.number(), reserved: z.coerce.number() }))`SELECT units, reserved FROM wallets WHERE org_id = ${orgId}`);
 const debitsOf = (s: Stack, orgId: number) =>
   s.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM wallet_transactions WHERE org_id = ${orgId} AND kind = 'verification'`);
+const linkedReference = (s: Stack, orgId: number, key: string) =>
+  s.db.maybeOneFirst(sql.type(z.object({ reference_id: z.string().nullable() }))`SELECT reference_id FROM idempotency_keys WHERE org_id = ${orgId} AND key = ${key}`);
 const requeryOn = (s: Stack, token: string, reference_id: unknown) => s.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id } });
 const verifyOn = (s: Stack, token: string, json: unknown, key?: string, path = '/v1/verify-nin') =>
   s.api('POST', path, { token, json, headers: key === undefined ? {} : { 'Idempotency-Key': key } });
@@ -151,21 +155,56 @@ describe('Idempotency-Key', () => {
   });
 
   it('When a key is reused while its request is still in flight, then 409 in progress; once settled, the answer is replayed', async () => {
-    const org = await slow.createOrg({ units: 3 });
+    const org = await stack.createOrg({ units: 3 });
     const body = { nin: '14142135623', reason: 'corporate' };
-    const firstP = verifyOn(slow, org.member.token, body, 'slow-1');
-    await sleep(150);
-    const during = await verifyOn(slow, org.member.token, body, 'slow-1');
-    expect(during.status).toBe(409);
-    expect(during.body.detail).toBe('A request with this Idempotency-Key is in progress');
-    const first = await firstP;
-    // The wait ran out: the key stays tied to the verification, so a retry cannot charge twice.
-    expect(first.status).toBe(504);
-    const retry = await verifyOn(slow, org.member.token, body, 'slow-1');
-    expect(retry.status).toBe(409);
-    expect(retry.body.reference_id).toBe(first.body.reference_id);
-    await settled(slow, org.member.token, first.body.reference_id);
-    const replay = await verifyOn(slow, org.member.token, body, 'slow-1');
+    // With the lookup queue paused the first request's job cannot run: the request stays in flight
+    // (it waits up to VERIFY_WAIT_MS, 8 s) until the queue is resumed.
+    const lookups = stack.workers!.deps.producer.queue(QUEUES.lookups);
+    await lookups.pause();
+    let first: Awaited<ReturnType<typeof verifyOn>> | undefined;
+    try {
+      const firstP = verifyOn(stack, org.member.token, body, 'slow-1').then((r) => (first = r));
+      // The first request has claimed the key and started its verification.
+      const referenceId = await waitFor(() => linkedReference(stack, org.orgId, 'slow-1'), { what: 'the key linked to its verification' });
+      const during = await verifyOn(stack, org.member.token, body, 'slow-1');
+      expect(first).toBeUndefined();
+      expect(during.status).toBe(409);
+      expect(during.body).toEqual({ detail: 'A request with this Idempotency-Key is in progress', reference_id: referenceId });
+      await lookups.resume();
+      await firstP;
+      expect(first!.status).toBe(200);
+      expect(first!.body.data.reference_id).toBe(referenceId);
+    } finally {
+      await lookups.resume();
+    }
+    const replay = await verifyOn(stack, org.member.token, body, 'slow-1');
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first!.body);
+    expect(await debitsOf(stack, org.orgId)).toBe(1);
+    expect(await walletOf(stack, org.orgId)).toEqual({ units: 2, reserved: 0 });
+  });
+
+  it('When the wait ran out (504), then a retry with the key gets 409 with the same reference_id, and the settled answer is replayed', async () => {
+    const org = await slow.createOrg({ units: 3 });
+    const body = { nin: '14142135624', reason: 'corporate' };
+    // Paused, the lookup cannot finish before the retry: the verification is still pending then.
+    const lookups = slow.workers!.deps.producer.queue(QUEUES.lookups);
+    await lookups.pause();
+    let first;
+    try {
+      first = await verifyOn(slow, org.member.token, body, 'slow-2');
+      // The wait ran out: the key stays tied to the verification, so a retry cannot charge twice.
+      expect(first.status).toBe(504);
+      const retry = await verifyOn(slow, org.member.token, body, 'slow-2');
+      expect(retry.status).toBe(409);
+      expect(retry.body).toEqual({ detail: 'A request with this Idempotency-Key is in progress', reference_id: first.body.reference_id });
+    } finally {
+      await lookups.resume();
+    }
+    const done = await settled(slow, org.member.token, first.body.reference_id);
+    expect(done.status).toBe(200);
+    const replay = await verifyOn(slow, org.member.token, body, 'slow-2');
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.data.reference_id).toBe(first.body.reference_id);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeTopupPrice, defaultPricingRules } from '../../src/modules/topup/pricing.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { until } from '../setup/wait.ts';
 
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
 const q = sql.type(z.record(z.string(), z.any()));
@@ -23,17 +24,8 @@ async function units(token: string): Promise<number> {
   return (await stack.api('GET', '/v1/me', { token })).body.organisation.units;
 }
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('POST /topup/initialize', () => {
-  it('When an administrator asks for 100 units, then every SPEC 2.4 field is there and the amounts add up', async () => {
+  it('When an administrator asks for 100 units, then every initialisation field is there and the amounts add up', async () => {
     const org = await stack.createOrg({ unitCostKobo: 10_000 });
     const r = await initialize(org.admin.token, 100);
     expect(r.status).toBe(200);
@@ -147,14 +139,20 @@ describe('bonus units', () => {
 });
 
 describe('processor unavailable', () => {
-  // Last in the file: it stops the payment simulator of this stack.
+  // A stack of its own: this test stops its payment simulator, which the other tests need.
+  let down: Stack;
+  beforeAll(async () => {
+    down = await startStack({ manualClock: JUNE_14, workers: false });
+  });
+  afterAll(async () => down?.close());
+
   it('When the processor cannot be reached, then 503 with a clear detail and the top-up is marked failed', async () => {
-    const org = await stack.createOrg();
-    await stack.paymentSim.close();
-    const r = await initialize(org.admin.token, 100);
+    const org = await down.createOrg();
+    await down.paymentSim.close();
+    const r = await down.api('POST', '/v1/topup/initialize', { token: org.admin.token, form: { units: 100 } });
     expect(r.status).toBe(503);
     expect(r.body.detail).toBe('Payment processor is unavailable; nothing was charged, retry later');
-    const row = await stack.db.one(q`SELECT status, processor_status FROM topups WHERE org_id = ${org.orgId}`);
+    const row = await down.db.one(q`SELECT status, processor_status FROM topups WHERE org_id = ${org.orgId}`);
     expect(row).toEqual({ status: 'failed', processor_status: 'initialize_network' });
   });
 });

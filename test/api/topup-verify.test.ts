@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPaystackBody } from '../../src/adapters/payment-processor/signature.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { until } from '../setup/wait.ts';
 
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
 const q = sql.type(z.record(z.string(), z.any()));
@@ -16,14 +17,6 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const balance = async (token: string): Promise<number> => (await stack.api('GET', '/v1/me', { token })).body.organisation.units;
 const verify = (token: string, reference: string) => stack.api('POST', '/v1/topup/verify', { token, form: { reference } });
@@ -156,14 +149,18 @@ describe('POST /topup/verify', () => {
     expect((await stack.api('POST', '/topup/verify', { form: { reference: t.reference } })).status).toBe(401);
   });
 
-  // Last: it stops the workers of this stack.
   it('When no worker answers within TOPUP_WAIT_MS, then 504 with the reference', async () => {
     const org = await stack.createOrg();
     const t = await initialize(org.admin.token);
     await simulator(t.reference, 'pay', 'none');
     await stack.workers!.close();
-    const r = await verify(org.admin.token, t.reference);
-    expect(r.status).toBe(504);
-    expect(r.body).toEqual({ detail: expect.stringMatching(/retry/), reference: t.reference });
+    try {
+      const r = await verify(org.admin.token, t.reference);
+      expect(r.status).toBe(504);
+      expect(r.body).toEqual({ detail: expect.stringMatching(/retry/), reference: t.reference });
+    } finally {
+      // The other tests of this file need workers: they start again (and run the job left queued).
+      await stack.startWorkers();
+    }
   });
 });

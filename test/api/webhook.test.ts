@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPaystackBody } from '../../src/adapters/payment-processor/signature.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { settledCreditJobs } from '../setup/jobs.ts';
+import { until } from '../setup/wait.ts';
 
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
 const q = sql.type(z.record(z.string(), z.any()));
@@ -14,15 +16,6 @@ beforeAll(async () => {
   stack = await startStack();
 });
 afterAll(async () => stack?.close());
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const balance = async (token: string): Promise<number> => (await stack.api('GET', '/v1/me', { token })).body.organisation.units;
 
@@ -87,8 +80,12 @@ describe('POST /webhooks/paystack', () => {
       body: JSON.stringify({ webhook: 'twice' }),
     });
     expect(await until(() => balance(org.admin.token), (u) => u > 0)).toBe(100);
-    await until(async () => stack.paymentSim.deliveries().filter((d) => d.reference === t.reference && d.status === 200).length, (n) => n >= 2);
-    await new Promise((r) => setTimeout(r, 200));
+    const delivered = await until(async () => stack.paymentSim.deliveries().filter((d) => d.reference === t.reference && d.status === 200).length, (n) => n >= 2);
+    expect(delivered).toBe(2);
+    // Both deliveries were answered, so both were queued (under one job id): once the credit jobs of
+    // the reference have finished, nothing more can move the wallet.
+    const jobs = await settledCreditJobs(stack, t.reference);
+    expect(jobs.map((j) => [j.state, j.returnvalue.outcome])).toEqual([['completed', 'credited']]);
     expect(await balance(org.admin.token)).toBe(100);
     expect(await ledgerFor(t.reference)).toHaveLength(1);
     expect(await eventsFor(t.reference)).toHaveLength(1);
@@ -97,16 +94,21 @@ describe('POST /webhooks/paystack', () => {
   it('When an unrelated event comes first, then it is stored and acknowledged and the real one still credits', async () => {
     const org = await stack.createOrg();
     const t = await initialize(org.admin.token, 100);
+    const earlier = stack.paymentSim.deliveries().length;
     await fetch(`${stack.paymentSim.url}/__sim/transactions/${t.reference}/pay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ webhook: 'out-of-order' }),
     });
     expect(await until(() => balance(org.admin.token), (u) => u > 0)).toBe(100);
-    const unrelated = stack.paymentSim.deliveries().find((d) => d.event === 'paymentrequest.pending');
-    expect(unrelated?.status).toBe(200);
-    const stored = await stack.db.one(q`SELECT outcome, processed_at IS NOT NULL AS processed FROM processor_events WHERE event = 'paymentrequest.pending' LIMIT 1`);
-    expect(stored).toEqual({ outcome: 'ignored', processed: true });
+    // This payment's deliveries, in order: the unrelated event (its own reference), then the real one.
+    const ours = stack.paymentSim.deliveries().slice(earlier).filter((d) => d.event === 'paymentrequest.pending' || d.reference === t.reference);
+    expect(ours.map((d) => [d.event, d.status])).toEqual([
+      ['paymentrequest.pending', 200],
+      ['charge.success', 200],
+    ]);
+    const stored = await stack.db.any(q`SELECT outcome, processed_at IS NOT NULL AS processed FROM processor_events WHERE reference = ${ours[0]!.reference}`);
+    expect(stored).toEqual([{ outcome: 'ignored', processed: true }]);
   });
 
   it('When the signature is wrong or missing, then 401 and nothing is stored or credited', async () => {
@@ -124,9 +126,11 @@ describe('POST /webhooks/paystack', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ webhook: 'bad-signature' }),
     });
-    await until(async () => stack.paymentSim.deliveries().filter((d) => d.reference === t.reference).length, (n) => n >= 1);
-    expect(stack.paymentSim.deliveries().filter((d) => d.reference === t.reference).every((d) => d.status === 401)).toBe(true);
+    const refused = await until(async () => stack.paymentSim.deliveries().filter((d) => d.reference === t.reference), (d) => d.length >= 1);
+    expect(refused.map((d) => d.status)).toEqual(refused.map(() => 401));
+    // A refused event is neither stored nor queued before its 401 goes out: nothing is left to credit.
     expect(await eventsFor(t.reference)).toHaveLength(0);
+    expect(await settledCreditJobs(stack, t.reference)).toEqual([]);
     expect(await balance(org.admin.token)).toBe(0);
   });
 
@@ -162,6 +166,8 @@ describe('POST /webhooks/paystack', () => {
     }
     expect(await eventsFor('TRF-123')).toEqual([expect.objectContaining({ event: 'transfer.success', outcome: 'ignored' })]);
     expect(await eventsFor('TOP-999999-0123456789abcdef')).toEqual([expect.objectContaining({ event: 'charge.success', outcome: 'unknown_reference' })]);
+    // Settled when stored, and never queued for crediting.
+    for (const ref of ['TRF-123', 'TOP-999999-0123456789abcdef']) expect(await settledCreditJobs(stack, ref)).toEqual([]);
     expect(await stack.db.oneFirst(q`SELECT count(*)::int FROM wallet_transactions WHERE reference = 'TOP-999999-0123456789abcdef'`)).toBe(0);
   });
 });

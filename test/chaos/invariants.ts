@@ -1,6 +1,7 @@
 import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { queuePrefix } from '../../src/jobs/catalog.ts';
 
 /**
  * What must hold after any scenario, however rough: checked against PostgreSQL and Redis directly
@@ -35,7 +36,7 @@ const BUSY_STATES = ['wait', 'active', 'delayed', 'prioritized', 'waiting-childr
 async function queueBacklog(redis: Redis, prefix: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const name of WORK_QUEUES) {
-    const q = new Queue(name, { connection: redis, prefix });
+    const q = new Queue(name, { connection: redis, prefix: queuePrefix(prefix, name) });
     try {
       const counts = await q.getJobCounts(...BUSY_STATES, 'completed', 'failed');
       for (const [state, n] of Object.entries(counts)) out[`${name}.${state}`] = n;

@@ -9,8 +9,8 @@ export type Sample = { kind: 'live' | 'fixture'; startedAt: number; status: numb
  * Drives live and fixture verifications from 12 concurrent clients, cuts the dependency behind
  * `proxy` for `cutMs`, restores it and keeps going until recovery is shown. Returns every sample with
  * the cut and restore times, after asserting what a client must see:
- * - requests started during the cut are answered (never left hanging) in well under a second, with
- *   503 and a {detail} body, or 200 where the path does not need the dependency;
+ * - every request started during the cut, however long it took, is answered in well under a second,
+ *   with 503 and a {detail} body, or 200 where the path does not need the dependency;
  * - no 500 at any time;
  * - after the restore, live verifications succeed again without any restart.
  */
@@ -46,7 +46,10 @@ export async function outageUnderLoad(chaos: ChaosStack, proxy: TcpProxy, o: { c
   stop = true;
   await clients;
 
-  const during = samples.filter((s) => s.startedAt >= cutAt + 250 && s.startedAt + s.ms <= restoredAt);
+  // Every request started while the dependency was cut, judged by its start whenever it ended: the
+  // clients were awaited above, so a request that hung through the cut is here (its long time, or
+  // status 0 at the client deadline), and fails the bound instead of being left out.
+  const during = samples.filter((s) => s.startedAt >= cutAt && s.startedAt < restoredAt);
   const slow = during.filter((s) => s.ms >= (o.answerWithinMs ?? 1000) || s.status === 0);
   const wrong = during.filter((s) => s.status !== 503 && s.status !== 200);
   const fiveHundreds = samples.filter((s) => s.status === 500 || s.status === 0);
@@ -66,7 +69,7 @@ export async function outageUnderLoad(chaos: ChaosStack, proxy: TcpProxy, o: { c
   if (process.env.OUTAGE_DEBUG) process.stdout.write(`errors logged: ${[...new Set(stack.logs.filter((l) => l.includes('unhandled error')).map((l) => JSON.stringify(JSON.parse(l).err).slice(0, 600)))].slice(0, 5).join('\n')}\n`);
   expect(during.length, JSON.stringify(summary)).toBeGreaterThan(20);
   expect(summary.during503, JSON.stringify(summary)).toBeGreaterThan(0);
-  expect(slow.map((s) => ({ status: s.status, ms: Math.round(s.ms), kind: s.kind })), JSON.stringify(summary)).toEqual([]);
+  expect(slow.map((s) => ({ status: s.status, ms: Math.round(s.ms), kind: s.kind, startedAfterCutMs: s.startedAt - cutAt })), JSON.stringify(summary)).toEqual([]);
   expect(wrong.map((s) => ({ status: s.status, detail: s.detail })), JSON.stringify(summary)).toEqual([]);
   for (const s of during.filter((x) => x.status === 503)) expect(typeof s.detail).toBe('string');
   expect(fiveHundreds.map((s) => ({ status: s.status, detail: s.detail })), JSON.stringify(summary)).toEqual([]);

@@ -1,5 +1,5 @@
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 // Broken object-level authorisation: every endpoint that takes a reference, called with another
@@ -7,6 +7,7 @@ import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 // never revealed); top-up verify refuses (403) and credits nothing.
 
 let stack: Stack;
+// Fresh organisations and references for every test.
 let alice: OrgFixture;
 let mallory: OrgFixture;
 let aliceRef: string;
@@ -15,6 +16,8 @@ let aliceTopup: string;
 
 beforeAll(async () => {
   stack = await startStack();
+});
+beforeEach(async () => {
   alice = await stack.createOrg({ units: 10 });
   mallory = await stack.createOrg({ units: 10 });
   const live = await stack.api('POST', '/v1/verify-nin', { token: alice.member.token, json: { nin: '23456789012', reason: 'corporate' } });
@@ -47,9 +50,18 @@ describe('requery with another organisation\'s reference_id', () => {
   });
 
   it('When Mallory sends Alice\'s reference in other casings or with padding, then still 404 and nothing leaks', async () => {
-    for (const v of [aliceRef.toLowerCase(), ` ${aliceRef} `, `${aliceRef}\n`, aliceRef.replace('REF-', 'ref-')]) {
+    const malformed = { status: 400, body: { detail: 'reference_id: reference_id must be REF- followed by 12 characters A-Z or 0-9' } };
+    // Padding is trimmed: the reference is then Alice's, answered exactly like an unknown one.
+    const unknown = { status: 404, body: { detail: 'Unknown reference_id' } };
+    const cases = [
+      [aliceRef.toLowerCase(), malformed],
+      [` ${aliceRef} `, unknown],
+      [`${aliceRef}\n`, unknown],
+      [aliceRef.replace('REF-', 'ref-'), malformed],
+    ] as const;
+    for (const [v, expected] of cases) {
       const r = await stack.api('POST', '/v1/verify-nin/requery', { token: mallory.member.token, json: { reference_id: v } });
-      expect([400, 404, 422]).toContain(r.status);
+      expect({ status: r.status, body: r.body }, JSON.stringify(v)).toEqual(expected);
       expect(JSON.stringify(r.body)).not.toMatch(/fname|lname|phone|image/);
     }
   });
@@ -60,7 +72,7 @@ describe('top-up verify with another organisation\'s reference', () => {
     const r = await stack.api('POST', '/v1/topup/verify', { token: mallory.admin.token, form: { reference: aliceTopup } });
     expect(r.status).toBe(403);
     expect(typeof r.body.detail).toBe('string');
-    const credited = await stack.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM wallet_transactions WHERE kind = 'topup'`);
+    const credited = await stack.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM wallet_transactions WHERE kind = 'topup' AND org_id IN (${alice.orgId}, ${mallory.orgId})`);
     expect(credited).toBe(0);
     const m = await stack.api('GET', '/v1/me', { token: mallory.admin.token });
     expect(m.body.organisation.units).toBe(10);
@@ -76,6 +88,8 @@ describe('top-up verify with another organisation\'s reference', () => {
   });
 
   it('When Mallory verifies Alice\'s already credited top-up, then still 403, never "already credited"', async () => {
+    const own = await stack.api('POST', '/v1/topup/verify', { token: alice.admin.token, form: { reference: aliceTopup } });
+    expect(own.body.message).toBe('Top-up successful');
     const r = await stack.api('POST', '/v1/topup/verify', { token: mallory.admin.token, form: { reference: aliceTopup } });
     expect(r.status).toBe(403);
     expect(r.text).not.toMatch(/credited|new_balance/i);

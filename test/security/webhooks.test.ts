@@ -1,17 +1,21 @@
 import { createHmac } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { signPaystackBody } from '../../src/adapters/payment-processor/signature.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { finishedJob, settledCreditJobs, webhookCreditJobId } from '../setup/jobs.ts';
 
 // The processor webhook is unauthenticated except for its signature. Whatever arrives, signed or
 // not, the wallet is credited only with what the processor itself confirms, once per reference.
 
 let stack: Stack;
+// Each test has an organisation of its own, so its ledger holds only what that test did.
 let org: OrgFixture;
 beforeAll(async () => {
   stack = await startStack({ webhookMode: 'none' });
+});
+beforeEach(async () => {
   org = await stack.createOrg({ units: 0 });
 });
 afterAll(async () => stack?.close());
@@ -43,7 +47,9 @@ async function settle(ref: string, want: string): Promise<string> {
   }
   return s;
 }
-const quiet = () => new Promise((r) => setTimeout(r, 1500));
+const storedEvents = (ref: string) => stack.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM processor_events WHERE reference = ${ref}`);
+/** The credit job a validly signed webhook body enqueued, once it has finished for good. */
+const creditJobOf = (body: string) => finishedJob(stack, 'credits', webhookCreditJobId(body));
 
 describe('POST /webhooks/paystack', () => {
   it('When a paid reference\'s event is unsigned, signed with another key, or carries a malformed signature, then 401 and nothing is credited', async () => {
@@ -63,9 +69,12 @@ describe('POST /webhooks/paystack', () => {
     for (const sig of attempts) {
       const r = await post(body, sig);
       expect(r.status, String(sig).slice(0, 20)).toBe(401);
-      expect(typeof r.body.detail).toBe('string');
+      expect(r.body).toEqual({ detail: 'Invalid signature' });
     }
-    await quiet();
+    // A refused event is neither stored nor queued before its 401 is sent: once the 401s are in,
+    // nothing exists that could still credit.
+    expect(await storedEvents(t.reference)).toBe(0);
+    expect(await settledCreditJobs(stack, t.reference)).toEqual([]);
     expect(await statusOf(t.reference)).toBe('pending');
     expect(await ledger()).toEqual({ units: 0, lines: 0 });
   });
@@ -79,7 +88,10 @@ describe('POST /webhooks/paystack', () => {
     expect(first.every((r) => r.status === 200)).toBe(true);
     expect(await settle(t.reference, 'credited')).toBe('credited');
     for (let i = 0; i < 3; i++) expect((await post(body, sig)).status).toBe(200);
-    await quiet();
+    // Every delivery was queued (as one job id) before it was answered: once every credit job of the
+    // reference has finished, the ledger is final.
+    const jobs = await settledCreditJobs(stack, t.reference);
+    expect(jobs.map((j) => [j.id, j.state, j.returnvalue.outcome])).toEqual([[webhookCreditJobId(body), 'completed', 'credited']]);
     expect(await ledger()).toEqual({ units: 200, lines: 1 });
   });
 
@@ -99,7 +111,11 @@ describe('POST /webhooks/paystack', () => {
     expect(await settle(paid.reference, 'credited')).toBe('credited');
     const deflated = JSON.stringify({ ...real, data: { ...real.data, amount: 1 } });
     expect((await post(deflated, signPaystackBody(deflated, secret()))).status).toBe(200);
-    await quiet();
+    expect((await creditJobOf(cb)).returnvalue).toEqual({ outcome: 'not_paid', processorStatus: 'abandoned' });
+    expect((await creditJobOf(inflated)).returnvalue).toMatchObject({ outcome: 'credited', unitsAdded: 300 });
+    expect((await creditJobOf(deflated)).returnvalue).toMatchObject({ outcome: 'already_credited', unitsAdded: 300 });
+    expect((await settledCreditJobs(stack, unpaid.reference)).map((j) => j.state)).toEqual(['completed']);
+    expect((await settledCreditJobs(stack, paid.reference)).map((j) => j.state)).toEqual(['completed', 'completed']);
     expect(await statusOf(unpaid.reference)).toBe('pending');
     const after = await ledger();
     expect(after.units - before.units).toBe(300);
@@ -113,28 +129,36 @@ describe('POST /webhooks/paystack', () => {
     await pay(t.reference);
     const body = JSON.stringify(await processorEvent(t.reference));
     expect((await post(body, signPaystackBody(body, secret()))).status).toBe(200);
-    await quiet();
-    expect(await statusOf(t.reference)).not.toBe('credited');
+    expect((await creditJobOf(body)).returnvalue).toEqual({ outcome: 'amount_mismatch' });
+    expect((await settledCreditJobs(stack, t.reference)).map((j) => j.state)).toEqual(['completed']);
+    expect(await statusOf(t.reference)).toBe('amount_mismatch');
     expect(await ledger()).toEqual(before);
   });
 
   it('When a validly signed event names an unknown reference, then it is acknowledged and nothing is credited', async () => {
     const before = await ledger();
-    for (const reference of [`TOP-${org.orgId}-0123456789abcdef`, 'TOP-999999-fedcba9876543210', 'SOMETHING-ELSE', `REF-AAAAAAAAAAAA`]) {
+    const expected = { [`TOP-${org.orgId}-0123456789abcdef`]: 'unknown_reference', 'TOP-999999-fedcba9876543210': 'unknown_reference', 'SOMETHING-ELSE': 'ignored', 'REF-AAAAAAAAAAAA': 'ignored' };
+    for (const reference of Object.keys(expected)) {
       const body = JSON.stringify({ event: 'charge.success', data: { id: 1, reference, amount: 1_000_000, currency: 'NGN', status: 'success', paid_at: new Date().toISOString(), fees: 0 } });
       const r = await post(body, signPaystackBody(body, secret()));
-      expect(r.status).toBeLessThan(500);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ status: 'ok' });
     }
-    await quiet();
+    // Each was settled when it was stored (no top-up to credit), and none was queued for crediting.
+    const rows = await stack.db.any(sql.type(z.object({ reference: z.string(), outcome: z.string().nullable(), processed: z.boolean() }))`
+      SELECT reference, outcome, processed_at IS NOT NULL AS processed FROM processor_events WHERE reference = ANY(${sql.array(Object.keys(expected), 'text')}) ORDER BY id`);
+    expect(rows).toEqual(Object.entries(expected).map(([reference, outcome]) => ({ reference, outcome, processed: true })));
+    for (const reference of Object.keys(expected)) expect(await settledCreditJobs(stack, reference)).toEqual([]);
     expect(await ledger()).toEqual(before);
-    const credited = await stack.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM topups WHERE status = 'credited'`);
-    expect(credited).toBe(2);
+    const topups = await stack.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM topups WHERE reference = ANY(${sql.array(Object.keys(expected), 'text')})`);
+    expect(topups).toBe(0);
   });
 });
 
 describe('POST /webhooks/paystack with characters PostgreSQL cannot store', () => {
-  it('When a validly signed event carries a NUL character or a lone surrogate escape, then it is answered 4xx or acknowledged, never 500', async () => {
+  it('When a validly signed event carries a NUL character or a lone surrogate escape, then 400 and nothing is stored', async () => {
     const failures: string[] = [];
+    const before = await stack.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM processor_events`);
     const bodies = [
       '{"event":"charge.success","data":{"reference":"TOP-1-0123456789abcdef","note":"\\u0000"}}',
       '{"event":"paymentrequest.pending","data":{"reference":"x","amount":"\\u0000"}}',
@@ -143,9 +167,10 @@ describe('POST /webhooks/paystack with characters PostgreSQL cannot store', () =
     ];
     for (const body of bodies) {
       const r = await post(body, signPaystackBody(body, secret()));
-      if (r.status >= 500) failures.push(`${body} -> ${r.status} ${r.text}`);
+      if (r.status !== 400 || r.body?.detail !== 'Body contains characters that cannot be stored') failures.push(`${body} -> ${r.status} ${r.text}`);
     }
     expect(failures).toEqual([]);
+    expect(await stack.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM processor_events`)).toBe(before);
   });
 });
 

@@ -6,15 +6,16 @@ import type { DatabasePool } from 'slonik';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createDb } from '../../src/lib/db.ts';
+import { API_DB_CONNECT_TIMEOUT_MS, createDb } from '../../src/lib/db.ts';
+import { createHttpServer } from '../../src/lib/http-server.ts';
 import { manualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { createApiDeps } from '../../src/runtime.ts';
 import { startIdentitySimulator, type IdentitySimulator } from '../../src/simulators/identity-authority/server.ts';
 import { startPaymentSimulator, type PaymentSimulator, type WebhookMode } from '../../src/simulators/payment-processor/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/main.ts';
-import { createOrganisation, createUser } from '../../src/modules/organisations/organisations.service.ts';
-import { adjustWallet } from '../../src/modules/wallet/wallet.service.ts';
+import { createOrganisation, createUser, setMaxInFlight } from '../../src/modules/organisations/index.ts';
+import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { withDb } from './global.ts';
 
 export type ApiResponse<T = any> = { status: number; body: T; headers: Headers; text: string };
@@ -46,7 +47,7 @@ export type Stack = {
   logs: string[];
   api<T = any>(method: string, path: string, call?: ApiCall): Promise<ApiResponse<T>>;
   login(username: string, password: string): Promise<string>;
-  createOrg(opts?: { units?: number; tenancy?: 'hosted' | 'self-hosted'; affiliate?: boolean; subscription?: boolean; unitCostKobo?: number; minTopupUnits?: number; billingEmail?: string }): Promise<OrgFixture>;
+  createOrg(opts?: { units?: number; tenancy?: 'hosted' | 'self-hosted'; affiliate?: boolean; subscription?: boolean; unitCostKobo?: number; minTopupUnits?: number; billingEmail?: string; maxInFlight?: number }): Promise<OrgFixture>;
   /** Starts (again) the in-process workers, e.g. after stopping them. */
   startWorkers(): Promise<RunningWorkers>;
   close(): Promise<void>;
@@ -130,11 +131,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...opts.env,
   });
   const clock = opts.manualClock ? manualClock(opts.manualClock) : systemClock;
-  const db = await createDb(config.DATABASE_URL, { maxPoolSize: 10 });
+  const db = await createDb(config.DATABASE_URL, { maxPoolSize: 10, connectTimeoutMs: API_DB_CONNECT_TIMEOUT_MS });
   const deps = await createApiDeps(config, logger, { clock, db });
   const app = createApp(deps);
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   paymentSim.setWebhookUrl(`${url}/v1/webhooks/paystack`);
@@ -211,11 +212,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         await setSubscription(db, org.id, false);
       }
       if (o.units) await adjustWallet(db, org.id, o.units, 'test funding');
+      if (o.maxInFlight !== undefined) await setMaxInFlight(db, org.id, o.maxInFlight);
       const suffix = randomBytes(4).toString('hex');
       const admin = { username: `admin-${suffix}@example.com`, password: `pw-admin-${suffix}` };
       const member = { username: `member-${suffix}`, password: `pw-member-${suffix}` };
-      await createUser(db, { orgId: org.id, ...admin, role: 'org_admin' });
-      await createUser(db, { orgId: org.id, ...member, role: 'member' });
+      await createUser(db, { orgId: org.id, ...admin, role: 'org_admin', requirePasswordChange: false });
+      await createUser(db, { orgId: org.id, ...member, role: 'member', requirePasswordChange: false });
       return {
         orgId: org.id,
         admin: { ...admin, token: await login(admin.username, admin.password) },

@@ -18,6 +18,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_URL: 'nope' })).toThrow(ConfigError);
   });
 
+  it('When REDIS_CLUSTER_NODES lists seed nodes, then they are read as host:port; an entry without a port names the variable', () => {
+    expect(loadConfig({}).REDIS_CLUSTER_NODES).toEqual([]);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001' }).REDIS_CLUSTER_NODES).toEqual(['10.0.0.1:7000', 'redis-b.internal:7001']);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis://10.0.0.1:7000' })).toThrow(/REDIS_CLUSTER_NODES/);
+  });
+
   it('When production starts with the sandbox or development secrets, then it refuses', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET/);
     const base = {
@@ -34,5 +41,74 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...base, ENCRYPTION_KEYS: undefined })).toThrow(/ENCRYPTION_KEYS/);
     expect(() => loadConfig({ ...base, PAYSTACK_BASE_URL: '' })).toThrow(/PAYSTACK_BASE_URL/);
     expect(() => loadConfig({ ...base, IDENTITY_DIALECT: 'sandbox' })).toThrow(/IDENTITY_DIALECT/);
+  });
+
+  it('When a real authority or processor, or a live processor key, is configured outside production, then every published development secret is refused, naming it', () => {
+    const real = { IDENTITY_BASE_URL: 'https://api.dojah.io' };
+    expect(() => loadConfig(real)).toThrow(/JWT_SECRET: .*published in the source.*IDENTITY_BASE_URL is not a loopback address/);
+    const fresh = { JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_test_mine' };
+    for (const trigger of [real, { PAYSTACK_BASE_URL: 'https://api.paystack.co' }, { PAYSTACK_SECRET_KEY: 'sk_live_abc' }, { NODE_ENV: 'production' }]) {
+      const label = JSON.stringify(trigger);
+      expect(() => loadConfig({ ...fresh, ...trigger, JWT_SECRET: undefined }), label).toThrow(/JWT_SECRET/);
+      expect(() => loadConfig({ ...fresh, ...trigger, ENCRYPTION_KEYS: undefined }), label).toThrow(/ENCRYPTION_KEYS: unset/);
+      // The published key is refused even when written out explicitly, in any position of the ring.
+      const published = `dev1:${Buffer.alloc(32, 7).toString('base64')}`;
+      expect(() => loadConfig({ ...fresh, ...trigger, ENCRYPTION_KEYS: `k2:${Buffer.alloc(32, 3).toString('base64')},${published}` }), label).toThrow(/ENCRYPTION_KEYS/);
+      if (!('PAYSTACK_SECRET_KEY' in trigger)) {
+        expect(() => loadConfig({ ...fresh, ...trigger, PAYSTACK_SECRET_KEY: 'sk_test_sandbox_secret' }), label).toThrow(/PAYSTACK_SECRET_KEY/);
+      }
+    }
+    // Fresh values on a real (non-production) stack start.
+    expect(loadConfig({ ...real, ...fresh, PAYSTACK_BASE_URL: 'https://api.paystack.co' }).sandbox).toEqual({ identity: false, processor: false });
+  });
+
+  it('When the authority and processor are local simulators (test and bench stacks), then the development secrets still work', () => {
+    for (const url of ['http://127.0.0.1:4010', 'http://localhost:4010', 'http://[::1]:4010', 'http://127.8.9.10']) {
+      const c = loadConfig({ IDENTITY_BASE_URL: url, PAYSTACK_BASE_URL: url, PAYSTACK_SECRET_KEY: 'sk_test_harness_secret', NODE_ENV: 'test' });
+      expect(c.JWT_SECRET.length).toBeGreaterThanOrEqual(32);
+    }
+    expect(() => loadConfig({ IDENTITY_BASE_URL: 'http://127.0.0.1.example.com' })).toThrow(/JWT_SECRET/);
+    expect(() => loadConfig({ PAYSTACK_BASE_URL: 'http://10.0.0.5:4020' })).toThrow(/PAYSTACK_BASE_URL is not a loopback address/);
+  });
+
+  it('When TRUST_PROXY and the per-address limit are set, then they are parsed and checked', () => {
+    expect(loadConfig({}).TRUST_PROXY).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,192.168.1.1, fd00::/8, 172.16.0.0/255.240.0.0' }).TRUST_PROXY).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      '192.168.1.1',
+      'fd00::/8',
+      '172.16.0.0/255.240.0.0',
+    ]);
+    for (const bad of ['proxy.example.com', '10.0.0.0/33', '1.2.3.4/8/8', 'everything']) expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
+    expect(loadConfig({ LOGIN_MAX_FAILURES: '4' }).LOGIN_MAX_FAILURES_PER_ADDRESS).toBe(20);
+    expect(loadConfig({ LOGIN_MAX_FAILURES_PER_ADDRESS: '7' }).LOGIN_MAX_FAILURES_PER_ADDRESS).toBe(7);
+    expect(() => loadConfig({ LOGIN_MAX_FAILURES_PER_ADDRESS: '0' })).toThrow(/LOGIN_MAX_FAILURES_PER_ADDRESS/);
+  });
+
+  it('When the benchmark-only inline lookup is switched on, then production refuses it and other environments take it', () => {
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(40),
+      ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+      IDENTITY_DIALECT: 'dojah',
+      IDENTITY_BASE_URL: 'https://api.dojah.io',
+      PAYSTACK_BASE_URL: 'https://api.paystack.co',
+      PAYSTACK_SECRET_KEY: 'sk_live_x',
+      SMTP_URL: 'smtp://mail.example:587',
+    };
+    expect(() => loadConfig({ ...production, LOOKUP_INLINE: 'true' })).toThrow('invalid configuration: LOOKUP_INLINE: is for benchmarks only and refused in production');
+    expect(loadConfig(production).LOOKUP_INLINE).toBe(false);
+    expect(loadConfig({ LOOKUP_INLINE: 'true' }).LOOKUP_INLINE).toBe(true);
+  });
+
+  it('When the sweeps schedule is set under its old name, then it is honoured with a warning, and the new name wins', () => {
+    const old = loadConfig({ TOPUP_SWEEP_CRON: '*/5 * * * *' });
+    expect(old.RECONCILE_CRON).toBe('*/5 * * * *');
+    expect(old.warnings).toEqual(['TOPUP_SWEEP_CRON is deprecated; use RECONCILE_CRON']);
+    const both = loadConfig({ TOPUP_SWEEP_CRON: '*/5 * * * *', RECONCILE_CRON: '*/2 * * * *' });
+    expect(both.RECONCILE_CRON).toBe('*/2 * * * *');
+    expect(both.warnings).toHaveLength(1);
+    expect(loadConfig({}).warnings).toEqual([]);
   });
 });

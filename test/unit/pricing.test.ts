@@ -5,11 +5,11 @@ import {
   computeTopupPrice,
   defaultPricingRules,
   grossUpForProcessorFee,
-  loyaltyBadge,
   processorFee,
   validateTopupUnits,
   type TopupPriceInput,
 } from '../../src/modules/topup/pricing.ts';
+import { loyaltyBadge } from '../../src/modules/organisations/index.ts';
 
 const rules = defaultPricingRules;
 const fee = (t: number): number => processorFee(t, rules.processorFee);

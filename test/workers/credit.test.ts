@@ -7,7 +7,8 @@ import { createPaystackClient, ProcessorError } from '../../src/adapters/payment
 import { QUEUES } from '../../src/jobs/catalog.ts';
 import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { creditTopup } from '../../src/modules/topup/topup.service.ts';
+import { redisTarget } from '../../src/lib/redis.ts';
+import { creditTopup } from '../../src/modules/topup/index.ts';
 import { topupProcessors } from '../../workers/processors/topup.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
@@ -21,7 +22,7 @@ const log = createLogger({ level: 'silent' });
 beforeAll(async () => {
   stack = await startStack();
   // A producer of our own that waits on the credits queue: the jobs run in the stack's real workers.
-  producer = await createProducer({ redisUrl: stack.config.REDIS_URL, prefix: stack.config.REDIS_PREFIX, waitFor: [QUEUES.credits] });
+  producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, waitFor: [QUEUES.credits] });
 });
 afterAll(async () => {
   await producer?.close();

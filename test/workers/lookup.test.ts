@@ -1,5 +1,6 @@
-// First: the app's modules (and the OpenAPI zod extension they need) load before any schema module.
+// The verification jobs (lookup, sweep, retention) run by hand against a real stack and real queues.
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { finishedJob } from '../setup/jobs.ts';
 import type { Job } from 'bullmq';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,8 +9,9 @@ import { createIdentityAuthority } from '../../src/adapters/identity-authority/i
 import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
 import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { redisTarget } from '../../src/lib/redis.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
-import { createIdentityAdapter, createProcessorAdapter } from '../../src/runtime.ts';
+import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, type AuthorityAccess } from '../../src/runtime.ts';
 import type { WorkerDeps } from '../../workers/context.ts';
 import { verificationProcessors } from '../../workers/processors/verification.ts';
 
@@ -23,9 +25,12 @@ const erase = verificationProcessors['retention.erase']!;
 let stack: Stack;
 let producer: Producer;
 let deps: WorkerDeps;
+let authority: AuthorityAccess;
 beforeAll(async () => {
   stack = await startStack({ workers: false, env: { VERIFY_WAIT_MS: '300' } });
-  producer = await createProducer({ redisUrl: stack.config.REDIS_URL, prefix: stack.config.REDIS_PREFIX });
+  producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, role: 'worker' });
+  const metrics = createMetrics({ process: 'worker', defaults: false });
+  authority = await createAuthorityAccess(stack.config, log, metrics, producer.redis);
   deps = {
     config: stack.config,
     db: stack.db,
@@ -33,11 +38,14 @@ beforeAll(async () => {
     identity: createIdentityAdapter(stack.config),
     processor: createProcessorAdapter(stack.config),
     producer,
-    metrics: createMetrics({ process: 'worker', defaults: false }),
+    metrics,
     clock: stack.clock,
+    authority: { breaker: authority.breaker, spacer: authority.spacer },
+    fairShare: authority.fairShare,
   };
 });
 afterAll(async () => {
+  await authority?.close();
   await producer?.close();
   await stack?.close();
 });
@@ -61,16 +69,27 @@ async function pending(org: OrgFixture, nin: string): Promise<{ ref: string; job
   return { ref, job };
 }
 
-let firstRef: string;
-let firstOrg: OrgFixture;
+describe('producer roles', () => {
+  it('When a producer is made for a worker, then its Redis connection waits out an outage; an API producer fails fast', async () => {
+    expect(producer.redis.options).toMatchObject({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    const api = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, role: 'api' });
+    try {
+      expect(api.redis.options).toMatchObject({ maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    } finally {
+      await api.close();
+    }
+  });
+});
 
 describe('verification.lookup', () => {
-  it('When a lookup is queued, then its job carries the reference, the request id and the query as ciphertext only', async () => {
-    firstOrg = await stack.createOrg({ units: 3 });
+  it('When a lookup is queued, then its job carries the reference, the organisation, the request id and the query as ciphertext only', async () => {
+    const firstOrg = await stack.createOrg({ units: 3 });
     const { ref, job } = await pending(firstOrg, '31415926535');
-    firstRef = ref;
     expect(job.id).toBe(`lookup-${ref}`);
-    expect(Object.keys(job.data).sort()).toEqual(['query', 'referenceId', 'requestId']);
+    expect(Object.keys(job.data).sort()).toEqual(['orgId', 'query', 'referenceId', 'requestId']);
+    expect(job.data.orgId).toBe(firstOrg.orgId);
+    // Every lookup carries a priority (fairness between organisations); the first in flight gets 1.
+    expect(job.opts.priority).toBe(1);
     expect(Object.keys(job.data.query).sort()).toEqual(['data', 'keyId']);
     expect(JSON.stringify(job.data)).not.toContain('31415926535');
     expect(Buffer.from(job.data.query.data, 'base64').toString('latin1')).not.toContain('31415926535');
@@ -79,7 +98,8 @@ describe('verification.lookup', () => {
   });
 
   it('When the same lookup runs several times, at once and again later, then the unit is debited exactly once', async () => {
-    const job = (await lookups().getJob(jobIds.lookup(firstRef)))!;
+    const org = await stack.createOrg({ units: 3 });
+    const { ref: firstRef, job } = await pending(org, '31415926535');
     const payload = { referenceId: firstRef };
     const results = await Promise.all([lookup(payload, job, deps, log), lookup(payload, job, deps, log), lookup(payload, job, deps, log)]);
     // Only the run that settled carries the sealed record; the others read the settled row.
@@ -87,7 +107,7 @@ describe('verification.lookup', () => {
     expect(results.filter((r) => r.record).length).toBe(1);
     expect(await lookup(payload, job, deps, log)).toEqual({ outcome: 'found' });
     expect(await debits(firstRef)).toBe(1);
-    expect(await wallet(firstOrg.orgId)).toEqual({ units: 2, reserved: 0 });
+    expect(await wallet(org.orgId)).toEqual({ units: 2, reserved: 0 });
     expect(await rowOf(firstRef)).toMatchObject({ status: 'found', holds_unit: false });
   });
 
@@ -124,8 +144,9 @@ describe('verification.sweep', () => {
     const result = await sweep({}, lost.job, deps, log);
     expect(result).toEqual({ requeued: 1, released: 1 });
     const requeued = await lookups().getJob(jobIds.lookup(lost.ref));
-    expect(requeued?.data).toEqual({ referenceId: lost.ref });
-    expect(await requeued!.getState()).toBe('waiting');
+    expect(requeued?.data).toEqual({ referenceId: lost.ref, orgId: expect.any(Number) });
+    expect(requeued?.opts.priority).toBe(1);
+    expect(await requeued!.getState()).toBe('prioritized');
     expect(await rowOf(abandoned.ref)).toMatchObject({ status: 'failed', failure_code: 'lookup_abandoned', holds_unit: false });
     for (const r of [lost, waiting, fresh]) expect((await rowOf(r.ref)).status).toBe('pending');
     expect(await wallet(org.orgId)).toEqual({ units: 5, reserved: 3 });
@@ -164,22 +185,30 @@ describe('retention.erase', () => {
 
 describe('real workers', () => {
   it('When workers start, then queued lookups run, and an already-settled one is not debited again', async () => {
-    await stack.startWorkers();
-    const job = (await lookups().getJob(jobIds.lookup(firstRef)))!;
-    // Left queued from the first tests although its row was settled by hand.
-    const until = Date.now() + 10_000;
-    while (!(await job.isCompleted()) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    const done = (await lookups().getJob(jobIds.lookup(firstRef)))!;
-    expect(done.returnvalue).toEqual({ outcome: 'found' });
-    expect(await debits(firstRef)).toBe(1);
-    expect(await wallet(firstOrg.orgId)).toEqual({ units: 2, reserved: 0 });
+    const org = await stack.createOrg({ units: 3 });
+    const { ref } = await pending(org, '31415926536');
+    // Settled by hand while its job still waits in the queue.
+    const queued = (await lookups().getJob(jobIds.lookup(ref)))!;
+    expect(await lookup({ referenceId: ref }, queued, deps, log)).toMatchObject({ outcome: 'found' });
+    expect(await debits(ref)).toBe(1);
+    // The other tests of this file need lookups left queued: the workers stop again at the end.
+    const running = await stack.startWorkers();
+    try {
+      const done = await finishedJob(stack, QUEUES.lookups, jobIds.lookup(ref));
+      expect(done).toMatchObject({ state: 'completed', returnvalue: { outcome: 'found' } });
+    } finally {
+      await running.close();
+    }
+    expect(await debits(ref)).toBe(1);
+    expect(await wallet(org.orgId)).toEqual({ units: 2, reserved: 0 });
   });
 });
 
 describe('retention of sealed records in Redis', () => {
-  // Last in the file: moving the clock past retention also erases every record of this stack.
+  // Moving the clock past retention also erases every record of this stack that exists now; the
+  // other tests make their own records and read them within the test, so the order does not matter.
   it('When the retention period has passed, then the lookup event stream keeps no entry older than it', async () => {
-    const events = `${stack.config.REDIS_PREFIX}:${QUEUES.lookups}:events`;
+    const events = deps.producer.queue(QUEUES.lookups).toKey('events');
     const redis = deps.producer.redis;
     await redis.xadd(events, '*', 'event', 'probe');
     expect(await redis.xlen(events)).toBeGreaterThan(0);

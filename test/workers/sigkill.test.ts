@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { waitFor } from '../setup/wait.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -65,15 +65,6 @@ async function startWorkerProcess(): Promise<ChildProcess> {
   return child;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 it('When the worker is SIGKILLed during a lookup, then another worker finishes it and the unit is debited exactly once', async () => {
   const org = await stack.createOrg({ units: 3 });
@@ -82,12 +73,11 @@ it('When the worker is SIGKILLed during a lookup, then another worker finishes i
   const calls = stack.identitySim.stats().calls;
   const answer = stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '31415926535', reason: 'corporate' } });
   // The reasons list and then the NIN lookup reach the simulator; kill once the lookup is in flight.
-  const ref = await until(
-    'the pending verification',
+  const ref = await waitFor(
     () => stack.db.maybeOneFirst(sql.type(z.object({ reference_id: z.string() }))`SELECT reference_id FROM verifications WHERE org_id = ${org.orgId}`),
-    10_000,
+    { what: 'the pending verification', timeoutMs: 10_000 },
   );
-  await until('the upstream call', async () => stack.identitySim.stats().calls > calls + 1, 10_000);
+  await waitFor(async () => stack.identitySim.stats().calls > calls + 1, { what: 'the upstream call', timeoutMs: 10_000 });
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
 
@@ -103,13 +93,12 @@ it('When the worker is SIGKILLed during a lookup, then another worker finishes i
     expect(res.status).toBe(504);
     expect(res.body.reference_id).toBe(ref);
   }
-  const found = await until(
-    'the requery to find the record',
+  const found = await waitFor(
     async () => {
       const r = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
       return r.status === 200 ? r : r.status === 202 ? undefined : Promise.reject(new Error(`requery answered ${r.status}`));
     },
-    60_000,
+    { what: 'the requery to find the record', timeoutMs: 60_000 },
   );
   expect(found.body.data).toMatchObject({ nin: '31415926535', reference_id: ref });
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { topupProcessors } from '../../workers/processors/topup.ts';
+import { walletProcessors } from '../../workers/processors/wallet.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
@@ -26,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 const sweep = () => topupProcessors['topup.sweep']!({}, job, stack.workers!.deps, log);
-const audit = () => topupProcessors['ledger.audit']!({}, job, stack.workers!.deps, log);
+const audit = () => walletProcessors['ledger.audit']!({}, job, stack.workers!.deps, log);
 const statusOf = (reference: string) => stack.db.oneFirst(q`SELECT status FROM topups WHERE reference = ${reference}`);
 const unitsOf = (orgId: number) => stack.db.oneFirst(q`SELECT units::int FROM wallets WHERE org_id = ${orgId}`);
 

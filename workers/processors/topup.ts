@@ -1,7 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { ProcessorError } from '../../src/adapters/payment-processor/paystack.ts';
-import { deliverReceipt, sweepOutbox } from '../../src/modules/topup/receipts.ts';
-import { auditLedger, creditTopup, sweepTopups } from '../../src/modules/topup/topup.service.ts';
+import { creditTopup, deliverReceipt, recheckAbandoned, sweepOutbox, sweepTopups } from '../../src/modules/topup/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
 export const topupProcessors: ProcessorMap = {
@@ -24,5 +23,5 @@ export const topupProcessors: ProcessorMap = {
 
   'topup.sweep': async (_payload, _job, deps, log) => sweepTopups(deps, log),
 
-  'ledger.audit': async (_payload, _job, deps, log) => auditLedger(deps, log),
+  'topup.recheck': async (_payload, _job, deps, log) => recheckAbandoned(deps, log),
 };

@@ -1,2 +1,2 @@
 export { ApiError, createClient, type Client, type ClientOptions, type OperationId, type Operations, type Schemas } from './client.ts';
-export { operations } from './openapi.ts';
+export { operations } from './operations.ts';

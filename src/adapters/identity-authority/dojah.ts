@@ -30,7 +30,7 @@ export interface DojahAuthorityConfig {
 
 const UPSTREAM = 'dojah';
 
-/** Dojah's snake_case keys and the SPEC 2.1 aliases they are copied to. */
+/** Dojah's snake_case keys and the person-record aliases they are copied to. */
 const KEY_ALIASES: Record<string, string> = {
   first_name: 'firstname',
   middle_name: 'middlename',

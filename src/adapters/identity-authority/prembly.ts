@@ -34,7 +34,7 @@ export interface PremblyAuthorityConfig {
 
 const UPSTREAM = 'prembly';
 
-/** Prembly-only keys and the SPEC 2.1 aliases they are copied to. */
+/** Prembly-only keys and the person-record aliases they are copied to. */
 const KEY_ALIASES: Record<string, string> = {
   residence_address: 'residence_AdressLine1',
   residence_Town: 'town',
@@ -101,7 +101,7 @@ function toOutcome(res: UpstreamResponse, what: string): UpstreamOutcome {
 
 function premblyRaw(person: Record<string, unknown>, verification: unknown): Record<string, unknown> {
   const raw = withSpecAliases(person, KEY_ALIASES);
-  // Prembly's verification reference is the upstream-issued id SPEC 2.1 calls transaction_id.
+  // Prembly's verification reference is the upstream-issued id the person record calls transaction_id.
   if (raw.transaction_id === undefined && isRecord(verification) && typeof verification.reference === 'string') {
     raw.transaction_id = verification.reference;
   }

@@ -1,7 +1,7 @@
 import type { UpstreamOutcome } from './types.ts';
 
 /**
- * Vendors' raw records use their own keys; the normaliser only knows the SPEC 2.1 aliases. Each
+ * Vendors' raw records use their own keys; the normaliser only knows the person record's aliases. Each
  * vendor-only key is copied to its alias, leaving the vendor keys in place for diagnosis.
  */
 export function withSpecAliases(record: Record<string, unknown>, aliases: Record<string, string>): Record<string, unknown> {

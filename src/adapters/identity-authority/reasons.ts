@@ -1,8 +1,9 @@
 import type { Reason } from './types.ts';
 
 /**
- * Reasons offered when the upstream has no reasons endpoint (Prembly, Dojah). The three keys the
- * SPEC names (2.3) must always be present, because requests are validated against this list.
+ * Reasons offered when the upstream has no reasons endpoint (Prembly, Dojah). The contract's three
+ * keys (corporate, nyscCheck, telecommunicationSimReg) must always be present, because requests are
+ * validated against this list.
  */
 export const DEFAULT_REASONS: readonly Reason[] = [
   { key: 'corporate', label: 'Corporate', description: 'Identity check by a registered organisation for its own customers or staff.' },

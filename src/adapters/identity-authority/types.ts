@@ -24,7 +24,7 @@ export interface PhoneQuery {
 export interface DemographyQuery {
   firstName: string;
   lastName: string;
-  /** dd-mm-yyyy, as on our request side (SPEC 4.7). */
+  /** dd-mm-yyyy, as on our request side. */
   dob: string;
   gender: 'm' | 'f';
   reason: string;

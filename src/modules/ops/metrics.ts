@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Queue } from 'bullmq';
 import { Router } from 'express';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 
@@ -24,25 +24,32 @@ export function metricsAccess(token: string, authorization: string | undefined):
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
 
 /**
- * Queue depth is read from Redis when Prometheus scrapes, not kept up to date on every job event:
- * a scrape every 15 s costs one round trip per queue, whereas event listeners would cost one per job.
+ * Registers `queue_jobs{queue, state}` on the API registry. Queue depth is read from Redis when
+ * Prometheus scrapes (prom-client runs `collect` before each scrape), not kept up to date on every
+ * job event: a scrape every 15 s costs one round trip per queue, whereas event listeners would cost
+ * one per job. It lives here rather than in lib/metrics.ts because the queues exist only once the
+ * producer does. BullMQ's own Queue.exportPrometheusMetrics() is not used: it names the series
+ * `bullmq_job_count` and returns text outside the registry, and dashboards scrape `queue_jobs`.
  */
-export function collectQueueDepth(metrics: Metrics, queues: () => Queue[]): void {
-  const gauge = metrics.queueDepth;
-  // prom-client calls a metric's `collect` before each scrape; the gauge is built in lib/metrics.ts
-  // without one because the queues are known only once the producer exists.
-  (gauge as unknown as { collect?: () => Promise<void> }).collect = async () => {
-    try {
-      const counts = await Promise.all(queues().map(async (q) => [q.name, await q.getJobCounts(...JOB_STATES)] as const));
-      gauge.reset();
-      for (const [queue, byState] of counts) {
-        for (const state of JOB_STATES) gauge.set({ queue, state }, byState[state] ?? 0);
+export function collectQueueDepth(metrics: Metrics, queues: () => Queue[]): Gauge<'queue' | 'state'> {
+  return new Gauge({
+    name: 'queue_jobs',
+    help: 'Jobs per queue and state',
+    labelNames: ['queue', 'state'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      try {
+        const counts = await Promise.all(queues().map(async (q) => [q.name, await q.getJobCounts(...JOB_STATES)] as const));
+        this.reset();
+        for (const [queue, byState] of counts) {
+          for (const state of JOB_STATES) this.set({ queue, state }, byState[state] ?? 0);
+        }
+      } catch {
+        // Redis out of reach: the series disappear rather than report stale depths.
+        this.reset();
       }
-    } catch {
-      // Redis out of reach: the series disappear rather than report stale depths.
-      gauge.reset();
-    }
-  };
+    },
+  });
 }
 
 /** GET /metrics for the API process: Prometheus text, behind METRICS_TOKEN. */

@@ -3,15 +3,18 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type RequestHandler } from 'express';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
-import { createLimiter, tooMany } from '../../lib/rate-limit.ts';
-import { principalOf } from '../auth/auth.middleware.ts';
-import { checkCredentials } from '../auth/auth.service.ts';
+import { assertSignInAllowed, BAD_CREDENTIALS, checkCredentials, clientAddress, guardedSignIn, principalOf } from '../auth/index.ts';
+import { findUserForLogin } from '../organisations/index.ts';
 
 export const QUEUE_BOARD_PATH = '/admin/queues';
 const REALM = 'Basic realm="idverify operators", charset="UTF-8"';
+
+/** What a remembered Basic check depends on: any change to the row makes the stamp differ. */
+function stampOf(u: { id: number; role: string; password_hash: string; disabled: boolean; org_deleted: boolean }): string {
+  return createHash('sha256').update(JSON.stringify([u.id, u.role, u.password_hash, u.disabled, u.org_deleted])).digest('hex');
+}
 
 /** Queue contents name organisations and references: only the platform operator may see them. */
 export const requirePlatformAdmin: RequestHandler = (req, _res, next) => {
@@ -25,38 +28,41 @@ export const requirePlatformAdmin: RequestHandler = (req, _res, next) => {
 /**
  * The board's page calls its own API without our bearer header, so a browser needs credentials it
  * resends by itself: HTTP Basic with a platform administrator's username and password. A bearer
- * token of a platform administrator works too (scripts). Successful Basic checks are remembered for
- * a minute because the page polls, and argon2 on every poll would burn CPU shared with the hot path.
+ * token of a platform administrator works too (scripts). Basic sign-ins share /login's failure
+ * counters and answer like it: 401 for any wrong pair, 429 when limited, 403 only after a right
+ * password of someone who is not a platform administrator.
+ *
+ * The page polls, and argon2 on every poll would burn CPU shared with the hot path, so a right pair
+ * is remembered for a minute as a stamp of the user's row (id, role, password hash, disabled). Every
+ * request still reads the row and compares: a disabled user or a changed password no longer
+ * matches the stamp, and the full check (and its counters) runs again.
  */
-function operatorAuth(ctx: AppContext): RequestHandler {
-  const remembered = new Map<string, number>();
-  const failures = createLimiter(ctx.redis, { prefix: `${ctx.config.REDIS_PREFIX}:rl:board`, points: ctx.config.LOGIN_MAX_FAILURES, durationSeconds: ctx.config.LOGIN_LOCK_SECONDS });
-  const basic = async (header: string): Promise<void> => {
+export function operatorAuth(ctx: AppContext): RequestHandler {
+  const remembered = new Map<string, { stamp: string; until: number }>();
+  const basic = async (header: string, address: string): Promise<void> => {
     const digest = createHash('sha256').update(header).digest('hex');
-    const until = remembered.get(digest);
-    if (until && until > Date.now()) return;
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    const username = colon > 0 ? decoded.slice(0, colon).toLowerCase() : '';
-    const state = await failures.get(username || '-');
-    if (state && state.consumedPoints >= ctx.config.LOGIN_MAX_FAILURES) throw tooMany(state);
-    const user = colon > 0 ? await checkCredentials(ctx.db, username, decoded.slice(colon + 1)) : null;
-    if (!user || user.role !== 'platform_admin') {
-      await failures.consume(username || '-').catch((err: unknown) => {
-        if (!(err instanceof RateLimiterRes)) throw err;
-      });
-      throw new AppError(user ? 'forbidden' : 'unauthorized', user ? 'Only platform administrators may do this' : 'Not authenticated', {
-        headers: user ? {} : { 'WWW-Authenticate': REALM },
-      });
+    const username = colon > 0 ? decoded.slice(0, colon) : '';
+    const password = colon > 0 ? decoded.slice(colon + 1) : '';
+    const known = remembered.get(digest);
+    if (known && known.until > Date.now()) {
+      await assertSignInAllowed(ctx, username, address);
+      const row = await findUserForLogin(ctx.db, username);
+      if (row && stampOf(row) === known.stamp && row.role === 'platform_admin' && !row.disabled) return;
+      remembered.delete(digest);
     }
+    const user = await guardedSignIn(ctx, username, address, async () => (colon > 0 ? checkCredentials(ctx.db, username, password) : null));
+    if (!user) throw new AppError('unauthorized', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': REALM } });
+    if (user.role !== 'platform_admin') throw new AppError('forbidden', 'Only platform administrators may do this');
     if (remembered.size > 1000) remembered.clear();
-    remembered.set(digest, Date.now() + 60_000);
+    remembered.set(digest, { stamp: stampOf(user), until: Date.now() + 60_000 });
   };
   const bearer: RequestHandler[] = [ctx.authenticate, requirePlatformAdmin];
   return (req, res, next) => {
     const header = req.get('authorization') ?? '';
     if (/^basic /i.test(header)) {
-      basic(header).then(() => next(), next);
+      basic(header, clientAddress(req)).then(() => next(), next);
       return;
     }
     if (!header) {

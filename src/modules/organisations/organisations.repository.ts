@@ -2,10 +2,10 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { organisationRow, userRow, type Role, type Tenancy } from './organisations.schemas.ts';
 
-const orgColumns = sql.fragment`
+export const orgColumns = sql.fragment`
   o.id, o.name, o.tenancy, o.affiliate, o.unit_cost_kobo, o.min_topup_units, o.subscription_active,
   o.lifetime_units, o.business_registration_ref, o.data_protection_ref, o.billing_email, o.created_at,
-  o.deleted_at, w.units, w.reserved`;
+  o.deleted_at, o.max_in_flight, w.units, w.reserved`;
 
 export async function insertOrganisation(
   db: CommonQueryMethods,
@@ -29,6 +29,12 @@ export async function setSubscription(db: CommonQueryMethods, id: number, active
   return r.rowCount === 1;
 }
 
+/** null restores the service default. */
+export async function setMaxInFlight(db: CommonQueryMethods, id: number, maxInFlight: number | null): Promise<boolean> {
+  const r = await db.query(sql.unsafe`UPDATE organisations SET max_in_flight = ${maxInFlight} WHERE id = ${id} AND deleted_at IS NULL`);
+  return r.rowCount === 1;
+}
+
 export async function markDeleted(db: CommonQueryMethods, id: number): Promise<void> {
   await db.query(sql.unsafe`UPDATE organisations SET deleted_at = now(), subscription_active = false WHERE id = ${id}`);
   await db.query(sql.unsafe`UPDATE users SET disabled = true WHERE org_id = ${id}`);
@@ -36,22 +42,22 @@ export async function markDeleted(db: CommonQueryMethods, id: number): Promise<v
 
 export async function insertUser(
   db: CommonQueryMethods,
-  u: { orgId: number | null; username: string; email: string | null; passwordHash: string; role: Role },
+  u: { orgId: number | null; username: string; email: string | null; passwordHash: string; role: Role; mustChangePassword: boolean },
 ) {
   return db.one(sql.type(userRow)`
-    INSERT INTO users (org_id, username, email, password_hash, role)
-    VALUES (${u.orgId}, ${u.username}, ${u.email}, ${u.passwordHash}, ${u.role})
-    RETURNING id, org_id, username, email, role, disabled`);
+    INSERT INTO users (org_id, username, email, password_hash, role, must_change_password)
+    VALUES (${u.orgId}, ${u.username}, ${u.email}, ${u.passwordHash}, ${u.role}, ${u.mustChangePassword})
+    RETURNING id, org_id, username, email, role, disabled, must_change_password`);
 }
 
 export async function setUserDisabled(db: CommonQueryMethods, by: { id?: number; username?: string }, disabled: boolean) {
   const where = by.id !== undefined ? sql.fragment`id = ${by.id}` : sql.fragment`username = ${(by.username ?? '').toLowerCase()}`;
   return db.maybeOne(sql.type(userRow)`
-    UPDATE users SET disabled = ${disabled} WHERE ${where} RETURNING id, org_id, username, email, role, disabled`);
+    UPDATE users SET disabled = ${disabled} WHERE ${where} RETURNING id, org_id, username, email, role, disabled, must_change_password`);
 }
 
 export async function listUsers(db: CommonQueryMethods, orgId: number) {
-  return db.any(sql.type(userRow)`SELECT id, org_id, username, email, role, disabled FROM users WHERE org_id = ${orgId} ORDER BY id`);
+  return db.any(sql.type(userRow)`SELECT id, org_id, username, email, role, disabled, must_change_password FROM users WHERE org_id = ${orgId} ORDER BY id`);
 }
 
 export const authUserRow = z.object({
@@ -60,15 +66,32 @@ export const authUserRow = z.object({
   username: z.string(),
   role: z.enum(['org_admin', 'member', 'platform_admin']),
   disabled: z.boolean(),
+  email: z.string().nullable(),
   password_hash: z.string(),
   org_deleted: z.boolean(),
+  token_version: z.coerce.number(),
+  must_change_password: z.boolean(),
 });
 
 export async function findUserForLogin(db: CommonQueryMethods, username: string) {
   return db.maybeOne(sql.type(authUserRow)`
-    SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted
+    SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.email, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted,
+           u.token_version, u.must_change_password
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
     WHERE u.username = ${username.toLowerCase()}`);
+}
+
+export async function findUserById(db: CommonQueryMethods, id: number) {
+  return db.maybeOne(sql.type(authUserRow)`
+    SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.email, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted,
+           u.token_version, u.must_change_password
+    FROM users u LEFT JOIN organisations o ON o.id = u.org_id
+    WHERE u.id = ${id}`);
+}
+
+/** The users_token_version trigger ends every earlier token of the user. */
+export async function setPasswordHash(db: CommonQueryMethods, id: number, passwordHash: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE users SET password_hash = ${passwordHash}, must_change_password = false WHERE id = ${id}`);
 }
 
 export const principalRow = z.object({
@@ -78,6 +101,9 @@ export const principalRow = z.object({
   role: z.enum(['org_admin', 'member', 'platform_admin']),
   active: z.boolean(),
   subscription_active: z.boolean().nullable(),
+  max_in_flight: z.coerce.number().nullable(),
+  token_version: z.coerce.number(),
+  must_change_password: z.boolean(),
 });
 
 /** Read on every authenticated request, so a disabled user's tokens stop working at once. */
@@ -85,16 +111,16 @@ export async function findPrincipal(db: CommonQueryMethods, userId: number) {
   return db.maybeOne(sql.type(principalRow)`
     SELECT u.id, u.org_id, u.username, u.role,
            (NOT u.disabled AND (u.org_id IS NULL OR o.deleted_at IS NULL)) AS active,
-           o.subscription_active
+           o.subscription_active, o.max_in_flight, u.token_version, u.must_change_password
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
     WHERE u.id = ${userId}`);
 }
 
-const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number() });
+const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number(), retired: z.boolean() });
 
 /** Counts purchased units towards loyalty badges; returns what a receipt needs to show the badge. */
 export async function addLifetimeUnits(db: CommonQueryMethods, orgId: number, units: number) {
   return db.one(sql.type(lifetimeRow)`
     UPDATE organisations SET lifetime_units = lifetime_units + ${units} WHERE id = ${orgId}
-    RETURNING name, tenancy, lifetime_units`);
+    RETURNING name, tenancy, lifetime_units, (deleted_at IS NOT NULL) AS retired`);
 }

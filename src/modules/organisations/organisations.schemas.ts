@@ -24,6 +24,8 @@ export const organisationRow = z.object({
   deleted_at: z.union([z.number(), z.string(), z.date()]).nullable().transform((v) => (v === null ? null : new Date(v).toISOString())),
   units: int,
   reserved: int,
+  /** Cap on live lookups in flight; null: the service default (ORG_MAX_IN_FLIGHT). */
+  max_in_flight: int.nullable(),
 });
 export type OrganisationRow = z.infer<typeof organisationRow>;
 
@@ -34,6 +36,7 @@ export const userRow = z.object({
   email: z.string().nullable(),
   role: roleSchema,
   disabled: z.boolean(),
+  must_change_password: z.boolean(),
 });
 export type UserRow = z.infer<typeof userRow>;
 
@@ -55,5 +58,7 @@ export const createUserInput = z.object({
   password: z.string().min(8, 'password must be at least 8 characters').max(1024),
   role: roleSchema,
   email: z.email().optional(),
+  /** Must the user change this password at first login? Default: yes for organisation users. */
+  requirePasswordChange: z.boolean().optional(),
 });
 export type CreateUserInput = z.input<typeof createUserInput>;

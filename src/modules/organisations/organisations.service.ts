@@ -1,13 +1,13 @@
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { AppError } from '../../lib/errors.ts';
-import { hashPassword } from '../auth/passwords.ts';
-import { loyaltyBadge } from '../topup/pricing.ts';
+import { hashPassword } from '../../lib/passwords.ts';
+import { loyaltyBadge } from './loyalty.ts';
 import * as repo from './organisations.repository.ts';
 import { createOrganisationInput, createUserInput, type CreateOrganisationInput, type CreateUserInput, type OrganisationRow } from './organisations.schemas.ts';
 
 export type { OrganisationRow };
-export { addLifetimeUnits, findPrincipal, findUserForLogin } from './organisations.repository.ts';
+export { addLifetimeUnits, findPrincipal, findUserById, findUserForLogin } from './organisations.repository.ts';
 
 export type OrgDefaults = { unitCostKobo: number; minTopupUnits: number };
 
@@ -51,7 +51,16 @@ export async function setSubscription(db: DatabasePool, id: number, active: bool
   return (await getOrganisation(db, id))!;
 }
 
-/** Deleting requires an empty wallet (SPEC 1.6); the organisation is retired, its ledger kept. */
+/** Deleting requires an empty wallet (a commercial rule); the organisation is retired, its ledger kept. */
+/** The organisation's cap on live lookups in flight; null: back to ORG_MAX_IN_FLIGHT. */
+export async function setMaxInFlight(db: DatabasePool, id: number, maxInFlight: number | null) {
+  if (maxInFlight !== null && (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 100_000)) {
+    throw new AppError('bad_request', 'max-in-flight must be an integer from 1 to 100000');
+  }
+  if (!(await repo.setMaxInFlight(db, id, maxInFlight))) throw new AppError('not_found', `organisation ${id} not found`);
+  return (await getOrganisation(db, id))!;
+}
+
 export async function deleteOrganisation(db: DatabasePool, id: number) {
   return db.transaction(async (tx) => {
     const org = await repo.findOrganisation(tx, id);
@@ -83,11 +92,18 @@ export async function createUser(db: DatabasePool, input: CreateUserInput) {
       email: u.email ?? (u.username.includes('@') ? u.username : null),
       passwordHash: await hashPassword(u.password),
       role: u.role,
+      // Platform administrators are operators, never asked; organisation users are unless told otherwise.
+      mustChangePassword: u.role !== 'platform_admin' && (u.requirePasswordChange ?? true),
     });
   } catch (err) {
     if (err instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', `username ${u.username} is taken`);
     throw err;
   }
+}
+
+/** Stores a new password (argon2id) and clears the first-login flag; every earlier token ends. */
+export async function setPassword(db: CommonQueryMethods, userId: number, password: string): Promise<void> {
+  await repo.setPasswordHash(db, userId, await hashPassword(password));
 }
 
 export async function setUserDisabled(db: DatabasePool, by: { id?: number; username?: string }, disabled: boolean) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { adjustWallet } from '../wallet/wallet.service.ts';
+import { adjustWallet } from '../wallet/index.ts';
 import { createOrganisation, createUser } from './organisations.service.ts';
 
 export type SeededCredentials = { organisation: number; admin: { username: string; password: string }; member: { username: string; password: string } };
@@ -28,8 +28,9 @@ export async function seedSandbox(db: DatabasePool, config: Config): Promise<See
   );
   const admin = { username: 'demo-admin', password: randomBytes(12).toString('base64url') };
   const member = { username: 'demo-member', password: randomBytes(12).toString('base64url') };
-  await createUser(db, { orgId: org.id, ...admin, role: 'org_admin', email: 'admin@sandbox-demo.example' });
-  await createUser(db, { orgId: org.id, ...member, role: 'member' });
+  // The quick start logs in with these printed passwords as they are: never asked to change them.
+  await createUser(db, { orgId: org.id, ...admin, role: 'org_admin', email: 'admin@sandbox-demo.example', requirePasswordChange: false });
+  await createUser(db, { orgId: org.id, ...member, role: 'member', requirePasswordChange: false });
   await adjustWallet(db, org.id, 100, 'sandbox welcome units');
   return { organisation: org.id, admin, member };
 }

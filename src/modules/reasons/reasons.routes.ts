@@ -8,7 +8,7 @@ export function reasonsRoutes(ctx: AppContext): Router {
     res.json({ data: await listReasons(ctx) });
   };
   r.get('/nimc-reasons', ctx.authenticate, ctx.rateLimit, list);
-  // Provider-neutral name of the same list (SPEC 4.9).
+  // Provider-neutral name of the same list.
   r.get('/upstream-reasons', ctx.authenticate, ctx.rateLimit, list);
   return r;
 }

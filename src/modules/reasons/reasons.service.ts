@@ -1,19 +1,18 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { DEFAULT_REASONS } from '../../adapters/identity-authority/reasons.ts';
 import type { IdentityAuthority, Reason } from '../../adapters/identity-authority/types.ts';
 import type { Config } from '../../config.ts';
-import { AppError } from '../../lib/errors.ts';
-import { describe } from '../../lib/http.ts';
+import { AppError, describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
+import type { RedisClient } from '../../lib/redis.ts';
 
 export type { Reason };
 
 export type ReasonsDeps = {
   config: Config;
   identity: IdentityAuthority;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   metrics?: Metrics;
 };
@@ -30,9 +29,9 @@ type Entry = { reasons: Reason[]; keys: Set<string>; expiresAt: number };
 type Cache = { entry: Entry | null; inflight: Promise<Entry> | null };
 
 // The in-process copy belongs to one app instance (its Redis client), never to the module.
-const caches = new WeakMap<Redis, Cache>();
+const caches = new WeakMap<RedisClient, Cache>();
 
-function cacheFor(redis: Redis): Cache {
+function cacheFor(redis: RedisClient): Cache {
   let c = caches.get(redis);
   if (!c) {
     c = { entry: null, inflight: null };
@@ -123,7 +122,7 @@ export async function listReasons(deps: ReasonsDeps): Promise<Reason[]> {
   return (await current(deps)).reasons.map((r) => ({ ...r }));
 }
 
-/** 400 unless `reason` is a key of the reasons list (SPEC 2.3: the key, not the label). */
+/** 400 unless `reason` is a key of the reasons list (the key, not the label). */
 export async function requireKnownReason(deps: ReasonsDeps, reason: string): Promise<void> {
   const entry = await current(deps);
   if (!entry.keys.has(reason)) {

@@ -3,6 +3,7 @@
  * configuration read, no I/O, so that the price a payer is shown and the price a test asserts are the
  * same computation. Every amount is integer kobo (NGN); every rate is in basis points (1 bp = 0.01 %).
  */
+import type { TopupPrice } from './topup.schemas.ts';
 
 export type Tenancy = 'hosted' | 'self-hosted';
 
@@ -36,18 +37,6 @@ export type TopupPriceInput = {
   now: Date;
 };
 
-export type TopupPrice = {
-  base_amount: number;
-  vat_amount: number;
-  service_charge: number;
-  total_amount: number;
-  units: number;
-  unit_cost: number;
-  bonus_units: number;
-  discount: null;
-};
-
-export type LoyaltyBadge = 'silver' | 'gold' | 'diamond';
 
 /** Paystack's published local-card pricing (1.5 % + NGN 100, NGN 100 waived under NGN 2,500, capped at NGN 2,000), VAT 7.5 %. */
 export const defaultPricingRules: PricingRules = Object.freeze({
@@ -61,13 +50,6 @@ export const defaultPricingRules: PricingRules = Object.freeze({
   bonusEndDate: '2026-06-15',
 });
 
-/** Highest first, so the first threshold reached is the badge. */
-export const LOYALTY_THRESHOLDS: readonly { badge: LoyaltyBadge; minLifetimeUnits: number }[] = Object.freeze([
-  { badge: 'diamond', minLifetimeUnits: 50_000 },
-  { badge: 'gold', minLifetimeUnits: 30_000 },
-  { badge: 'silver', minLifetimeUnits: 20_000 },
-]);
-
 const BPS = 10_000;
 // Africa/Lagos has been UTC+1 all year since 1919 (no daylight saving), so a fixed offset is exact.
 const LAGOS_OFFSET = '+01:00';
@@ -77,10 +59,10 @@ function ceilDiv(a: number, b: number): number {
   return Math.floor((a + b - 1) / b);
 }
 
-/** Returns the 400 detail for an invalid `units`, or null when the request is acceptable. */
 /** One payment link buys at most this many units (NGN 100 million at the default unit cost). */
 export const MAX_TOPUP_UNITS = 1_000_000;
 
+/** Returns the 400 detail for an invalid `units`, or null when the request is acceptable. */
 export function validateTopupUnits(units: number, minUnits: number): string | null {
   if (!Number.isSafeInteger(units) || units <= 0 || units % 100 !== 0) {
     return 'units must be a positive integer multiple of 100';
@@ -150,12 +132,6 @@ export function bonusUnits(input: Pick<TopupPriceInput, 'units' | 'tenancy' | 'a
   return tier?.bonus ?? 0;
 }
 
-/** The badge for a tenant's lifetime purchased units; hosted tenants never get one. */
-export function loyaltyBadge(tenancy: Tenancy, lifetimeUnits: number): LoyaltyBadge | null {
-  if (tenancy !== 'self-hosted') return null;
-  return LOYALTY_THRESHOLDS.find((t) => lifetimeUnits >= t.minLifetimeUnits)?.badge ?? null;
-}
-
 /**
  * The price of a top-up. VAT is on the base only and the service charge passes the processor's fee
  * through, so base_amount is exactly what we earn and what we settle equals base + VAT.
@@ -175,7 +151,7 @@ export function computeTopupPrice(input: TopupPriceInput, rules: PricingRules): 
     total_amount: total,
     units: input.units,
     unit_cost: input.unitCostKobo,
-    bonus_units: bonusUnits(input, rules),
     discount: null,
+    bonus_units: bonusUnits(input, rules),
   };
 }

@@ -5,6 +5,7 @@ import { jobIds, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Logger } from '../../lib/logger.ts';
 import * as repo from './topup.repository.ts';
+import { openSealedMail } from './sealed-mail.ts';
 import { receiptPayload, type ReceiptPayload } from './topup.schemas.ts';
 
 export type Mail = { subject: string; text: string; html: string };
@@ -40,7 +41,7 @@ export function renderReceipt(p: ReceiptPayload, newBalance: number | null): Mai
     ['Total paid', formatNgn(p.total_amount)],
   ];
   if (newBalance !== null) lines.push(['New balance', `${units(newBalance)} units`]);
-  // Badges exist for self-hosted tenants only (SPEC 1.6); hosted tenants' receipts say nothing about them.
+  // Badges exist for self-hosted tenants only; hosted tenants' receipts say nothing about them.
   if (p.tenancy === 'self-hosted') lines.push(['Loyalty badge', p.loyalty_badge ? capitalise(p.loyalty_badge) : 'none yet (Silver from 20,000 lifetime units)']);
   const note = 'There is no per-print charge for verification slips.';
   const text = [`Payment receipt for ${p.organisation}`, '', ...lines.map(([k, v]) => `${k}: ${v}`), '', note, ''].join('\n');
@@ -55,7 +56,8 @@ export function createMailTransport(config: Config) {
 }
 
 /**
- * Sends one receipt from the outbox. A sent row is never sent again; a crash between the SMTP answer
+ * Sends one e-mail from the outbox: a receipt, rendered here, or another module's sealed e-mail
+ * (password resets), opened here and erased once sent. A sent row is never sent again; a crash between the SMTP answer
  * and the status update can still send twice (at-least-once), which beats never.
  */
 export async function deliverReceipt(
@@ -67,23 +69,30 @@ export async function deliverReceipt(
   const row = await repo.findOutbox(deps.db, outboxId);
   if (!row) return { outcome: 'missing' };
   if (row.status !== 'pending') return { outcome: 'already_sent' };
-  const payload = receiptPayload.parse(row.payload);
-  const mail = renderReceipt(payload, row.new_balance);
+  let message: { to: string | string[]; subject: string; text: string; html?: string };
+  if (row.kind === 'receipt_email') {
+    const payload = receiptPayload.parse(row.payload);
+    message = { to: payload.recipients, ...renderReceipt(payload, row.new_balance) };
+  } else {
+    const sealed = openSealedMail(deps.config.encryptionKeys, row);
+    if (!sealed) return { outcome: 'missing' };
+    message = sealed;
+  }
   const transport = createMailTransport(deps.config);
   try {
-    await transport.sendMail({ from: deps.config.MAIL_FROM, to: payload.recipients, subject: mail.subject, text: mail.text, html: mail.html });
+    await transport.sendMail({ from: deps.config.MAIL_FROM, ...message });
   } catch (err) {
     // SMTP replies can quote addresses: only the code goes to the row and the log.
     const e = err as { code?: string; responseCode?: number };
     const summary = `${e.code ?? 'error'}${e.responseCode ? ` ${e.responseCode}` : ''}`;
     await repo.markOutboxAttemptFailed(deps.db, outboxId, summary, opts.finalAttempt);
-    log.warn({ outboxId, error: summary, final: opts.finalAttempt }, 'receipt e-mail not sent');
+    log.warn({ outboxId, kind: row.kind, error: summary, final: opts.finalAttempt }, 'e-mail not sent');
     throw new Error(`receipt ${outboxId} not sent: ${summary}`);
   } finally {
     transport.close();
   }
   await repo.markOutboxSent(deps.db, outboxId);
-  log.info({ outboxId, transport: deps.config.SMTP_URL ? 'smtp' : 'json' }, 'receipt e-mail sent');
+  log.info({ outboxId, kind: row.kind, transport: deps.config.SMTP_URL ? 'smtp' : 'json' }, 'e-mail sent');
   return { outcome: 'sent' };
 }
 

@@ -1,35 +1,7 @@
 import { z } from 'zod';
 import { paystackEventSchema } from '../../adapters/payment-processor/webhook.ts';
-import { bearer, errorResponse, errors, formBody, json, jsonBody, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
-import { initializeForm, TOPUP_REFERENCE, verifyForm, type InitializeResponse, type VerifyResponse } from './topup.schemas.ts';
-
-// The service returns plain objects typed by InitializeResponse/VerifyResponse; these schemas
-// describe them, and the Assert lines below fail the type check the day either side changes.
-const initializeResponse = z.object({
-  authorization_url: z.url().meta({ description: "Payment link at the processor's hosted page; send the payer there" }),
-  reference: z.string().regex(TOPUP_REFERENCE).meta({ description: 'Keep it to verify and reconcile', example: 'TOP-42-9f86d081884c7d65' }),
-  access_code: z.string().meta({ description: 'Processor access code' }),
-  base_amount: z.number().int().meta({ description: 'Revenue part of the charge (units x unit_cost), kobo' }),
-  vat_amount: z.number().int().meta({ description: 'VAT, kobo' }),
-  service_charge: z.number().int().meta({ description: "Processor's fee passed through, kobo" }),
-  total_amount: z.number().int().meta({ description: 'What the payer pays: base + VAT + service charge, kobo' }),
-  units: z.number().int().meta({ description: 'Units requested' }),
-  unit_cost: z.number().int().meta({ description: 'Price per unit, kobo' }),
-  discount: z.null().meta({ description: 'Always null: no discount applies' }),
-  bonus_units: z.number().int().meta({ description: 'Free units added on credit (hosted affiliate tenants, until the promotion ends); 0 otherwise' }),
-  currency: z.literal('NGN').meta({ description: 'Every amount is an integer number of kobo (1/100 NGN)' }),
-});
-type _initializeMatches = Assert<Same<z.infer<typeof initializeResponse>, InitializeResponse>>;
-
-const verifyResponse = z.object({
-  message: z.enum(['Top-up successful', 'Top-up already credited']).meta({
-    description: '`Top-up successful` on the call that credits; `Top-up already credited` when the webhook or an earlier verify did',
-  }),
-  units_added: z.number().int().meta({ description: 'Units credited, bonus included' }),
-  new_balance: z.number().int().meta({ description: 'Wallet balance in units after the credit' }),
-  price_paid: z.number().int().meta({ description: 'Base amount (revenue), kobo' }),
-});
-type _verifyMatches = Assert<Same<z.infer<typeof verifyResponse>, VerifyResponse>>;
+import { bearer, errorResponse, errors, formBody, json, jsonBody, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { initializeForm, initializeResponse, TOPUP_REFERENCE, verifyForm, verifyResponse } from './topup.schemas.ts';
 
 const pendingError = z
   .object({ detail: z.string(), reference: z.string().regex(TOPUP_REFERENCE) })
@@ -65,7 +37,7 @@ export function register(registry: OpenAPIRegistry): void {
     security: bearer,
     request: { body: formBody(InitializeForm) },
     responses: {
-      200: json(initializeResponse.meta({ id: 'TopupInitialization' }), 'Payment link created (SPEC 2.4)'),
+      200: json(initializeResponse.meta({ id: 'TopupInitialization' }), 'Payment link created'),
       ...errors(401, 415, 422, 429, 502),
       400: errorResponse('units is not a positive multiple of 100 or is below the minimum'),
       403: errorResponse('The caller is not an organisation administrator'),
@@ -84,7 +56,7 @@ export function register(registry: OpenAPIRegistry): void {
     security: bearer,
     request: { body: formBody(VerifyForm) },
     responses: {
-      200: json(verifyResponse.meta({ id: 'TopupVerification' }), 'Credited, now or earlier (SPEC 2.5)'),
+      200: json(verifyResponse.meta({ id: 'TopupVerification' }), 'Credited, now or earlier'),
       ...errors(401, 415, 422, 429),
       400: errorResponse('Not a top-up reference, payment not successful, or amount mismatch; nothing credited'),
       403: errorResponse('Not an organisation administrator, or the reference belongs to another organisation'),

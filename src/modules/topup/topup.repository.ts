@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { outboxRow, topupRow, type ReceiptPayload } from './topup.schemas.ts';
 
-const topupColumns = sql.fragment`
+export const topupColumns = sql.fragment`
   reference, org_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount, service_charge,
   total_amount, currency, status, processor_status, created_at`;
 
@@ -13,7 +13,8 @@ export async function insertTopup(
   t: {
     reference: string;
     orgId: number;
-    userId: number;
+    userId: number | null;
+    apiClientId: number | null;
     units: number;
     bonusUnits: number;
     unitCostKobo: number;
@@ -26,9 +27,9 @@ export async function insertTopup(
   },
 ): Promise<void> {
   await db.query(sql.unsafe`
-    INSERT INTO topups (reference, org_id, user_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount,
+    INSERT INTO topups (reference, org_id, user_id, api_client_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount,
                         service_charge, total_amount, currency, status, created_at)
-    VALUES (${t.reference}, ${t.orgId}, ${t.userId}, ${t.units}, ${t.bonusUnits}, ${t.unitCostKobo}, ${t.baseAmount},
+    VALUES (${t.reference}, ${t.orgId}, ${t.userId}, ${t.apiClientId}, ${t.units}, ${t.bonusUnits}, ${t.unitCostKobo}, ${t.baseAmount},
             ${t.vatAmount}, ${t.serviceCharge}, ${t.totalAmount}, ${t.currency}, 'pending', ${sql.timestamp(t.at)})`);
 }
 
@@ -50,7 +51,7 @@ export async function findTopup(db: CommonQueryMethods, reference: string) {
 export async function recordCheck(db: CommonQueryMethods, reference: string, processorStatus: string, at: Date): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE topups SET processor_status = ${processorStatus}, last_checked_at = ${sql.timestamp(at)}
-    WHERE reference = ${reference} AND status <> 'credited'`);
+    WHERE reference = ${reference} AND status IN ('pending', 'failed', 'abandoned', 'amount_mismatch')`);
 }
 
 /** Gives up on a pending top-up; the credit path still accepts it should the payer pay after all. */
@@ -75,7 +76,7 @@ export async function markAmountMismatch(
     UPDATE topups
     SET status = 'amount_mismatch', paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency},
         processor_status = ${m.processorStatus}, last_checked_at = ${sql.timestamp(m.at)}
-    WHERE reference = ${m.reference} AND status <> 'credited'`);
+    WHERE reference = ${m.reference} AND status IN ('pending', 'failed', 'abandoned', 'amount_mismatch')`);
 }
 
 /**
@@ -92,8 +93,8 @@ export async function claimCredit(db: CommonQueryMethods, m: { reference: string
 }
 
 /**
- * Loyalty badges count purchased units only (bonus units are a gift, not a purchase). This writes the
- * organisations table because the organisations service has no such function yet (reported).
+ * Queues the receipt e-mail in the credit's own transaction, so a committed credit always has its
+ * receipt. Null when the receipt for this key was queued before.
  */
 export async function insertReceipt(db: CommonQueryMethods, dedupeKey: string, payload: ReceiptPayload): Promise<number | null> {
   const row = await db.maybeOne(sql.type(idRow)`
@@ -101,6 +102,17 @@ export async function insertReceipt(db: CommonQueryMethods, dedupeKey: string, p
     ON CONFLICT (dedupe_key) DO NOTHING
     RETURNING id`);
   return row?.id ?? null;
+}
+
+/**
+ * Queues an e-mail of another module whose whole body (recipient, subject, text) is sealed; the
+ * payload keeps nothing secret. Delivered by the same job and sweep as receipts.
+ */
+export async function insertSealedMail(db: CommonQueryMethods, m: { kind: 'password_reset_email'; dedupeKey: string; keyId: string; body: Buffer }): Promise<number> {
+  return db.oneFirst(sql.type(idRow)`
+    INSERT INTO outbox (kind, dedupe_key, payload, body_enc, key_id)
+    VALUES (${m.kind}, ${m.dedupeKey}, '{}'::jsonb, ${sql.binary(m.body)}, ${m.keyId})
+    RETURNING id`);
 }
 
 /** Stores a processor event once; false when the same signed body was stored before. */
@@ -150,21 +162,23 @@ export async function abandonExpired(db: CommonQueryMethods, w: { now: Date; max
 /** The receipt row, with the balance read from the credit's ledger line (immutable, one per reference). */
 export async function findOutbox(db: CommonQueryMethods, id: number) {
   return db.maybeOne(sql.type(outboxRow)`
-    SELECT o.id, o.status, o.payload, o.attempts, t.units_after AS new_balance
+    SELECT o.id, o.kind, o.status, o.payload, o.attempts, o.body_enc, o.key_id, o.dedupe_key, t.units_after AS new_balance
     FROM outbox o
     LEFT JOIN wallet_transactions t ON t.kind = 'topup' AND t.reference = o.payload->>'reference'
     WHERE o.id = ${id}`);
 }
 
+/** A sealed body is erased once sent: nothing of it outlives its delivery. */
 export async function markOutboxSent(db: CommonQueryMethods, id: number): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1, last_error = NULL
+    UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1, last_error = NULL, body_enc = NULL
     WHERE id = ${id} AND status = 'pending'`);
 }
 
 export async function markOutboxAttemptFailed(db: CommonQueryMethods, id: number, error: string, final: boolean): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE outbox SET attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'pending'}
+    UPDATE outbox SET attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'pending'},
+      body_enc = CASE WHEN ${final} THEN NULL ELSE body_enc END
     WHERE id = ${id} AND status = 'pending'`);
 }
 
@@ -173,13 +187,4 @@ export async function listStaleOutbox(db: CommonQueryMethods, limit: number) {
   return db.anyFirst(sql.type(idRow)`
     SELECT id FROM outbox WHERE status = 'pending' AND created_at < now() - interval '1 minute'
     ORDER BY created_at LIMIT ${limit}`);
-}
-
-export async function insertLedgerAudit(
-  db: CommonQueryMethods,
-  walletsChecked: number,
-  mismatches: { org_id: number; units: number; ledger_units: number }[],
-): Promise<void> {
-  await db.query(sql.unsafe`
-    INSERT INTO ledger_audits (wallets_checked, mismatches) VALUES (${walletsChecked}, ${sql.jsonb(mismatches)})`);
 }

@@ -1,11 +1,11 @@
 import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
-import { principalOf } from '../auth/auth.middleware.ts';
+import { principalOf } from '../auth/index.ts';
 import { initializeTopup, verifyTopup } from './topup.service.ts';
 import { initializeForm, verifyForm } from './topup.schemas.ts';
 
-/** Both top-up endpoints take a form body (SPEC 4 content types), like /login. */
+/** Both top-up endpoints take a form body, like /login. */
 export function topupRoutes(ctx: AppContext): Router {
   const r = Router();
   const form = [requireContentType('form'), express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 })];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** A top-up reference: `TOP-<organisation number>-<16 lowercase hex>` (SPEC 2.4). */
+/** A top-up reference: `TOP-<organisation number>-<16 lowercase hex>`. */
 export const TOPUP_REFERENCE = /^TOP-[0-9]+-[0-9a-f]{16}$/;
 
 // Form values arrive as strings. A decimal string becomes a number and is judged by the business
@@ -18,7 +18,19 @@ export const verifyForm = z.object({
 const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
 const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
 
-export const topupStatus = z.enum(['pending', 'credited', 'failed', 'abandoned', 'amount_mismatch']);
+export const topupStatus = z.enum([
+  'pending',
+  'credited',
+  'failed',
+  'abandoned',
+  'amount_mismatch',
+  // Paid for a retired organisation: never credited, to be refunded (topup:refund), being refunded, refunded.
+  'refund_due',
+  'refunding',
+  'refunded',
+  // Credited, then reversed by the processor (a chargeback): the operator settles it with wallet:adjust.
+  'charged_back',
+]);
 export type TopupStatus = z.infer<typeof topupStatus>;
 
 export const topupRow = z.object({
@@ -59,6 +71,10 @@ export type ReceiptPayload = z.infer<typeof receiptPayload>;
 
 export const outboxRow = z.object({
   id: int,
+  kind: z.enum(['receipt_email', 'password_reset_email']),
+  body_enc: z.instanceof(Buffer).nullable(),
+  key_id: z.string().nullable(),
+  dedupe_key: z.string(),
   status: z.enum(['pending', 'sent', 'failed']),
   payload: z.unknown(),
   attempts: int,
@@ -66,26 +82,38 @@ export const outboxRow = z.object({
   new_balance: int.nullable(),
 });
 
-/** SPEC 2.4, plus `bonus_units` and `currency` (amounts are integer kobo). */
-export type InitializeResponse = {
-  authorization_url: string;
-  reference: string;
-  access_code: string;
-  base_amount: number;
-  vat_amount: number;
-  service_charge: number;
-  total_amount: number;
-  units: number;
-  unit_cost: number;
-  discount: null;
-  bonus_units: number;
-  currency: 'NGN';
-};
+/**
+ * The price of a top-up, in integer kobo. The one declaration of this shape: pricing returns it, the
+ * initialize answer embeds it and the OpenAPI document describes it from these fields.
+ */
+export const topupPrice = z.object({
+  base_amount: z.number().int().meta({ description: 'Revenue part of the charge (units x unit_cost), kobo' }),
+  vat_amount: z.number().int().meta({ description: 'VAT, kobo' }),
+  service_charge: z.number().int().meta({ description: "Processor's fee passed through, kobo" }),
+  total_amount: z.number().int().meta({ description: 'What the payer pays: base + VAT + service charge, kobo' }),
+  units: z.number().int().meta({ description: 'Units requested' }),
+  unit_cost: z.number().int().meta({ description: 'Price per unit, kobo' }),
+  discount: z.null().meta({ description: 'Always null: no discount applies' }),
+  bonus_units: z.number().int().meta({ description: 'Free units added on credit (hosted affiliate tenants, until the promotion ends); 0 otherwise' }),
+});
+export type TopupPrice = z.infer<typeof topupPrice>;
 
-/** SPEC 2.5. */
-export type VerifyResponse = {
-  message: 'Top-up successful' | 'Top-up already credited';
-  units_added: number;
-  new_balance: number;
-  price_paid: number;
-};
+/** The payment link and its price; the field order is the order of the published document. */
+export const initializeResponse = z.object({
+  authorization_url: z.url().meta({ description: "Payment link at the processor's hosted page; send the payer there" }),
+  reference: z.string().regex(TOPUP_REFERENCE).meta({ description: 'Keep it to verify and reconcile', example: 'TOP-42-9f86d081884c7d65' }),
+  access_code: z.string().meta({ description: 'Processor access code' }),
+  ...topupPrice.shape,
+  currency: z.literal('NGN').meta({ description: 'Every amount is an integer number of kobo (1/100 NGN)' }),
+});
+export type InitializeResponse = z.infer<typeof initializeResponse>;
+
+export const verifyResponse = z.object({
+  message: z.enum(['Top-up successful', 'Top-up already credited']).meta({
+    description: '`Top-up successful` on the call that credits; `Top-up already credited` when the webhook or an earlier verify did',
+  }),
+  units_added: z.number().int().meta({ description: 'Units credited, bonus included' }),
+  new_balance: z.number().int().meta({ description: 'Wallet balance in units after the credit' }),
+  price_paid: z.number().int().meta({ description: 'Base amount (revenue), kobo' }),
+});
+export type VerifyResponse = z.infer<typeof verifyResponse>;

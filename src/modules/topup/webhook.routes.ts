@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
-import { receiveProcessorEvent } from './topup.service.ts';
+import { receiveProcessorEvent } from './intake.ts';
 
 /**
  * The payment processor's notifications. No bearer token: the HMAC signature over the raw bytes is

@@ -1,7 +1,7 @@
 import type { PersonRecord } from './person.ts';
 
 /**
- * Reserved test-mode NINs (SPEC 4.8). They never reach the upstream authority, so their records
+ * Reserved test-mode NINs (README: Fixture NINs). They never reach the upstream authority, so their records
  * live here, already normalised. The people are invented.
  */
 export const FIXTURE_NINS = ['12345678901', '12345678902', '99999999999'] as const;
@@ -32,7 +32,7 @@ const FULL_RECORD: PersonRecord = {
   stateOfOrigin: 'Anambra',
   lgaOfOrigin: 'Onitsha North',
   image: FIXTURE_JPEG_BASE64,
-  // Stable per fixture (SPEC 4.8) so integrators can assert on it.
+  // Stable per fixture so integrators can assert on it.
   transaction_id: 'FIXTURE-TXN-12345678901',
 };
 

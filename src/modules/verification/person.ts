@@ -1,16 +1,16 @@
 import { z } from 'zod';
 
 /**
- * The normalised person record of SPEC 2.1. Every verification mode (NIN, phone, demography,
+ * The normalised person record (README: the person record). Every verification mode (NIN, phone, demography,
  * fixture) answers with exactly this shape, whatever key variant the upstream used.
  *
  * Absent values are empty strings rather than missing keys or nulls: integrators were promised
- * one schema, and sparse upstream records are normal (SPEC 2.1, last line).
+ * one schema, and sparse upstream records are normal (absent fields become empty strings).
  */
 const DOB_RE = /^\d{2}-\d{2}-\d{4}$/;
 
 export const personRecordSchema = z.strictObject({
-  // Phone and demography lookups may not carry a NIN (SPEC 9.2), hence the empty string.
+  // Phone and demography lookups may not carry a NIN, hence the empty string.
   nin: z.string().regex(/^(\d{11})?$/),
   fname: z.string(),
   mname: z.string(),
@@ -30,7 +30,7 @@ export const personRecordSchema = z.strictObject({
 
 export type PersonRecord = z.infer<typeof personRecordSchema>;
 
-/** Upstream key variants folded into each field, in order of preference (SPEC 2.1). */
+/** Upstream key variants folded into each field, in order of preference. */
 const ALIASES = {
   nin: ['nin', 'NIN', 'identityNumber'],
   fname: ['firstname', 'firstName', 'fname'],

@@ -22,7 +22,7 @@ export function register(registry: OpenAPIRegistry): void {
   // strict objects under allOf would forbid each other's fields.
   const VerifiedPerson = personRecordSchema.extend({ reference_id: referenceId }).meta({ id: 'VerifiedPerson',
     description:
-      'Normalised person record (SPEC 2.1) plus the reference_id of this verification. Every field is always present, `""` when the authority did not return it.',
+      'Normalised person record plus the reference_id of this verification. Every field is always present, `""` when the authority did not return it.',
   });
   const Verification = dataEnvelope(VerifiedPerson).meta({ id: 'VerificationResponse' });
   const upstream = (description: string) => errorResponse(description, upstreamErrorBody);
@@ -114,6 +114,32 @@ export function register(registry: OpenAPIRegistry): void {
       404: errorResponse('Unknown reference_id (or another organisation\'s), not found at the authority, or erased'),
       502: upstream('The verification failed at the authority; nothing was charged'),
       503: upstream('The authority was rate limiting when this verification ran, or a dependency is down'),
+    },
+  });
+
+  registry.registerPath({
+    method: 'get',
+    path: '/verify-nin/slip/{reference_id}',
+    operationId: 'getVerificationSlip',
+    tags: [TAGS.verification],
+    summary: 'Printable slip of a found verification (PDF)',
+    description:
+      'One A4 page: photo, names, date of birth, NIN, the reference as text and QR code, when and for which organisation; ' +
+      'fixture records are marked as test data. Free (no unit, no ledger line); team members may print too. ' +
+      'Answered with `Cache-Control: no-store`: the slip carries personal data.',
+    security: bearer,
+    request: { params: z.object({ reference_id: referenceId }) },
+    responses: {
+      200: {
+        description: 'The slip',
+        headers: { 'Cache-Control': { description: 'Always `no-store`', schema: { type: 'string' as const } } },
+        content: { 'application/pdf': { schema: z.string().meta({ format: 'binary', description: 'PDF document, one page' }) } },
+      },
+      ...errors(401, 429),
+      400: errorResponse('reference_id is not REF- followed by 12 characters'),
+      403: errorResponse('No organisation account, or a cross-origin call'),
+      404: errorResponse('The same answers as a requery: unknown reference_id (or another organisation\'s), not found at the authority, a failed verification (`Record not found`), or erased'),
+      409: errorResponse('`Verification still in progress`: requery until it is found, then print'),
     },
   });
 }

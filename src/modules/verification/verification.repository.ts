@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { captureHeldUnit, holdUnit, releaseHeldUnit } from '../wallet/index.ts';
 import {
   idempotencyRow,
   verificationRow,
@@ -13,7 +14,9 @@ const columns = sql.fragment`
 type NewVerification = {
   referenceId: string;
   orgId: number;
-  userId: number;
+  /** Who asked: a user, or (userId null) an API client. */
+  userId: number | null;
+  apiClientId: number | null;
   mode: Mode;
   reason: string;
   queryEnc: Buffer;
@@ -23,17 +26,17 @@ type NewVerification = {
   expiresAt: Date;
 };
 
-/** A verification decided on the spot (fixture NINs): no unit is held. */
+/** A verification decided on the spot (fixture NINs, a circuit open): no unit is held. */
 export async function insertVerification(
   db: CommonQueryMethods,
-  v: NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null },
+  v: NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string },
 ): Promise<void> {
   const completedAt = v.status === 'pending' ? null : sql.timestamp(v.createdAt);
   await db.query(sql.unsafe`
     INSERT INTO verifications
-      (reference_id, org_id, user_id, mode, reason, fixture, status, holds_unit, query_enc, record_enc, key_id, request_id, created_at, completed_at, expires_at)
+      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, query_enc, record_enc, key_id, request_id, created_at, completed_at, expires_at)
     VALUES
-      (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.holdsUnit},
+      (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.failureCode ?? null}, ${v.holdsUnit},
        ${sql.binary(v.queryEnc)}, ${v.recordEnc ? sql.binary(v.recordEnc) : null}, ${v.keyId}, ${v.requestId},
        ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)})`);
 }
@@ -44,28 +47,20 @@ export async function findVerification(db: CommonQueryMethods, referenceId: stri
   return db.maybeOne(sql.type(verificationRow)`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} ${scope}`);
 }
 
-// The wallet row is the service's hot spot (PERFORMANCE.md): every touch of it below is ONE autocommit
-// statement, so the row lock is held for the statement and its commit flush, never across a client
-// round trip. That is why these statements reach into `wallets` and `wallet_transactions` from the
-// verification module: a hold or a debit and the verification row it belongs to must change together.
+// A live verification's unit is held, captured and released by the wallet module, each in the one
+// statement that also changes the verification row: the fragments below are the verification's part.
 
 /**
  * Records a live verification as pending and holds one unit for it, in one statement: no hold
  * without its row, no row without its hold. False when no unit is spendable (nothing is written).
  */
 export async function insertPendingHoldingUnit(db: CommonQueryMethods, v: NewVerification): Promise<boolean> {
-  const r = await db.query(sql.unsafe`
-    WITH hold AS (
-      UPDATE wallets SET reserved = reserved + 1
-      WHERE org_id = ${v.orgId} AND units - reserved >= 1
-      RETURNING org_id
-    )
+  return holdUnit(db, v.orgId, sql.fragment`
     INSERT INTO verifications
-      (reference_id, org_id, user_id, mode, reason, fixture, status, holds_unit, query_enc, key_id, request_id, created_at, expires_at)
-    SELECT ${v.referenceId}, hold.org_id, ${v.userId}, ${v.mode}, ${v.reason}, false, 'pending', true,
+      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, query_enc, key_id, request_id, created_at, expires_at)
+    SELECT ${v.referenceId}, hold.org_id, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, false, 'pending', true,
            ${sql.binary(v.queryEnc)}, ${v.keyId}, ${v.requestId}, ${sql.timestamp(v.createdAt)}, ${sql.timestamp(v.expiresAt)}
     FROM hold`);
-  return r.rowCount === 1;
 }
 
 /**
@@ -78,24 +73,15 @@ export async function settleFoundCapturingUnit(
   db: CommonQueryMethods,
   s: { referenceId: string; recordEnc: Buffer; attempts: number; upstreamTransactionId: string },
 ): Promise<boolean> {
-  const r = await db.query(sql.unsafe`
-    WITH v AS (
+  return captureHeldUnit(db, {
+    reference: s.referenceId,
+    decide: sql.fragment`
       UPDATE verifications
       SET status = 'found', record_enc = ${sql.binary(s.recordEnc)}, failure_code = NULL, failure_detail = NULL,
           attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
       WHERE reference_id = ${s.referenceId} AND status = 'pending'
-      RETURNING org_id, mode, reason
-    ), w AS (
-      UPDATE wallets SET units = units - 1, reserved = reserved - 1
-      WHERE org_id = (SELECT org_id FROM v)
-      RETURNING org_id, units
-    )
-    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
-    SELECT w.org_id, 'verification', o.unit_cost_kobo, -1, w.units + 1, w.units,
-           jsonb_build_object('mode', v.mode, 'reason', v.reason, 'transaction_id', ${s.upstreamTransactionId}::text),
-           ${s.referenceId}
-    FROM w CROSS JOIN v JOIN organisations o ON o.id = w.org_id`);
-  return r.rowCount === 1;
+      RETURNING org_id, jsonb_build_object('mode', mode, 'reason', reason, 'transaction_id', ${s.upstreamTransactionId}::text) AS details`,
+  });
 }
 
 /** Decides a pending verification as not found or failed and gives its held unit back, in one statement. */
@@ -103,23 +89,19 @@ export async function settleReleasingUnit(
   db: CommonQueryMethods,
   s: { referenceId: string; status: 'not_found' | 'failed'; failureCode: string | null; failureDetail: string | null; attempts: number },
 ): Promise<boolean> {
-  const r = await db.query(sql.unsafe`
-    WITH v AS (
-      UPDATE verifications
-      SET status = ${s.status}, failure_code = ${s.failureCode}, failure_detail = ${s.failureDetail},
-          attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
-      WHERE reference_id = ${s.referenceId} AND status = 'pending'
-      RETURNING org_id
-    )
-    UPDATE wallets SET reserved = reserved - 1 WHERE org_id = (SELECT org_id FROM v)`);
-  return r.rowCount === 1;
+  return releaseHeldUnit(db, sql.fragment`
+    UPDATE verifications
+    SET status = ${s.status}, failure_code = ${s.failureCode}, failure_detail = ${s.failureDetail},
+        attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
+    WHERE reference_id = ${s.referenceId} AND status = 'pending'
+    RETURNING org_id`);
 }
 
-const staleRow = z.object({ reference_id: z.string(), created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)) });
+const staleRow = z.object({ reference_id: z.string(), org_id: z.coerce.number(), created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)) });
 
 export async function findStalePending(db: CommonQueryMethods, olderThan: Date, limit: number) {
   return db.any(sql.type(staleRow)`
-    SELECT reference_id, created_at FROM verifications
+    SELECT reference_id, org_id, created_at FROM verifications
     WHERE status = 'pending' AND created_at < ${sql.timestamp(olderThan)}
     ORDER BY created_at LIMIT ${limit}`);
 }

@@ -1,10 +1,12 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
-import { principalOf } from '../auth/auth.middleware.ts';
+import { principalOf } from '../auth/index.ts';
 import { parseIdempotencyKey } from './idempotency.ts';
 import { demographyBody, ninBody, phoneBody, requeryBody } from './verification.schemas.ts';
-import { requery, verify, type Answer, type VerifyInput } from './verification.service.ts';
+import { requery, type Answer } from './answer.ts';
+import { printSlip } from './slip.ts';
+import { verify, type VerifyInput } from './verify.ts';
 
 function send(res: Response, answer: Answer): void {
   // Answers carry personal data: no shared cache may keep them.
@@ -34,6 +36,14 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/requery', ...guard, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, req.body);
     send(res, await requery(ctx, principalOf(req), reference_id));
+  });
+
+  r.get('/verify-nin/slip/:reference_id', ctx.authenticate, ctx.rateLimit, async (req, res) => {
+    const { reference_id } = parseInput(requeryBody, { reference_id: req.params.reference_id });
+    const pdf = await printSlip(ctx, principalOf(req), reference_id);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Disposition', `inline; filename="slip-${reference_id}.pdf"`);
+    res.type('application/pdf').send(pdf);
   });
   return r;
 }

@@ -52,7 +52,7 @@ export function demographyBody(clock: Clock) {
       .refine((v) => calendarDate(v) !== null, 'date_of_birth is not a valid calendar date')
       .refine((v) => (calendarDate(v)?.getTime() ?? 0) <= lagosToday(clock), 'date_of_birth must not be in the future'),
     gender: z.string().trim().toLowerCase().pipe(z.enum(['m', 'f'], "gender must be 'm' or 'f'")),
-    // The contract fixes the reason of demography searches (SPEC 4.7); absent means that one.
+    // The contract fixes the reason of demography searches; absent means that one.
     reason: z.string().default('nyscCheck').refine((v) => v === 'nyscCheck', 'reason must be nyscCheck for demography verification'),
   });
 }

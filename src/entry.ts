@@ -1,0 +1,35 @@
+import { loadConfigOrExit, type Config } from './config.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
+
+/**
+ * What every process entry point (web, worker, release, launcher, admin CLI) does first: read a
+ * `.env` file when there is one, parse the configuration once (exit naming the variable when it is
+ * bad) and make the process's logger.
+ */
+export function startProcess(name: string): { config: Config; logger: Logger } {
+  try {
+    process.loadEnvFile();
+  } catch {
+    // No .env file: the environment alone configures the process.
+  }
+  const config = loadConfigOrExit();
+  return { config, logger: createLogger({ level: config.LOG_LEVEL, name }) };
+}
+
+/** Runs `stop` once on SIGTERM or SIGINT, then exits 0 (1 if stopping failed). */
+export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}

@@ -1,0 +1,27 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { loyaltyBadge } from './loyalty.ts';
+import { orgColumns } from './organisations.repository.ts';
+import { organisationRow, userRow, type UserRow } from './organisations.schemas.ts';
+
+/**
+ * Every organisation, retired ones included, in id order for keyset pages (the platform
+ * administrators' view). `afterId` is the last id of the previous page.
+ */
+export async function listOrganisations(db: CommonQueryMethods, page: { limit: number; afterId?: number }) {
+  const after = page.afterId === undefined ? sql.fragment`` : sql.fragment`WHERE o.id > ${page.afterId}`;
+  const rows = await db.any(sql.type(organisationRow)`
+    SELECT ${orgColumns} FROM organisations o JOIN wallets w ON w.org_id = o.id
+    ${after} ORDER BY o.id LIMIT ${page.limit}`);
+  return rows.map((row) => ({ ...row, loyalty_badge: loyaltyBadge(row.tenancy, row.lifetime_units) }));
+}
+
+/** The users of several organisations in one query, grouped by organisation id. */
+export async function usersByOrganisation(db: CommonQueryMethods, orgIds: readonly number[]): Promise<Map<number, UserRow[]>> {
+  const byOrg = new Map<number, UserRow[]>(orgIds.map((id) => [id, []]));
+  if (orgIds.length === 0) return byOrg;
+  const rows = await db.any(sql.type(userRow)`
+    SELECT id, org_id, username, email, role, disabled, must_change_password FROM users
+    WHERE org_id = ANY(${sql.array([...orgIds], 'int8')}) ORDER BY org_id, id`);
+  for (const u of rows) byOrg.get(u.org_id!)?.push(u);
+  return byOrg;
+}

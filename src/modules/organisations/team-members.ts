@@ -1,0 +1,58 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../../lib/errors.ts';
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+
+/** A user as an organisation administrator sees it: no password hash, no organisation id. */
+export const teamMemberRow = z.object({
+  id: int,
+  username: z.string(),
+  email: z.string().nullable(),
+  role: z.enum(['org_admin', 'member']),
+  disabled: z.boolean(),
+  created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
+});
+export type TeamMember = z.infer<typeof teamMemberRow>;
+
+export const LAST_ADMIN = "Cannot remove the organisation's last administrator";
+// First key of pg_advisory_xact_lock(int, int) for team changes; the second is the organisation.
+const TEAM_LOCK = 0x7465616d;
+
+const columns = sql.fragment`id, username, email, role, disabled, created_at`;
+
+export async function listTeamMembers(db: DatabasePool, orgId: number): Promise<readonly TeamMember[]> {
+  return db.any(sql.type(teamMemberRow)`SELECT ${columns} FROM users WHERE org_id = ${orgId} ORDER BY id`);
+}
+
+/** Another organisation's user is not found, exactly like a user that does not exist. */
+export async function findTeamMember(db: DatabasePool, orgId: number, userId: number): Promise<TeamMember> {
+  const row = await db.maybeOne(sql.type(teamMemberRow)`SELECT ${columns} FROM users WHERE id = ${userId} AND org_id = ${orgId}`);
+  if (!row) throw new AppError('not_found', 'User not found');
+  return row;
+}
+
+/**
+ * Enables, disables, promotes or demotes a user of the organisation, refusing to leave it without an
+ * active administrator. Changes to one organisation's team are serialised by an advisory lock: two
+ * administrators demoting each other at once would otherwise each still see the other as active and
+ * both succeed. The lock names no table row, so it never waits on verifications or the wallet.
+ */
+export async function updateTeamMember(db: DatabasePool, orgId: number, userId: number, change: { disabled?: boolean; role?: 'org_admin' | 'member' }): Promise<TeamMember> {
+  return db.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${TEAM_LOCK}, (${orgId}::bigint % 2147483647)::int)`);
+    const current = await tx.maybeOne(sql.type(teamMemberRow)`SELECT ${columns} FROM users WHERE id = ${userId} AND org_id = ${orgId}`);
+    if (!current) throw new AppError('not_found', 'User not found');
+    const role = change.role ?? current.role;
+    const disabled = change.disabled ?? current.disabled;
+    const wasActiveAdmin = current.role === 'org_admin' && !current.disabled;
+    if (wasActiveAdmin && (role !== 'org_admin' || disabled)) {
+      const others = await tx.oneFirst(sql.type(z.object({ n: int }))`
+        SELECT count(*) AS n FROM users WHERE org_id = ${orgId} AND role = 'org_admin' AND NOT disabled AND id <> ${userId}`);
+      if (others === 0) throw new AppError('conflict', LAST_ADMIN);
+    }
+    // Ending the user's tokens on a role or disabled change is the users_token_version trigger's job.
+    return tx.one(sql.type(teamMemberRow)`
+      UPDATE users SET role = ${role}, disabled = ${disabled} WHERE id = ${userId} AND org_id = ${orgId} RETURNING ${columns}`);
+  });
+}

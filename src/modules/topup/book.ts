@@ -1,0 +1,62 @@
+import type { CommonQueryMethods } from 'slonik';
+import { addLifetimeUnits, loyaltyBadge } from '../organisations/index.ts';
+import { addUnits } from '../wallet/index.ts';
+import * as repo from './topup.repository.ts';
+import type { TopupRow } from './topup.schemas.ts';
+
+/** Thrown inside the credit transaction to undo it: the organisation was retired meanwhile. */
+export class RetiredOrganisation extends Error {
+  readonly orgId: number;
+
+  constructor(orgId: number) {
+    super(`organisation ${orgId} is retired`);
+    this.orgId = orgId;
+    this.name = 'RetiredOrganisation';
+  }
+}
+
+/**
+ * Books a top-up its caller has just claimed (the row is `credited` in this transaction): the
+ * lifetime units, the receipt in the outbox and the wallet line. Throws RetiredOrganisation when
+ * the organisation was retired, which rolls the claim back with everything else.
+ */
+export async function bookCredit(
+  tx: CommonQueryMethods,
+  c: { claimed: TopupRow; recipients: string[]; now: Date; details: Record<string, unknown> },
+) {
+  const { claimed } = c;
+  // The organisation row is locked from here to COMMIT, so a retirement either committed before
+  // (seen here) or waits for this credit.
+  const org = await addLifetimeUnits(tx, claimed.org_id, claimed.units);
+  if (org.retired) throw new RetiredOrganisation(claimed.org_id);
+  const outboxId = await repo.insertReceipt(tx, `receipt-${claimed.reference}`, {
+    reference: claimed.reference,
+    org_id: claimed.org_id,
+    organisation: org.name,
+    recipients: c.recipients,
+    units: claimed.units,
+    bonus_units: claimed.bonus_units,
+    base_amount: claimed.base_amount,
+    vat_amount: claimed.vat_amount,
+    service_charge: claimed.service_charge,
+    total_amount: claimed.total_amount,
+    currency: claimed.currency,
+    tenancy: org.tenancy,
+    loyalty_badge: loyaltyBadge(org.tenancy, org.lifetime_units),
+    credited_at: c.now.toISOString(),
+  });
+  // The wallet row is the hot lock shared with every verification: touched last, then COMMIT. The
+  // receipt reads the new balance from this ledger line when it is sent.
+  const moved = await addUnits(tx, {
+    orgId: claimed.org_id,
+    units: claimed.units + claimed.bonus_units,
+    kind: 'topup',
+    amountKobo: claimed.base_amount,
+    vatAmount: claimed.vat_amount,
+    serviceCharge: claimed.service_charge,
+    reference: claimed.reference,
+    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, ...c.details },
+  });
+  if (!moved) throw new Error(`no wallet for organisation ${claimed.org_id}`);
+  return { moved, outboxId };
+}

@@ -1,0 +1,153 @@
+import type { DatabasePool } from 'slonik';
+import type { VerifyResult, VerifyStatus } from '../../adapters/payment-processor/paystack.ts';
+import { jobIds, type JobResult } from '../../jobs/catalog.ts';
+import { describe } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { getOrganisation, receiptRecipients } from '../organisations/index.ts';
+import { balanceOf } from '../wallet/index.ts';
+import { bookCredit, RetiredOrganisation } from './book.ts';
+import type { TopupDeps } from './deps.ts';
+import * as repo from './topup.repository.ts';
+import type { TopupRow } from './topup.schemas.ts';
+import * as troubled from './troubled.repository.ts';
+
+/** `reversal`: a dispute or refund notification; `recheck`: the daily re-check of abandoned top-ups. */
+export type CreditSource = 'webhook' | 'verify' | 'sweep' | 'reversal' | 'recheck';
+export type CreditResult = JobResult<'topup.credit'>;
+
+const TERMINAL_UNPAID = new Set<VerifyStatus>(['failed', 'reversed', 'not_found']);
+
+export type Settled = { result: CreditResult; closed: boolean };
+
+/**
+ * Decides and, when paid, credits one top-up. Safe to run any number of times concurrently for one
+ * reference: the conditional UPDATE in `claimCredit` lets exactly one run credit. Throws a
+ * ProcessorError when the processor could not answer (retryable ones are retried by BullMQ).
+ */
+export async function creditTopup(deps: TopupDeps, reference: string, source: CreditSource, log: Logger): Promise<CreditResult> {
+  return (await settleTopup(deps, reference, source, log)).result;
+}
+
+export async function settleTopup(deps: TopupDeps, reference: string, source: CreditSource, log: Logger): Promise<Settled> {
+  const settled = await decideAndCredit(deps, reference, source, log);
+  const outcome = settled.result.outcome;
+  // Notifications about this reference are settled once the reference is (the audit trail says how).
+  if (outcome !== 'not_paid' && outcome !== 'unknown_reference') {
+    await repo.markEventsProcessed(deps.db, reference, outcome).catch((err: unknown) => log.warn({ err: describe(err) }, 'could not mark processor events processed'));
+  }
+  return settled;
+}
+
+async function decideAndCredit(deps: TopupDeps, reference: string, source: CreditSource, log: Logger): Promise<Settled> {
+  const topup = await repo.findTopup(deps.db, reference);
+  if (!topup) return { result: { outcome: 'unknown_reference' }, closed: false };
+  if (topup.status === 'credited') {
+    // Only a dispute or refund notification is worth a processor call on a credited top-up.
+    if (source === 'reversal') return { result: await checkReversal(deps, topup, log), closed: false };
+    return { result: await alreadyCredited(deps.db, topup), closed: false };
+  }
+  if (topup.status === 'charged_back') return { result: { outcome: 'charged_back' }, closed: false };
+  if (topup.status === 'refund_due' || topup.status === 'refunding' || topup.status === 'refunded') return { result: { outcome: 'refund_due' }, closed: false };
+
+  // The webhook's claims and the verify caller's word are not evidence: only the processor's own
+  // verify answer is. Slow I/O happens here, before any row lock is taken.
+  const checked = await deps.processor.verify(reference);
+  const now = deps.clock.now();
+
+  if (checked.status !== 'success') {
+    let closed = false;
+    // Only the sweep closes a top-up, and only on a terminal answer and once the normal path had its
+    // time: a verify on an unpaid checkout must leave it open, because the payer may still pay.
+    const oldEnough = now.getTime() - topup.created_at.getTime() >= deps.config.TOPUP_SWEEP_MIN_AGE_SECONDS * 1000;
+    if (source === 'sweep' && oldEnough && TERMINAL_UNPAID.has(checked.status)) {
+      closed = await repo.closeTopup(deps.db, reference, 'failed', checked.status, now);
+      if (closed) deps.metrics.topups.inc({ state: 'failed' });
+    } else {
+      await repo.recordCheck(deps.db, reference, checked.status, now);
+    }
+    return { result: { outcome: 'not_paid', processorStatus: checked.status }, closed };
+  }
+
+  // A retired organisation is never credited, whatever it paid: the whole payment goes back.
+  const org = await getOrganisation(deps.db, topup.org_id);
+  if (!org || org.deleted_at) return { result: await refundDue(deps, topup, checked, log), closed: false };
+
+  if (checked.amountKobo !== topup.total_amount || checked.currency !== topup.currency) {
+    await repo.markAmountMismatch(deps.db, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, processorStatus: checked.status, at: now });
+    deps.metrics.topups.inc({ state: 'amount_mismatch' });
+    log.error(
+      { reference, orgId: topup.org_id, expectedKobo: topup.total_amount, paidKobo: checked.amountKobo, expectedCurrency: topup.currency, paidCurrency: checked.currency, source },
+      'TOP-UP AMOUNT MISMATCH: paid amount differs from the top-up; nothing credited, needs review',
+    );
+    return { result: { outcome: 'amount_mismatch' }, closed: false };
+  }
+
+  const recipients = await receiptRecipients(deps.db, topup.org_id, deps.config.MAIL_FALLBACK_TO);
+  let credited;
+  try {
+    credited = await deps.db.transaction(async (tx) => {
+      const claimed = await repo.claimCredit(tx, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, at: now });
+      if (!claimed) return null;
+      return { claimed, ...(await bookCredit(tx, { claimed, recipients, now, details: { source } })) };
+    });
+  } catch (err) {
+    if (!(err instanceof RetiredOrganisation)) throw err;
+    return { result: await refundDue(deps, topup, checked, log), closed: false };
+  }
+
+  if (!credited) {
+    // Another run credited it between our read and our claim (or it is held for review).
+    const current = await repo.findTopup(deps.db, reference);
+    if (current?.status === 'credited') return { result: await alreadyCredited(deps.db, current), closed: false };
+    if (current?.status === 'refund_due') return { result: { outcome: 'refund_due' }, closed: false };
+    return { result: { outcome: 'amount_mismatch' }, closed: false };
+  }
+
+  const unitsAdded = credited.claimed.units + credited.claimed.bonus_units;
+  deps.metrics.unitsCredited.inc(unitsAdded);
+  deps.metrics.topups.inc({ state: 'credited' });
+  log.info({ reference, orgId: credited.claimed.org_id, unitsAdded, source }, 'top-up credited');
+  if (credited.outboxId !== null) {
+    try {
+      await deps.producer.enqueue('outbox.deliver', { outboxId: credited.outboxId }, { jobId: jobIds.outbox(credited.outboxId) });
+    } catch (err) {
+      // The credit is committed; the outbox sweep sends a receipt whose job was never queued.
+      log.warn({ err: describe(err), outboxId: credited.outboxId }, 'receipt not queued; the outbox sweep will send it');
+    }
+  }
+  return {
+    result: { outcome: 'credited', unitsAdded, newBalance: credited.moved.units_after, pricePaid: credited.claimed.base_amount },
+    closed: false,
+  };
+}
+
+async function alreadyCredited(db: DatabasePool, topup: TopupRow): Promise<CreditResult> {
+  const wallet = await balanceOf(db, topup.org_id);
+  return { outcome: 'already_credited', unitsAdded: topup.units + topup.bonus_units, newBalance: wallet.units, pricePaid: topup.base_amount };
+}
+
+async function refundDue(deps: TopupDeps, topup: TopupRow, checked: VerifyResult, log: Logger): Promise<CreditResult> {
+  const moved = await troubled.markRefundDue(deps.db, {
+    reference: topup.reference,
+    paidAmount: checked.amountKobo,
+    paidCurrency: checked.currency,
+    processorStatus: checked.status,
+    at: deps.clock.now(),
+  });
+  if (moved) {
+    deps.metrics.topups.inc({ state: 'refund_due' });
+    log.error({ reference: topup.reference, orgId: topup.org_id }, 'PAYMENT FOR A RETIRED ORGANISATION: not credited, refund due (topup:refund)');
+  }
+  return { outcome: 'refund_due' };
+}
+
+/** A payment the processor now reports reversed after it was credited: a chargeback, never debited automatically. */
+async function checkReversal(deps: TopupDeps, topup: TopupRow, log: Logger): Promise<CreditResult> {
+  const checked = await deps.processor.verify(topup.reference);
+  if (checked.status !== 'reversed') return alreadyCredited(deps.db, topup);
+  if (await troubled.markChargedBack(deps.db, topup.reference, deps.clock.now())) {
+    deps.metrics.topups.inc({ state: 'charged_back' });
+    log.error({ reference: topup.reference, orgId: topup.org_id }, 'TOP-UP CHARGED BACK: payment reversed after crediting; settle with wallet:adjust');
+  }
+  return { outcome: 'charged_back' };
+}

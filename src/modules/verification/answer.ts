@@ -1,0 +1,65 @@
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { openJson } from '../../lib/crypto.ts';
+import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
+import { requireOrgMember, type Principal } from '../auth/index.ts';
+import type { Answer } from './idempotency.ts';
+import type { PersonRecord } from './person.ts';
+import { keyRing } from './sealing.ts';
+import * as repo from './verification.repository.ts';
+import type { VerificationRow } from './verification.schemas.ts';
+
+export type { Answer };
+
+export const RECORD_NOT_FOUND = 'Record not found';
+export const UPSTREAM_FAILED = 'Identity authority unavailable, nothing was charged';
+export const UPSTREAM_RATE_LIMITED = 'Identity authority is rate limiting requests, nothing was charged; retry later';
+export const QUEUE_UNAVAILABLE = 'Service temporarily unavailable, nothing was charged; retry later';
+export const UPSTREAM_CIRCUIT_OPEN = 'Identity authority is failing; verifications are paused for a few seconds, nothing was charged; retry later';
+export const STILL_PENDING = 'Verification still in progress; requery with the reference_id';
+export const RECORD_EXPIRED = 'Record has expired and was erased under the retention policy';
+export const UNKNOWN_REFERENCE = 'Unknown reference_id';
+
+/** How a stored verification is answered, by the verification call itself or by a requery. */
+export function answerOf(deps: { config: Config; clock: Clock }, row: VerificationRow, style: 'verify' | 'requery'): Answer {
+  const ref = row.reference_id;
+  if (row.status === 'expired' || row.expires_at.getTime() <= deps.clock.now().getTime()) {
+    throw new AppError('not_found', RECORD_EXPIRED);
+  }
+  switch (row.status) {
+    case 'found': {
+      if (!row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);
+      const record = openJson<PersonRecord>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref);
+      const data = { ...record, reference_id: ref };
+      return style === 'verify'
+        ? { status: 200, body: { data } }
+        : { status: 200, body: { status: 'success', message: 'Record retrieved successfully', data } };
+    }
+    case 'not_found':
+      throw new AppError('not_found', row.mode === 'nin' ? NIN_NOT_FOUND : RECORD_NOT_FOUND);
+    case 'failed':
+      if (row.failure_code === 'queue_unavailable') {
+        throw new AppError('unavailable', QUEUE_UNAVAILABLE, { extra: { reference_id: ref, code: row.failure_code } });
+      }
+      if (row.failure_code === 'upstream_circuit_open') {
+        throw new AppError('unavailable', UPSTREAM_CIRCUIT_OPEN, { extra: { reference_id: ref, code: row.failure_code } });
+      }
+      if (row.failure_code === 'upstream_rate_limited') {
+        throw new AppError('unavailable', UPSTREAM_RATE_LIMITED, { extra: { reference_id: ref, code: row.failure_code } });
+      }
+      throw new AppError('upstream_failed', UPSTREAM_FAILED, { extra: { reference_id: ref, code: row.failure_code ?? 'upstream_unavailable' } });
+    case 'pending':
+      if (style === 'requery') return { status: 202, body: { status: 'pending', message: 'Verification still in progress', reference_id: ref } };
+      throw new AppError('timeout', STILL_PENDING, { extra: { reference_id: ref } });
+  }
+}
+
+/** POST /verify-nin/requery: free, idempotent, scoped to the caller's organisation. */
+export async function requery(deps: { db: DatabasePool; config: Config; clock: Clock }, principal: Principal, referenceId: string): Promise<Answer> {
+  const orgId = requireOrgMember(principal);
+  const row = await repo.findVerification(deps.db, referenceId, orgId);
+  // Another organisation's reference reads exactly like an unknown one.
+  if (!row) throw new AppError('not_found', UNKNOWN_REFERENCE);
+  return answerOf(deps, row, 'requery');
+}

@@ -1,0 +1,6 @@
+import { auditLedger } from '../../src/modules/wallet/index.ts';
+import type { ProcessorMap } from '../context.ts';
+
+export const walletProcessors: ProcessorMap = {
+  'ledger.audit': async (_payload, _job, deps, log) => auditLedger(deps, log),
+};
