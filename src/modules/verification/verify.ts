@@ -200,10 +200,16 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
   const claim = run.claim;
   // The authority is known to be down: say so at once, record why, hold nothing.
   if (deps.circuit.shouldRefuse()) {
-    await deps.db.transaction(async (tx) => {
-      await repo.insertVerification(tx, { ...pending, fixture: false, status: 'failed', holdsUnit: false, recordEnc: null, failureCode: 'upstream_circuit_open' });
-      if (claim) await idem.linkKey(tx, claim, ref);
-    });
+    const failed = { ...pending, fixture: false, status: 'failed' as const, holdsUnit: false, recordEnc: null, failureCode: 'upstream_circuit_open' };
+    // One autocommit INSERT unless an Idempotency-Key must be bound to the same reference with it.
+    if (claim) {
+      await deps.db.transaction(async (tx) => {
+        await repo.insertVerification(tx, failed);
+        await idem.linkKey(tx, claim, ref);
+      });
+    } else {
+      await repo.insertVerification(deps.db, failed);
+    }
     deps.metrics.verifications.inc({ mode: query.mode, outcome: 'circuit_open' });
     throw new AppError('unavailable', UPSTREAM_CIRCUIT_OPEN, { extra: { reference_id: ref, code: 'upstream_circuit_open' }, headers: { 'Retry-After': String(Math.ceil(deps.config.IDENTITY_BREAKER_COOLDOWN_MS / 1000)) } });
   }
