@@ -121,7 +121,13 @@ export async function noisyNeighbour(): Promise<ScenarioResult[]> {
   }
 }
 
-/** A at its default cap (32), 300 requests a second open-loop; B at 2/s alongside. */
+/**
+ * A at its default cap (32), 300 requests a second open-loop; B at 2/s alongside. The refusal time is
+ * taken over the requests started after the first WARM_S seconds: the first second or two of a cold
+ * stack (JIT, the load generator opening its connections, pools filling) measure start-up, not
+ * admission, and are reported apart. Every request of the run counts for the 504s.
+ */
+const WARM_S = 5;
 export async function admission(): Promise<ScenarioResult> {
   const stack = await startTenantStack({ apiProcesses: 2, workerProcesses: 2, sim: SLOW, env: PATIENT });
   try {
@@ -131,17 +137,21 @@ export async function admission(): Promise<ScenarioResult> {
       url: stack.apiUrl,
       timeoutS: 60,
       tenants: [
-        { name: 'A', token: a.token, mode: 'open', rate: 300, stopAtS: 20 },
-        { name: 'B', token: b.token, mode: 'open', rate: 2, stopAtS: 20 },
+        { name: 'A', token: a.token, mode: 'open', rate: 300, stopAtS: WARM_S + 20 },
+        { name: 'B', token: b.token, mode: 'open', rate: 2, stopAtS: WARM_S + 20 },
       ],
     });
     const refusals = load.A!.filter((r) => r.status === 429);
+    const warm = refusals.filter((r) => r.startMs >= WARM_S * 1000);
+    const cold = refusals.filter((r) => r.startMs < WARM_S * 1000);
     const all = [...load.A!, ...load.B!];
     await settled(stack);
     return {
       name: 'admission',
       targets: [
-        atMost('admission_429_p99_ms', percentile(refusals.map(ms), 99), 50, { note: `${refusals.length} refusals` }),
+        atMost('admission_429_p99_ms', percentile(warm.map(ms), 99), 50, {
+          note: `${warm.length} refusals after ${WARM_S} s of warm-up; the ${cold.length} during it: p99 ${Math.round(percentile(cold.map(ms), 99))} ms`,
+        }),
         atMost('admission_504s', all.filter((r) => r.status === 504 || r.status === 0).length, 0),
       ],
       facts: { A: statuses(load.A!), B: statuses(load.B!) },

@@ -24,6 +24,8 @@ export type TenantSpec = {
 export type LoadRecord = { startMs: number; ms: number | null; status: number; nin: string; code?: string; referenceId?: string };
 export type TenantsSpec = { url: string; tenants: TenantSpec[]; timeoutS: number };
 export type TenantsResult = Record<string, LoadRecord[]>;
+/** What the generator writes: the records, and the wall-clock time its `startMs` values count from. */
+export type TenantsRun = { t0WallMs: number; tenants: TenantsResult };
 
 export function randomLiveNin(): string {
   // Never starting 0 (not found) or 5 (the simulator's fault NINs).
@@ -58,8 +60,9 @@ async function once(url: string, t: TenantSpec, nin: string, t0: number, timeout
   }
 }
 
-export async function runTenants(spec: TenantsSpec): Promise<TenantsResult> {
+export async function runTenants(spec: TenantsSpec): Promise<TenantsRun> {
   const t0 = performance.now();
+  const t0WallMs = Date.now();
   const out: TenantsResult = {};
   const pending: Promise<unknown>[] = [];
   for (const t of spec.tenants) {
@@ -92,7 +95,7 @@ export async function runTenants(spec: TenantsSpec): Promise<TenantsResult> {
     await Promise.all(pending.slice(0));
   }
   for (const records of Object.values(out)) records.sort((a, b) => a.startMs - b.startMs);
-  return out;
+  return { t0WallMs, tenants: out };
 }
 
 if (import.meta.main) {

@@ -83,6 +83,8 @@ export async function createAuthorityAccess(config: Config, logger: Logger, metr
       log({ circuit: state }, `identity authority circuit ${state}`);
     },
   });
+  // Present from the start (a process may start with the circuit closed and never see a change).
+  metrics.authorityCircuit.set(states[breaker.state()]);
   return {
     breaker,
     spacer: createCallSpacer(redis, { key: `${tag}:next-call`, callsPerSecond: config.IDENTITY_MAX_RPS }),

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LoadRecord, TenantsResult, TenantsSpec } from '../tenants-load.ts';
+import type { LoadRecord, TenantsResult, TenantsRun, TenantsSpec } from '../tenants-load.ts';
 import { repoPath, spawnNode } from './proc.ts';
 
 /** One line per target, the format every benchmark of this repository prints. */
@@ -36,6 +36,11 @@ export function statuses(records: LoadRecord[]): Record<string, number> {
 
 /** Runs the tenants load generator in a process of its own and returns every request it started. */
 export async function runTenantsLoad(spec: TenantsSpec): Promise<TenantsResult> {
+  return (await runTenantsLoadTimed(spec)).tenants;
+}
+
+/** The same, with the wall-clock time the records' `startMs` count from (to place events seen outside the generator). */
+export async function runTenantsLoadTimed(spec: TenantsSpec): Promise<TenantsRun> {
   const dir = mkdtempSync(join(tmpdir(), 'idv-tenants-'));
   const file = join(dir, 'spec.json');
   writeFileSync(file, JSON.stringify(spec));
@@ -43,7 +48,7 @@ export async function runTenantsLoad(spec: TenantsSpec): Promise<TenantsResult> 
   const child = spawnNode('tenants-load', repoPath('bench/tenants-load.ts'), {}, { args: [file, out] });
   const { code } = await child.exited;
   if (code !== 0) throw new Error(`load generator failed (${code}):\n${child.logs.slice(-20).join('\n')}`);
-  return JSON.parse(readFileSync(out, 'utf8')) as TenantsResult;
+  return JSON.parse(readFileSync(out, 'utf8')) as TenantsRun;
 }
 
 export { writeResultsSection } from './report.ts';

@@ -25,6 +25,8 @@ export type TenantStack = {
   startWorker(): Promise<NodeChild>;
   sim: SimControl;
   createOrg(o: { units: number; maxInFlight?: number }): Promise<{ orgId: number; token: string }>;
+  /** The identity-authority circuit as the API process that answers sees it (/metrics): 0 closed, 1 half-open, 2 open. */
+  circuitState(): Promise<number>;
   ledger(): Promise<{ debits: number; reserved: number; pending: number; duplicateDebits: number }>;
   stop(): Promise<void>;
 };
@@ -47,6 +49,7 @@ export type SimControl = {
 };
 
 const SIM_CONTROL_TOKEN = 'bench-sim-control';
+const BENCH_METRICS_TOKEN = 'bench-metrics';
 
 function simControl(url: string): SimControl {
   const call = async (method: string, path: string, body?: unknown) => {
@@ -114,6 +117,7 @@ export async function startTenantStack(o: { apiProcesses: number; workerProcesse
       SANDBOX_SEED: 'false',
       WORKER_METRICS_PORT: '0',
       WEB_PROCESSES: String(o.apiProcesses),
+      METRICS_TOKEN: BENCH_METRICS_TOKEN,
       // The scenarios measure the authority's share, not the request limiter's 429s.
       RATE_LIMIT_PER_TOKEN: '100000000',
       RATE_LIMIT_PER_ORG: '100000000',
@@ -159,6 +163,12 @@ export async function startTenantStack(o: { apiProcesses: number; workerProcesse
         const body = (await res.json()) as { access_token?: string };
         if (!body.access_token) throw new Error(`login failed: ${res.status}`);
         return { orgId: org.id, token: body.access_token };
+      },
+      async circuitState() {
+        const res = await fetch(`${apiUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } });
+        const m = /^authority_circuit_state(?:\{[^}]*\})? (\d+)/m.exec(await res.text());
+        if (!m) throw new Error(`no authority_circuit_state in /metrics (${res.status})`);
+        return Number(m[1]);
       },
       async ledger() {
         return {

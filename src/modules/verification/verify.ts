@@ -183,6 +183,10 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
   const { query } = run;
   const ref = newReferenceId();
   const now = deps.clock.now();
+  // The circuit is asked first; a lookup it lets through must still pass admission, which refuses
+  // before anything is sealed, written or held.
+  const circuitOpen = deps.circuit.shouldRefuse();
+  const priority = circuitOpen ? 0 : await admitLive(deps, { orgId: run.orgId, referenceId: ref, cap: run.maxInFlight, mode: query.mode });
   const queryEnc = sealJson(deps.config.encryptionKeys, query, ref);
   const pending = {
     referenceId: ref,
@@ -199,7 +203,7 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
   };
   const claim = run.claim;
   // The authority is known to be down: say so at once, record why, hold nothing.
-  if (deps.circuit.shouldRefuse()) {
+  if (circuitOpen) {
     const failed = { ...pending, fixture: false, status: 'failed' as const, holdsUnit: false, recordEnc: null, failureCode: 'upstream_circuit_open' };
     // One autocommit INSERT unless an Idempotency-Key must be bound to the same reference with it.
     if (claim) {
@@ -213,7 +217,6 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
     deps.metrics.verifications.inc({ mode: query.mode, outcome: 'circuit_open' });
     throw new AppError('unavailable', UPSTREAM_CIRCUIT_OPEN, { extra: { reference_id: ref, code: 'upstream_circuit_open' }, headers: { 'Retry-After': String(Math.ceil(deps.config.IDENTITY_BREAKER_COOLDOWN_MS / 1000)) } });
   }
-  const priority = await admitLive(deps, { orgId: run.orgId, referenceId: ref, cap: run.maxInFlight, mode: query.mode });
   const giveBackSlot = () =>
     deps.fairShare.finish({ orgId: run.orgId, referenceId: ref }).catch((err: unknown) => deps.logger.warn({ err: describe(err), referenceId: ref }, 'in-flight slot not given back; it goes stale'));
   const noUnits = () => {
