@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 export type KeyRing = { id: string; key: Buffer }[];
 
@@ -6,6 +6,15 @@ export type Sealed = { keyId: string; data: Buffer };
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+
+// A raw key handed to createCipheriv is turned into a key object on every call (measurable on the
+// requery path); each configured key is turned once. Keyed by the Buffer, so a rotated-out key goes with its ring.
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+function keyObject(key: Buffer): KeyObject {
+  let k = keyObjects.get(key);
+  if (!k) keyObjects.set(key, (k = createSecretKey(key)));
+  return k;
+}
 
 /**
  * AES-256-GCM with the first key of the ring. The associated data binds a ciphertext to its row
@@ -15,7 +24,7 @@ export function seal(ring: KeyRing, plaintext: Buffer | string, aad: string): Se
   const active = ring[0];
   if (!active) throw new Error('no encryption key configured');
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', active.key, iv);
+  const cipher = createCipheriv('aes-256-gcm', keyObject(active.key), iv);
   cipher.setAAD(Buffer.from(aad));
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return { keyId: active.id, data: Buffer.concat([iv, cipher.getAuthTag(), body]) };
@@ -26,7 +35,7 @@ export function open(ring: KeyRing, sealed: Sealed, aad: string): Buffer {
   if (!entry) throw new Error(`encryption key ${sealed.keyId} is not configured`);
   const iv = sealed.data.subarray(0, IV_BYTES);
   const tag = sealed.data.subarray(IV_BYTES, IV_BYTES + TAG_BYTES);
-  const decipher = createDecipheriv('aes-256-gcm', entry.key, iv);
+  const decipher = createDecipheriv('aes-256-gcm', keyObject(entry.key), iv);
   decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(tag);
   return Buffer.concat([decipher.update(sealed.data.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
