@@ -66,7 +66,8 @@ export const configSchema = z
     // socket's address, and X-Forwarded-For is ignored (anyone could write it).
     TRUST_PROXY: csv.pipe(z.array(z.string().refine(isProxySpec, 'each entry must be an IP address, a CIDR subnet, loopback, linklocal or uniquelocal'))).default([]),
 
-    // Identity authority. Empty IDENTITY_BASE_URL with dialect `sandbox` starts the built-in simulator.
+    // Identity authority. Empty IDENTITY_BASE_URL starts the built-in simulator, whichever the dialect:
+    // it speaks all three, so each adapter can be run against it (refused in production).
     IDENTITY_DIALECT: z.enum(['sandbox', 'prembly', 'dojah']).default('sandbox'),
     IDENTITY_BASE_URL: z.string().default(''),
     IDENTITY_API_KEY: z.string().default('sandbox-identity-key'),
@@ -196,6 +197,8 @@ export type Config = RawConfig & {
   sandbox: { identity: boolean; processor: boolean };
   /** Effective upstream addresses: the configured ones, or the sandbox simulators'. */
   identityBaseUrl: string;
+  /** IDENTITY_APP_ID, or the built-in simulator's own when it stands in and none is set. */
+  identityAppId: string;
   paystackBaseUrl: string;
   publicBaseUrl: string;
   /** Deprecated variables that were read; entry points print each once at start. */
@@ -206,6 +209,9 @@ export type Config = RawConfig & {
 const RENAMED = { TOPUP_SWEEP_CRON: 'RECONCILE_CRON' } as const;
 
 export class ConfigError extends Error {}
+
+/** The app id the built-in simulator checks (Prembly `app-id`, Dojah `AppId`) when none is configured. */
+export const SANDBOX_IDENTITY_APP_ID = 'sandbox-identity-app';
 
 function parseKeys(spec: string): { id: string; key: Buffer }[] {
   return spec.split(',').map((part) => {
@@ -238,10 +244,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     LOGIN_MAX_FAILURES_PER_ADDRESS: c.LOGIN_MAX_FAILURES_PER_ADDRESS ?? c.LOGIN_MAX_FAILURES * 5,
     encryptionKeys: parseKeys(c.ENCRYPTION_KEYS ?? DEV_ENCRYPTION_KEY),
     sandbox: {
-      identity: c.IDENTITY_DIALECT === 'sandbox' && !c.IDENTITY_BASE_URL,
+      identity: !c.IDENTITY_BASE_URL,
       processor: !c.PAYSTACK_BASE_URL,
     },
     identityBaseUrl: c.IDENTITY_BASE_URL || `http://127.0.0.1:${c.IDENTITY_SIM_PORT}`,
+    identityAppId: c.IDENTITY_APP_ID || (c.IDENTITY_BASE_URL ? '' : SANDBOX_IDENTITY_APP_ID),
     paystackBaseUrl: c.PAYSTACK_BASE_URL || `http://127.0.0.1:${c.PAYSTACK_SIM_PORT}`,
     publicBaseUrl: (c.PUBLIC_BASE_URL || `http://localhost:${c.PORT}`).replace(/\/$/, ''),
     warnings,

@@ -28,9 +28,10 @@ if (config.sandbox.identity) {
     rateLimit: config.IDENTITY_SIM_RATE_LIMIT,
     maxConcurrency: config.IDENTITY_SIM_MAX_CONCURRENCY,
     apiKey: config.IDENTITY_API_KEY,
+    appId: config.identityAppId,
   });
   closers.push(() => sim.close());
-  logger.warn({ url: sim.url }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
+  logger.warn({ url: sim.url, dialect: config.IDENTITY_DIALECT }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
 }
 if (config.sandbox.processor) {
   const sim = await startPaymentSimulator({

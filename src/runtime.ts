@@ -103,7 +103,7 @@ export function createIdentityAdapter(config: Config) {
     dialect: config.IDENTITY_DIALECT,
     baseUrl: config.identityBaseUrl,
     apiKey: config.IDENTITY_API_KEY,
-    appId: config.IDENTITY_APP_ID || undefined,
+    appId: config.identityAppId || undefined,
     timeoutMs: config.IDENTITY_TIMEOUT_MS,
   });
 }

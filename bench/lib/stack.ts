@@ -9,6 +9,7 @@ import { createDb } from '../../src/lib/db.ts';
 import { migrate } from '../../src/lib/migrate.ts';
 import { createOrganisation, createUser } from '../../src/modules/organisations/organisations.service.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
+import { BENCH_IDENTITY_APP_ID, identityDialectFromEnv } from './dialect.ts';
 import { freePort, repoPath, sleep, spawnNode, waitForHttp, type NodeChild } from './proc.ts';
 import { jobTimings, settleQueues, waitForWorkers, type JobTimings } from './queues.ts';
 
@@ -125,6 +126,7 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
       SIM_HOST: '127.0.0.1',
       SIM_LATENCY_MS: String(o.simLatencyMs ?? 0),
       SIM_API_KEY: BENCH_IDENTITY_KEY,
+      SIM_APP_ID: BENCH_IDENTITY_APP_ID,
     });
     children['payment-sim'] = spawnNode('payment-sim', repoPath('src/simulators/payment-processor/main.ts'), {
       PORT: String(paymentPort),
@@ -143,9 +145,11 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
       REDIS_URL: redisUrl,
       REDIS_PREFIX: prefix,
       JWT_SECRET: BENCH_JWT_SECRET,
-      IDENTITY_DIALECT: 'sandbox',
+      // The simulator speaks every dialect: IDENTITY_DIALECT picks the adapter the service uses.
+      IDENTITY_DIALECT: identityDialectFromEnv(),
       IDENTITY_BASE_URL: identityUrl,
       IDENTITY_API_KEY: BENCH_IDENTITY_KEY,
+      IDENTITY_APP_ID: BENCH_IDENTITY_APP_ID,
       PAYSTACK_BASE_URL: paymentUrl,
       PAYSTACK_SECRET_KEY: BENCH_PAYSTACK_SECRET,
       PUBLIC_BASE_URL: apiUrl,

@@ -6,6 +6,7 @@ import { QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { createDb } from '../../src/lib/db.ts';
 import { createOrganisation, createUser, setMaxInFlight } from '../../src/modules/organisations/index.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
+import { BENCH_IDENTITY_APP_ID, identityDialectFromEnv } from './dialect.ts';
 import { freePort, repoPath, sleep, spawnNode, waitForHttp, type NodeChild } from './proc.ts';
 import { BENCH_IDENTITY_KEY, BENCH_JWT_SECRET, BENCH_PAYSTACK_SECRET, createBenchDatabase, deleteRedisPrefix } from './stack.ts';
 
@@ -88,6 +89,7 @@ export async function startTenantStack(o: { apiProcesses: number; workerProcesse
       PORT: String(identityPort),
       SIM_HOST: '127.0.0.1',
       SIM_API_KEY: BENCH_IDENTITY_KEY,
+      SIM_APP_ID: BENCH_IDENTITY_APP_ID,
       SIM_CONTROL_TOKEN,
       ...o.sim,
     });
@@ -108,9 +110,11 @@ export async function startTenantStack(o: { apiProcesses: number; workerProcesse
       REDIS_URL: redisUrl,
       REDIS_PREFIX: prefix,
       JWT_SECRET: BENCH_JWT_SECRET,
-      IDENTITY_DIALECT: 'sandbox',
+      // The simulator speaks every dialect: IDENTITY_DIALECT picks the adapter the service uses.
+      IDENTITY_DIALECT: identityDialectFromEnv(),
       IDENTITY_BASE_URL: identityUrl,
       IDENTITY_API_KEY: BENCH_IDENTITY_KEY,
+      IDENTITY_APP_ID: BENCH_IDENTITY_APP_ID,
       PAYSTACK_BASE_URL: `http://127.0.0.1:${paymentPort}`,
       PAYSTACK_SECRET_KEY: BENCH_PAYSTACK_SECRET,
       PUBLIC_BASE_URL: apiUrl,

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config.ts';
+import { identityDialectFromEnv } from '../../bench/lib/dialect.ts';
 import { repoPath, sleep, spawnNode, type NodeChild } from '../../bench/lib/proc.ts';
 import { waitForWorkers } from '../../bench/lib/stack.ts';
 import { createTestDatabase, startStack, type Stack, type StackOptions } from '../setup/harness.ts';
@@ -58,7 +59,8 @@ export async function startChaosStack(
     pgProxy = await startTcpProxy({ host: t.hostname, port: Number(t.port || 5432) });
     env.DATABASE_URL = pgProxy.url(ownDb.url);
   }
-  const stack = await startStack({ ...o, workers: false, env });
+  // IDENTITY_DIALECT of the run picks the adapter; the harness's simulator speaks every dialect.
+  const stack = await startStack({ dialect: identityDialectFromEnv(), ...o, workers: false, env });
   const directDatabaseUrl = ownDb?.url ?? stack.config.DATABASE_URL;
   const workerEnv = { ...envFromConfig(stack.config), LOG_LEVEL: o.workerLogLevel ?? 'warn', METRICS_TOKEN: '', WORKER_METRICS_PORT: '0' };
   const workers: NodeChild[] = [];

@@ -10,6 +10,7 @@ import { API_DB_CONNECT_TIMEOUT_MS, createDb } from '../../src/lib/db.ts';
 import { createHttpServer } from '../../src/lib/http-server.ts';
 import { manualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
+import type { IdentityAuthorityDialect } from '../../src/adapters/identity-authority/index.ts';
 import { createApiDeps } from '../../src/runtime.ts';
 import { startIdentitySimulator, type IdentitySimulator } from '../../src/simulators/identity-authority/server.ts';
 import { startPaymentSimulator, type PaymentSimulator, type WebhookMode } from '../../src/simulators/payment-processor/server.ts';
@@ -63,7 +64,13 @@ export type StackOptions = {
   webhookMode?: WebhookMode;
   /** Keep the log lines in `logs` (for personal-data checks). */
   captureLogs?: boolean;
+  /** The adapter the service talks to the identity simulator with (it speaks all three); default sandbox. */
+  dialect?: IdentityAuthorityDialect;
 };
+
+/** The credentials the harness's identity simulator checks, in whichever dialect they come. */
+export const TEST_IDENTITY_KEY = 'test-identity-key';
+export const TEST_IDENTITY_APP_ID = 'test-identity-app';
 
 let counter = 0;
 
@@ -117,14 +124,23 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     level: opts.captureLogs ? 'debug' : 'error',
     destination: opts.captureLogs ? { write: (line: string) => void logs.push(line) } : undefined,
   });
-  const identitySim = await startIdentitySimulator({ host: '127.0.0.1', port: 0, latencyMs: opts.simLatencyMs ?? 0, apiKey: 'test-identity-key', hangMs: 5000 });
+  const identitySim = await startIdentitySimulator({
+    host: '127.0.0.1',
+    port: 0,
+    latencyMs: opts.simLatencyMs ?? 0,
+    apiKey: TEST_IDENTITY_KEY,
+    appId: TEST_IDENTITY_APP_ID,
+    hangMs: 5000,
+  });
   const paymentSim = await startPaymentSimulator({ host: '127.0.0.1', port: 0, secretKey: 'sk_test_harness_secret', webhookMode: opts.webhookMode ?? 'normal', webhookRetryMs: 200 });
   const config = testConfig({
     DATABASE_URL: database.url,
     REDIS_URL: inject('redisUrl'),
     REDIS_PREFIX: prefix,
+    IDENTITY_DIALECT: opts.dialect ?? 'sandbox',
     IDENTITY_BASE_URL: identitySim.url,
-    IDENTITY_API_KEY: 'test-identity-key',
+    IDENTITY_API_KEY: TEST_IDENTITY_KEY,
+    IDENTITY_APP_ID: TEST_IDENTITY_APP_ID,
     PAYSTACK_BASE_URL: paymentSim.url,
     PAYSTACK_SECRET_KEY: 'sk_test_harness_secret',
     DATABASE_POOL_SIZE: '10',

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, SANDBOX_IDENTITY_APP_ID } from '../../src/config.ts';
+
+/** A production configuration that starts: real upstreams, fresh secrets. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  JWT_SECRET: 'x'.repeat(40),
+  ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  IDENTITY_DIALECT: 'dojah',
+  IDENTITY_BASE_URL: 'https://api.dojah.io',
+  PAYSTACK_BASE_URL: 'https://api.paystack.co',
+  PAYSTACK_SECRET_KEY: 'sk_live_x',
+  SMTP_URL: 'smtp://mail.example:587',
+};
 
 describe('configuration', () => {
   it('When nothing is set, then the sandbox defaults apply', () => {
@@ -27,20 +39,26 @@ describe('configuration', () => {
 
   it('When production starts with the sandbox or development secrets, then it refuses', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET/);
-    const base = {
-      NODE_ENV: 'production',
-      JWT_SECRET: 'x'.repeat(40),
-      ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
-      IDENTITY_DIALECT: 'dojah',
-      IDENTITY_BASE_URL: 'https://api.dojah.io',
-      PAYSTACK_BASE_URL: 'https://api.paystack.co',
-      PAYSTACK_SECRET_KEY: 'sk_live_x',
-      SMTP_URL: 'smtp://mail.example:587',
-    };
+    const base = PRODUCTION;
     expect(loadConfig(base).sandbox).toEqual({ identity: false, processor: false });
     expect(() => loadConfig({ ...base, ENCRYPTION_KEYS: undefined })).toThrow(/ENCRYPTION_KEYS/);
     expect(() => loadConfig({ ...base, PAYSTACK_BASE_URL: '' })).toThrow(/PAYSTACK_BASE_URL/);
     expect(() => loadConfig({ ...base, IDENTITY_DIALECT: 'sandbox' })).toThrow(/IDENTITY_DIALECT/);
+  });
+
+  it('When a provider dialect has no IDENTITY_BASE_URL, then the built-in simulator stands in, with an app id of its own; production still refuses it', () => {
+    for (const dialect of ['prembly', 'dojah']) {
+      const c = loadConfig({ IDENTITY_DIALECT: dialect });
+      expect(c.sandbox.identity, dialect).toBe(true);
+      expect(c.identityBaseUrl).toBe('http://127.0.0.1:4010');
+      expect(c.identityAppId).toBe(SANDBOX_IDENTITY_APP_ID);
+      expect(loadConfig({ IDENTITY_DIALECT: dialect, IDENTITY_APP_ID: 'mine' }).identityAppId).toBe('mine');
+      expect(loadConfig({ IDENTITY_DIALECT: dialect, IDENTITY_BASE_URL: 'http://127.0.0.1:9' }).identityAppId).toBe('');
+    }
+    // Production with Prembly and no base URL.
+    const production = { ...PRODUCTION, IDENTITY_DIALECT: 'prembly', IDENTITY_BASE_URL: '' };
+    expect(() => loadConfig(production)).toThrow(/IDENTITY_BASE_URL: is required in production \(the sandbox simulator is refused\)/);
+    expect(loadConfig({ ...production, IDENTITY_BASE_URL: 'https://api.prembly.com' }).sandbox.identity).toBe(false);
   });
 
   it('When a real authority or processor, or a live processor key, is configured outside production, then every published development secret is refused, naming it', () => {
@@ -87,16 +105,7 @@ describe('configuration', () => {
   });
 
   it('When the benchmark-only inline lookup is switched on, then production refuses it and other environments take it', () => {
-    const production = {
-      NODE_ENV: 'production',
-      JWT_SECRET: 'x'.repeat(40),
-      ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
-      IDENTITY_DIALECT: 'dojah',
-      IDENTITY_BASE_URL: 'https://api.dojah.io',
-      PAYSTACK_BASE_URL: 'https://api.paystack.co',
-      PAYSTACK_SECRET_KEY: 'sk_live_x',
-      SMTP_URL: 'smtp://mail.example:587',
-    };
+    const production = PRODUCTION;
     expect(() => loadConfig({ ...production, LOOKUP_INLINE: 'true' })).toThrow('invalid configuration: LOOKUP_INLINE: is for benchmarks only and refused in production');
     expect(loadConfig(production).LOOKUP_INLINE).toBe(false);
     expect(loadConfig({ LOOKUP_INLINE: 'true' }).LOOKUP_INLINE).toBe(true);

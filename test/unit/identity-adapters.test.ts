@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import express, { type Express, type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdentityAuthority } from '../../src/adapters/identity-authority/index.ts';
-import { UpstreamError, type IdentityAuthority, type UpstreamOutcome } from '../../src/adapters/identity-authority/types.ts';
-import { normalisePerson, personRecordSchema, type PersonRecord } from '../../src/modules/verification/person.ts';
+import type { IdentityAuthority } from '../../src/adapters/identity-authority/types.ts';
+import { foundRecord as found, upstreamError } from '../setup/upstream.ts';
 
 // An 8x8 JPEG standing in for the photos in the vendors' samples (theirs are truncated "/9j/4AAQ...").
 const PHOTO =
@@ -27,25 +27,11 @@ async function listen(app: Express): Promise<{ url: string; close(): Promise<voi
   };
 }
 
-function found(outcome: UpstreamOutcome): PersonRecord {
-  if (outcome.kind !== 'found') throw new Error(`expected found, got ${outcome.kind}`);
-  return personRecordSchema.parse(normalisePerson(outcome.raw));
-}
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof UpstreamError)) throw new Error(`expected an UpstreamError, got ${String(err)}`);
-  return err;
-}
-
 const DEMOGRAPHY = { firstName: 'John', lastName: 'Doe', dob: '06-05-1993', gender: 'm' as const, reason: 'nyscCheck' };
 
 describe('prembly adapter', () => {
-  // Envelope and record keys as in Prembly's SDK models (LookUpVirtualNINResponse, NinData) and
-  // response-code table; values invented.
+  // A fake: envelope and record keys as in Prembly's SDK models (LookUpVirtualNINResponse, NinData)
+  // and response-code table, values invented. The published examples are in provider-examples.test.ts.
   const premblyNinRecord = {
     birthcountry: 'nigeria',
     birthdate: '06-05-1993',
@@ -76,7 +62,7 @@ describe('prembly adapter', () => {
   beforeAll(async () => {
     const app = express();
     app.use(express.json());
-    app.post('/verification/vnin', (req: Request, res: Response) => {
+    app.post('/identitypass/verification/vnin', (req: Request, res: Response) => {
       seen.apiKey = req.get('x-api-key');
       seen.appId = req.get('app-id');
       seen.body = req.body;
@@ -121,7 +107,7 @@ describe('prembly adapter', () => {
           res.status(400).json({ status: false, detail: 'number_nin is invalid' });
       }
     });
-    app.post('/verification/phone_number/advance', (req: Request, res: Response) => {
+    app.post('/identitypass/verification/phone_number/advance', (req: Request, res: Response) => {
       const phone = (req.body as { number?: string }).number;
       if (phone !== '08012345678') {
         res.json({ status: false, detail: 'Record not found', response_code: '01' });
@@ -163,6 +149,11 @@ describe('prembly adapter', () => {
       image: PHOTO,
       transaction_id: 'c8e2f0a1-5b7d-4e0b-9f4e-2a1d0c3b4e5f',
     });
+  });
+
+  it('When the base URL already ends in /identitypass, then the path is not doubled', async () => {
+    const rooted = createIdentityAuthority({ dialect: 'prembly', baseUrl: `${server.url}/identitypass/`, apiKey: 'live_sk_test', timeoutMs: 2_000 });
+    expect(found(await rooted.lookupNin({ nin: '70123456789', reason: 'corporate' })).nin).toBe('70123456789');
   });
 
   it('When the record comes under data instead of nin_data, then it is read too', async () => {
@@ -355,7 +346,7 @@ describe('network faults, any dialect', () => {
 
   it('When the caller aborts, then the error is retryable and comes at once', async () => {
     const app = express();
-    app.post('/verification/vnin', () => {
+    app.post('/identitypass/verification/vnin', () => {
       // never answers
     });
     const hanging = await listen(app);

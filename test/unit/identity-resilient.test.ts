@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureCode, resilient, upstreamRetry, type UpstreamHooks } from '../../src/adapters/identity-authority/resilient.ts';
 import { createSandboxAuthority } from '../../src/adapters/identity-authority/sandbox.ts';
-import { UpstreamError, type IdentityAuthority } from '../../src/adapters/identity-authority/types.ts';
+import type { IdentityAuthority } from '../../src/adapters/identity-authority/types.ts';
 import { startIdentitySimulator, type IdentitySimulator } from '../../src/simulators/identity-authority/server.ts';
+import { upstreamError as failure } from '../setup/upstream.ts';
 
 const API_KEY = 'sim-test-key';
 const REASON = 'corporate';
@@ -45,15 +46,6 @@ function watched(inner: IdentityAuthority, maxAttempts: number) {
   };
   const identity = resilient(inner, upstreamRetry({ maxAttempts, backoffMs: 10 }, hooks), hooks);
   return { identity, attempts, retries };
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof UpstreamError)) throw new Error(`expected an UpstreamError, got ${String(err)}`);
-  return err;
 }
 
 describe('identity calls with retries', () => {

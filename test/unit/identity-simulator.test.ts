@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxAuthority } from '../../src/adapters/identity-authority/sandbox.ts';
-import { UpstreamError, type IdentityAuthority, type UpstreamOutcome } from '../../src/adapters/identity-authority/types.ts';
-import { normalisePerson, personRecordSchema, type PersonRecord } from '../../src/modules/verification/person.ts';
+import type { IdentityAuthority } from '../../src/adapters/identity-authority/types.ts';
+import { personRecordSchema } from '../../src/modules/verification/person.ts';
 import { demographySeed } from '../../src/simulators/identity-authority/behaviour.ts';
 import { latencyFor } from '../../src/simulators/identity-authority/latency.ts';
 import { startIdentitySimulator, type IdentitySimulator, type IdentitySimulatorOptions } from '../../src/simulators/identity-authority/server.ts';
+import { foundRecord, upstreamError } from '../setup/upstream.ts';
 import { waitFor } from '../setup/wait.ts';
 
 const API_KEY = 'sim-test-key';
@@ -21,20 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.close();
 });
-
-function foundRecord(outcome: UpstreamOutcome): PersonRecord {
-  if (outcome.kind !== 'found') throw new Error(`expected found, got ${outcome.kind}`);
-  return personRecordSchema.parse(normalisePerson(outcome.raw));
-}
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof UpstreamError)) throw new Error(`expected an UpstreamError, got ${String(err)}`);
-  return err;
-}
 
 describe('identity simulator through the sandbox adapter', () => {
   it('When the same NIN is looked up twice, then the same person comes back with a fresh transaction id', async () => {

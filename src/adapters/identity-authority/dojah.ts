@@ -1,18 +1,22 @@
 /**
- * Dojah KYC client. What the public material says, and what this file relies on:
+ * Dojah KYC client. What the public material says, and what this file relies on
+ * (test/fixtures/providers/dojah holds the examples, each with the address it was copied from):
  *
  * - Headers: `AppId: <app id>` and `Authorization: <secret key>`, the key without "Bearer"
- *   ("Use <key> not Bearer <key>", https://docs.dojah.io/docs/nigeria/verify-nin-with-selfie-image).
- * - NIN: `GET {baseUrl}/api/v1/kyc/nin?nin=<nin>` (dojah-inc/dojah-sdks, NigeriaKycApi.md:
- *   "GET /api/v1/kyc/nin  KYC - Get NIN Info"; docs.dojah.io "Nigeria - Lookup NIN"). Answer 200:
+ *   ("Use <key> not Bearer <key>", https://dojah.mintlify.app/docs/nigeria/lookup-phone-number and
+ *   https://docs.dojah.io/docs/nigeria/verify-nin-with-selfie-image).
+ * - NIN: `GET {baseUrl}/api/v1/kyc/nin?nin=<nin>` ("Lookup NIN" of Dojah's documentation). Answer 200:
  *   `{ "entity": { first_name, last_name, middle_name, gender: "Male", photo, date_of_birth: "1982-01-01",
- *   email, phone_number, employment_status, marital_status } }`.
+ *   email, phone_number, employment_status, marital_status } }`, without the NIN itself.
  * - Phone: `GET {baseUrl}/api/v1/kyc/phone_number?phone_number=<phone>`, answer 200
  *   `{ "entity": { first_name, last_name, middle_name, date_of_birth, phone_number, photo, gender, customer } }`
  *   (https://dojah.mintlify.app/docs/nigeria/lookup-phone-number, "Phone Number Advance").
- * - Errors come as `{ "error": "<text>" }` with a 4xx, e.g. `{ "error": "vnin not found" }`
- *   (https://api-docs.dojah.io/docs/virtual-nin). A 404, or a 400 whose error says "not found",
- *   is read as no record.
+ * - Statuses, https://docs.dojah.io/overview/response-codes : 404 "Records/parameters not found"
+ *   (and "URL not recognized"), 424 "Third Party service Failure", 429 rate limit, 5xx. A 424 is
+ *   the government source failing behind Dojah, so it is retried like a 5xx.
+ * - Error bodies come as `{ "error": "<text>" }`, e.g. `{ "error": "vnin not found" }`
+ *   (https://api-docs.dojah.io/docs/virtual-nin; no NIN not-found body is published). A 404 with
+ *   such a body, or a 400 whose error says "not found", is read as no record.
  * - No demography search and no reasons endpoint are documented.
  */
 import { callUpstream, isRecord, joinUrl, shapeError, statusError, type UpstreamResponse } from './http.ts';
@@ -78,5 +82,8 @@ function toOutcome(res: UpstreamResponse, what: string): UpstreamOutcome {
   // A bare 404 (no Dojah error body) means a wrong URL, not a missing person.
   if (res.status === 404 && error !== undefined) return { kind: 'not_found' };
   if (res.status === 400 && error !== undefined && /not\s+found/i.test(error)) return { kind: 'not_found' };
+  if (res.status === 424) {
+    throw new UpstreamError(`${UPSTREAM}: ${what} answered HTTP 424, a failure of the source behind it`, { retryable: true, status: 424 });
+  }
   throw statusError(UPSTREAM, res, what);
 }

@@ -1,20 +1,27 @@
 /**
  * Prembly IdentityPass client. What the public material says, and what this file relies on:
  *
- * - NIN: `POST {baseUrl}/verification/vnin`, JSON `{ "number_nin": "<nin>" }`, headers `x-api-key`
- *   (the secret key) and `app-id`. https://docs.prembly.com/docs/nin-and-virtual-nin-copy ; the
- *   envelope is the one of Prembly's own SDK (github.com/prembly/prembly_java,
- *   LookUpVirtualNINResponse.java and NinData.java):
- *   `{ status: boolean, detail: string, response_code: "00", nin_data: {...}, verification: { status: "VERIFIED", reference } }`.
- *   Newer answers carry the record under `data` instead of `nin_data`; both are read.
+ * - NIN: `POST {URL}/identitypass/verification/vnin`, JSON `{ "number_nin": "<nin>" }` (the page's
+ *   test data: `number` or `number_nin`), headers `app-id` and `x-api-key` (the secret key),
+ *   https://docs.prembly.com/docs/nin-and-virtual-nin-copy (test/fixtures/providers/prembly). The
+ *   base URL is the host; one that already ends in `/identitypass` is taken as it is, so
+ *   configurations written for the earlier path keep working.
+ * - The answer's envelope, as in Prembly's SDK (github.com/prembly/prembly_java,
+ *   LookUpVirtualNINResponse.java, NinData.java): `{ status: boolean, detail: string,
+ *   response_code: "00", nin_data: {...}, verification: { status: "VERIFIED", reference } }`. The
+ *   page's own response example could not be copied, so this part is not checked against it.
+ *   Answers carrying the record under `data` instead of `nin_data` are read too.
  * - The record (`nin_data`) uses NIMC keys: firstname, middlename, surname, birthdate, gender,
  *   telephoneno, photo, residence_address, residence_Town, residence_lga, residence_state,
  *   self_origin_state, self_origin_lga, nin.
- * - Phone: `POST {baseUrl}/verification/phone_number/advance`, JSON `{ "number": "<phone>" }`,
- *   record under `data` (path as in PremblyApiUrls.java of the same SDK).
+ * - Phone: `POST {URL}/identitypass/verification/phone_number/advance`, JSON `{ "number": "<phone>" }`,
+ *   record under `data`. No documentation page for it was found: the path is the NIN page's family
+ *   (`/identitypass/verification/...`) with the suffix of the SDK's older
+ *   `/api/v2/biometrics/merchant/data/verification/phone_number/advance` (PremblyApiUrls.java).
  * - Custom response codes, https://docs.prembly.com/docs/response-codes-and-verification-status :
  *   00 found; 01 record not found; 02 "verification can't be completed by this time, kindly retry
- *   later"; 03 insufficient wallet balance. They come on top of the HTTP status.
+ *   later"; 03 insufficient wallet balance. They come "in the response_code field of the JSON body,
+ *   even when HTTP status is 200", on top of the HTTP status.
  * - No demography search and no reasons endpoint are documented.
  *
  * Not verified against a live account: the exact base URL per environment is configuration.
@@ -53,7 +60,7 @@ export function createPremblyAuthority(cfg: PremblyAuthorityConfig): IdentityAut
 
   async function post(path: string, what: string, body: unknown, signal?: AbortSignal): Promise<UpstreamOutcome> {
     const res = await callUpstream(
-      joinUrl(cfg.baseUrl, path),
+      joinUrl(apiRoot(cfg.baseUrl), path),
       { method: 'POST', headers, body: JSON.stringify(body) },
       { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal },
     );
@@ -74,6 +81,12 @@ export function createPremblyAuthority(cfg: PremblyAuthorityConfig): IdentityAut
       return DEFAULT_REASONS.map((r) => ({ ...r }));
     },
   };
+}
+
+/** Prembly's paths live under `/identitypass`; a base URL that already names it is not doubled. */
+function apiRoot(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return /\/identitypass$/i.test(trimmed) ? trimmed : `${trimmed}/identitypass`;
 }
 
 function toOutcome(res: UpstreamResponse, what: string): UpstreamOutcome {

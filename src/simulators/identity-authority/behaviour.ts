@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { latencyFor } from './latency.ts';
-import { KNOWN_PHONE, personForDemography, personForNin, personForPhone, rawRecord, type SimPerson } from './persons.ts';
-import type { SimSettings } from './settings.ts';
-import type { Timers } from './timers.ts';
+import { lookupPath, type SimDialect } from './dialect.ts';
+import type { Answers, Lookups } from './lookups.ts';
+import { rawRecord } from './persons.ts';
+
+export { demographySeed } from './lookups.ts';
 
 /**
- * The authority's endpoints: who exists, the fault NINs, and how long each answer takes.
- * README.md in this folder describes them; the fault rules there are binding for tests.
+ * The "sandbox" dialect, our own API: POST /v1/nin, /v1/phone, /v1/demography, GET /v1/reasons,
+ * Bearer key, `{ status, data | message }` bodies, records in four key variants. README.md in this
+ * folder describes it; the rules there are binding for tests.
  */
 export const SIM_REASONS = [
   { key: 'corporate', label: 'Corporate', description: 'Identity check by a registered organisation for its own customers or staff.' },
@@ -19,6 +21,7 @@ export const SIM_REASONS = [
 ] as const;
 
 const REASON_KEYS = new Set<string>(SIM_REASONS.map((r) => r.key));
+const LOOKUP_PATHS = new Set(['/v1/nin', '/v1/phone', '/v1/demography']);
 
 const reason = z.string().refine((k) => REASON_KEYS.has(k), 'unknown reason');
 const ninBody = z.object({ nin: z.string().regex(/^\d{11}$/), reason });
@@ -38,106 +41,64 @@ function isCalendarDate(dmy: string): boolean {
 }
 
 /** The message names fields only: request values are personal data. */
-function badRequest(res: Response, error: z.ZodError): void {
-  const fields = [...new Set(error.issues.map((i) => i.path.join('.') || 'body'))];
-  res.status(400).json({ status: false, message: `Invalid request: ${fields.join(', ')}` });
+export function invalidFields(error: z.ZodError): string {
+  return `Invalid request: ${[...new Set(error.issues.map((i) => i.path.join('.') || 'body'))].join(', ')}`;
 }
 
-function transactionId(): string {
-  return `SBX-${randomBytes(8).toString('hex').toUpperCase()}`;
+function error(res: Response, status: number, message: string): void {
+  res.status(status).json({ status: false, message });
 }
 
-function found(res: Response, person: SimPerson): void {
-  res.status(200).json({ status: true, data: rawRecord(person, transactionId()) });
+function answers(res: Response): Answers {
+  return {
+    found: (person) => void res.status(200).json({ status: true, data: rawRecord(person, `SBX-${randomBytes(8).toString('hex').toUpperCase()}`) }),
+    notFound: () => void res.status(404).json({ status: false, message: 'Record not found' }),
+    refused: (status, message) => error(res, status, message),
+  };
 }
 
-function notFound(res: Response): void {
-  res.status(404).json({ status: false, message: 'Record not found' });
-}
-
-function unavailable(res: Response): void {
-  res.status(503).json({ status: false, message: 'Service temporarily unavailable' });
-}
-
-export function authorityRoutes(deps: { settings: () => SimSettings; timers: Timers }): Router {
-  const { timers } = deps;
-  // Per-NIN call counts for the "503 twice, then succeed" rule.
-  const flakyCalls = new Map<string, number>();
+function routes(lookups: Lookups): Router {
   const router = Router();
-
-  /** A valid lookup's delay: its own draw when a distribution is set, else the fixed latency. */
-  function lookupDelay(seed: string): number {
-    const s = deps.settings();
-    return s.latency ? latencyFor(seed, s.latency) : s.latencyMs;
-  }
-
-  function fixedDelay(): number {
-    return deps.settings().latencyMs;
-  }
-
-  function ninAnswer(res: Response, nin: string): void {
-    if (nin.startsWith('5000')) {
-      const n = (flakyCalls.get(nin) ?? 0) + 1;
-      flakyCalls.set(nin, n);
-      if (n <= 2) return unavailable(res);
-    } else if (nin.startsWith('5001')) {
-      return unavailable(res);
-    } else if (nin.startsWith('5002')) {
-      const cancel = timers.later(deps.settings().hangMs, () => {
-        if (!res.headersSent) res.status(504).json({ status: false, message: 'Upstream timeout' });
-      });
-      res.on('close', cancel);
-      return;
-    } else if (nin.startsWith('5003')) {
-      res.status(429).set('Retry-After', '1').json({ status: false, message: 'Too many requests' });
-      return;
-    }
-    if (nin.startsWith('0')) return notFound(res);
-    found(res, personForNin(nin));
-  }
+  const invalid = (res: Response, e: z.ZodError) => lookups.plain(res, () => error(res, 400, invalidFields(e)));
 
   router.post('/v1/nin', (req: Request, res: Response) => {
     const body = ninBody.safeParse(req.body);
-    if (!body.success) return timers.answerAfter(res, fixedDelay(), () => badRequest(res, body.error));
-    const { nin } = body.data;
-    timers.answerAfter(res, lookupDelay(`nin:${nin}`), () => ninAnswer(res, nin));
+    if (!body.success) return invalid(res, body.error);
+    lookups.nin(res, body.data.nin, answers(res));
   });
 
   router.post('/v1/phone', (req: Request, res: Response) => {
     const body = phoneBody.safeParse(req.body);
-    if (!body.success) return timers.answerAfter(res, fixedDelay(), () => badRequest(res, body.error));
-    const { phone } = body.data;
-    timers.answerAfter(res, lookupDelay(`phone:${phone}`), () => {
-      if (!KNOWN_PHONE.test(phone)) return notFound(res);
-      found(res, personForPhone(phone));
-    });
+    if (!body.success) return invalid(res, body.error);
+    lookups.phone(res, body.data.phone, answers(res));
   });
 
   router.post('/v1/demography', (req: Request, res: Response) => {
     const body = demographyBody.safeParse(req.body);
-    if (!body.success) return timers.answerAfter(res, fixedDelay(), () => badRequest(res, body.error));
+    if (!body.success) return invalid(res, body.error);
     const q = body.data;
     const [day, month, year] = q.dob.split('-').map(Number) as [number, number, number];
     const gender = q.gender.toLowerCase() === 'f' ? 'f' : 'm';
-    const seed = `demography:${demographySeed(q.firstname, q.lastname, q.dob, gender)}`;
-    timers.answerAfter(res, lookupDelay(seed), () => {
-      if (/^z/i.test(q.lastname)) return notFound(res);
-      found(res, personForDemography({ firstName: q.firstname, lastName: q.lastname, dob: { day, month, year }, gender }));
-    });
+    lookups.demography(res, { firstName: q.firstname, lastName: q.lastname, dob: { day, month, year }, gender }, answers(res));
   });
 
   router.get('/v1/reasons', (_req: Request, res: Response) => {
-    timers.answerAfter(res, fixedDelay(), () => res.status(200).json({ data: SIM_REASONS }));
+    lookups.plain(res, () => res.status(200).json({ data: SIM_REASONS }));
   });
 
   router.use((_req: Request, res: Response) => {
-    timers.answerAfter(res, fixedDelay(), () => res.status(404).json({ status: false, message: 'No such endpoint' }));
+    lookups.plain(res, () => error(res, 404, 'No such endpoint'));
   });
 
   return router;
 }
 
-/** The text a demographic query's latency is seeded from (names trimmed and lower-cased). */
-export function demographySeed(firstName: string, lastName: string, dmy: string, gender: 'm' | 'f'): string {
-  return [firstName.trim().toLowerCase(), lastName.trim().toLowerCase(), dmy, gender].join('|');
-}
+export const sandboxDialect: SimDialect = {
+  name: 'sandbox',
+  prefix: '',
+  isLookup: (req) => req.method === 'POST' && LOOKUP_PATHS.has(lookupPath(req)),
+  credential: (req) => req.get('authorization') ?? '',
+  authorised: (req, c) => !c.apiKey || req.get('authorization') === `Bearer ${c.apiKey}`,
+  error,
+  routes,
+};

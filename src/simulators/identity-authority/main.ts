@@ -9,6 +9,8 @@ const env = z
     PORT: z.coerce.number().int().min(0).max(65535).default(4010),
     SIM_HOST: z.string().default(''),
     SIM_API_KEY: z.string().default(''),
+    // Checked on Prembly (`app-id`) and Dojah (`AppId`) calls when set.
+    SIM_APP_ID: z.string().default(''),
     SIM_CONTROL_TOKEN: z.string().min(1).default(DEFAULT_CONTROL_TOKEN),
     SIM_LATENCY_MS: count.default(0),
     // Both or neither: a seeded lognormal latency for valid lookups.
@@ -38,6 +40,7 @@ try {
     host: e.SIM_HOST || '127.0.0.1',
     port: e.PORT,
     apiKey: e.SIM_API_KEY || undefined,
+    appId: e.SIM_APP_ID || undefined,
     controlToken: e.SIM_CONTROL_TOKEN,
     latencyMs: e.SIM_LATENCY_MS,
     latency: e.SIM_LATENCY_MEDIAN_MS > 0 ? { medianMs: e.SIM_LATENCY_MEDIAN_MS, p95Ms: e.SIM_LATENCY_P95_MS } : null,

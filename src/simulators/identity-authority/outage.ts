@@ -17,20 +17,21 @@ export interface OutageState {
 export interface Outage {
   start(mode: OutageMode, forMs: number, now: number): OutageState;
   current(now: number): OutageState;
-  /** Keeps the call unanswered until the hang ends (or the client leaves). */
-  hold(res: Response): void;
+  /** Keeps the call unanswered until the hang ends (or the client leaves), then sends `timeout`. */
+  hold(res: Response, timeout: () => void): void;
   /** Ends a hang now: held calls get their 504. */
   end(): void;
 }
 
 export function createOutage(timers: Timers): Outage {
   let state: OutageState = { mode: 'none', until: null };
-  const held = new Set<Response>();
+  // Each held call with its 504, written in the dialect it was asked in.
+  const held = new Map<Response, () => void>();
   let cancelTimer: (() => void) | undefined;
 
   function releaseHeld(): void {
-    for (const res of held) {
-      if (!res.headersSent) res.status(504).json({ status: false, message: 'Upstream timeout' });
+    for (const [res, timeout] of held) {
+      if (!res.headersSent) timeout();
     }
     held.clear();
   }
@@ -60,8 +61,8 @@ export function createOutage(timers: Timers): Outage {
       if (state.until !== null && now >= state.until) end();
       return state;
     },
-    hold(res) {
-      held.add(res);
+    hold(res, timeout) {
+      held.set(res, timeout);
       res.on('close', () => held.delete(res));
     },
     end,

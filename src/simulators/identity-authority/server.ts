@@ -1,26 +1,33 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { authorityRoutes } from './behaviour.ts';
+import { sandboxDialect } from './behaviour.ts';
 import { CONTROL_PREFIX, controlRoutes, type SimControls } from './control.ts';
+import { dialectFor, type SimDialect } from './dialect.ts';
+import { dojahDialect } from './dialect-dojah.ts';
+import { premblyDialect } from './dialect-prembly.ts';
 import { lookupGate } from './gate.ts';
 import { createLimits } from './limits.ts';
+import { createLookups } from './lookups.ts';
 import { createOutage, type OutageState } from './outage.ts';
 import { applyPatch, DEFAULT_SETTINGS, outageSchema, type OutageRequest, type SettingsPatch, type SimSettings } from './settings.ts';
 import { createStatsRecorder, type SimStats } from './stats.ts';
 import { createTimers } from './timers.ts';
 
 /**
- * The identity-authority simulator ("sandbox" dialect): the server's assembly and lifecycle.
- * README.md in this folder is the API description, binding for tests; keep both in step.
+ * The identity-authority simulator: the server's assembly and lifecycle. It speaks the sandbox,
+ * Prembly and Dojah dialects side by side, each at its own paths, over one set of people,
+ * latency, limits, outages and counters. README.md in this folder is the API description, binding
+ * for tests; keep both in step.
  */
 export interface IdentitySimulatorOptions extends SettingsPatch {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** When set, every call needs `Authorization: Bearer <apiKey>`. */
+  /** When set, every call needs it, presented the dialect's way (sandbox: `Authorization: Bearer <apiKey>`). */
   apiKey?: string;
+  /** When set, Prembly calls need it in `app-id` and Dojah calls in `AppId`. */
+  appId?: string;
   /** What the control API expects in `X-Sim-Control`. */
   controlToken?: string;
 }
@@ -40,12 +47,16 @@ export interface IdentitySimulator {
 export const DEFAULT_CONTROL_TOKEN = 'sim-control';
 
 export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}): Promise<IdentitySimulator> {
-  const { host = '127.0.0.1', port = 0, apiKey, controlToken = DEFAULT_CONTROL_TOKEN, ...patch } = opts;
+  const { host = '127.0.0.1', port = 0, apiKey, appId, controlToken = DEFAULT_CONTROL_TOKEN, ...patch } = opts;
   let settings = applyPatch(DEFAULT_SETTINGS, patch);
   const timers = createTimers();
   const stats = createStatsRecorder();
   const outage = createOutage(timers);
   const limits = createLimits(() => settings);
+  const lookups = createLookups({ settings: () => settings, timers });
+  const dialects: readonly SimDialect[] = [premblyDialect, dojahDialect, sandboxDialect];
+  const dialectOf = (req: Request): SimDialect => dialectFor(dialects, req.path);
+  const credentials = { apiKey: apiKey || undefined, appId: appId || undefined };
 
   const controls: SimControls = {
     settings: () => settings,
@@ -73,26 +84,22 @@ export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}
   });
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    if (apiKey !== undefined && apiKey !== '' && req.get('authorization') !== `Bearer ${apiKey}`) {
-      timers.answerAfter(res, settings.latencyMs, () => res.status(401).json({ status: false, message: 'Invalid or missing API key' }));
-      return;
-    }
+    const dialect = dialectOf(req);
+    if (!dialect.authorised(req, credentials)) return lookups.plain(res, () => dialect.error(res, 401, 'Invalid or missing API key'));
     next();
   });
 
-  app.use(lookupGate({ outage, limits, stats }));
+  app.use(lookupGate({ outage, limits, stats, dialectOf }));
   app.use(express.json({ limit: '16kb' }));
-  app.use(authorityRoutes({ settings: () => settings, timers }));
+  // The named dialects first: the sandbox's catch-all 404 takes every path they do not claim.
+  for (const d of dialects) app.use(d.prefix || '/', d.routes(lookups));
 
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = typeof err === 'object' && err !== null && 'status' in err && typeof err.status === 'number' ? err.status : 500;
     if (res.headersSent) return;
-    const send = (): void => {
-      if (status >= 400 && status < 500) res.status(status).json({ status: false, message: 'Malformed request body' });
-      else res.status(500).json({ status: false, message: 'Internal error', id: randomUUID() });
-    };
+    const dialect = dialectOf(req);
     // An unreadable body has no query to seed a draw from: it takes the fixed latency.
-    timers.answerAfter(res, settings.latencyMs, send);
+    lookups.plain(res, () => (status >= 400 && status < 500 ? dialect.error(res, status, 'Malformed request body') : dialect.error(res, 500, 'Internal error')));
   });
 
   const server: Server = createServer(app);
