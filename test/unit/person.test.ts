@@ -3,6 +3,7 @@ import { FIXTURE_NINS, fixtureOutcome } from '../../src/modules/verification/fix
 import {
   normaliseDob,
   normaliseGender,
+  normaliseImage,
   normalisePerson,
   normalisePhone,
   personRecordSchema,
@@ -107,6 +108,14 @@ describe('normalisePerson', () => {
 
   it('When the NIN is not 11 digits, then it becomes empty', () => {
     expect(normalisePerson({ nin: '1234' }).nin).toBe('');
+  });
+});
+
+describe('normaliseImage', () => {
+  it('When the photo is a placeholder, a truncated picture or not an image, then there is no photo; a real one passes', () => {
+    for (const bad of ['BASE 64 IMAGE', '/9j/4AAQSkZJRg...', '/9j/4AAQSkZJRg=', 'SGVsbG8gd29ybGQ=', 'not base64!']) expect(normaliseImage(bad), bad).toBe('');
+    expect(normaliseImage(`data:image/png;base64,iVBORw0KGgo=`)).toBe('iVBORw0KGgo=');
+    expect(normaliseImage(TINY_B64)).toBe(TINY_B64);
   });
 });
 

@@ -167,9 +167,9 @@ describe('Dojah, against its documentation', () => {
 
     const record = personRecordSchema.parse(normalisePerson(raw(outcome)));
     expect(record).toMatchObject({ fname: 'JOHN', mname: 'CHHUKWU', lname: 'DOE', dob: '12-12-1960', gender: 'M', phone: '08012345678', nin: '' });
-    // A placeholder text, not a picture: the adapter passes it on as the photo. (The normaliser
-    // checks only the base64 alphabet, so it survives as "BASE64IMAGE"; not asserted here.)
+    // A placeholder text, not a picture: the adapter passes it on, and the normaliser drops it.
     expect(raw(outcome).photo).toBe('BASE 64 IMAGE');
+    expect(record.image).toBe('');
   });
 
   it('When the published not-found body comes with 404 (the table\'s "Records/parameters not found") or 400, then there is no record', async () => {

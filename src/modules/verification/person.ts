@@ -112,12 +112,20 @@ export function normalisePhone(value: unknown): string {
   return m ? `0${m[1]}` : '';
 }
 
-/** Bare base64: upstreams disagree on whether to send a data-URI prefix, integrators want none. */
+// JPEG, PNG, GIF and WebP (RIFF) signatures, as they begin in base64.
+const IMAGE_SIGNATURES = ['/9j/', 'iVBORw0KGgo', 'R0lGOD', 'UklGR'];
+
+/**
+ * Bare base64: upstreams disagree on whether to send a data-URI prefix, integrators want none.
+ * Only a well-formed base64 picture passes: a placeholder such as "BASE 64 IMAGE" (in one provider's
+ * published example) or a truncated "/9j/4AAQ..." becomes no photo rather than a broken one.
+ */
 export function normaliseImage(value: unknown): string {
   const s = text(value)
     .replace(/^data:image\/[a-z+.-]+;base64,/i, '')
     .replace(/\s+/g, '');
-  return /^[A-Za-z0-9+/]+={0,2}$/.test(s) ? s : '';
+  const wellFormed = s.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(s);
+  return wellFormed && IMAGE_SIGNATURES.some((sig) => s.startsWith(sig)) ? s : '';
 }
 
 function normaliseNin(value: string): string {
