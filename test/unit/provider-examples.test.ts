@@ -125,6 +125,17 @@ describe('Prembly, against docs.prembly.com', () => {
   });
 });
 
+describe('Prembly\'s published envelope (another IdentityPass endpoint)', () => {
+  const envelope = fixture('prembly/envelope-sample');
+  it('When the published answer comes back, then status true with response_code 00 is found, the record read from data and verification.reference kept as the transaction id', async () => {
+    server.answer(200, envelope.response);
+    const prembly = createIdentityAuthority({ dialect: 'prembly', baseUrl: server.url, apiKey: KEY, appId: APP, timeoutMs: 2_000 });
+    const r = raw(await prembly.lookupNin({ nin: '12345678901', reason: 'corporate' }));
+    const published = envelope.response as { data: Record<string, unknown>; verification: { reference: string } };
+    expect(r).toMatchObject({ ...published.data, transaction_id: published.verification.reference });
+  });
+});
+
 describe('Dojah, against its documentation', () => {
   const ninFound = fixture('dojah/nin-found');
   const phoneFound = fixture('dojah/phone-found');
