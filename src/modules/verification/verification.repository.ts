@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { captureHeldUnit, holdUnit, releaseHeldUnit } from '../wallet/index.ts';
+import { captureHeldUnit, holdUnit, recordFixtureCall, releaseHeldUnit } from '../wallet/index.ts';
 import {
   idempotencyRow,
   verificationRow,
@@ -26,19 +26,27 @@ type NewVerification = {
   expiresAt: Date;
 };
 
-/** A verification decided on the spot (fixture NINs, a circuit open): no unit is held. */
-export async function insertVerification(
-  db: CommonQueryMethods,
-  v: NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string },
-): Promise<void> {
+type DecidedVerification = NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string };
+
+/** A verification decided on the spot (a circuit open): no unit is held. */
+export async function insertVerification(db: CommonQueryMethods, v: DecidedVerification): Promise<void> {
+  await db.query(sql.unsafe`${decidedInsert(v)}`);
+}
+
+/** A fixture verification and its zero ledger line, in one statement (the wallet module writes the line). */
+export async function insertFixtureWithLedgerLine(db: CommonQueryMethods, v: DecidedVerification, details: Record<string, unknown>): Promise<void> {
+  await recordFixtureCall(db, { orgId: v.orgId, record: sql.fragment`${decidedInsert(v)} RETURNING reference_id`, details });
+}
+
+function decidedInsert(v: DecidedVerification) {
   const completedAt = v.status === 'pending' ? null : sql.timestamp(v.createdAt);
-  await db.query(sql.unsafe`
+  return sql.fragment`
     INSERT INTO verifications
       (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, query_enc, record_enc, key_id, request_id, created_at, completed_at, expires_at)
     VALUES
       (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.failureCode ?? null}, ${v.holdsUnit},
        ${sql.binary(v.queryEnc)}, ${v.recordEnc ? sql.binary(v.recordEnc) : null}, ${v.keyId}, ${v.requestId},
-       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)})`);
+       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)})`;
 }
 
 /** With orgId, another organisation's reference reads as unknown. */

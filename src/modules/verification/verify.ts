@@ -10,7 +10,6 @@ import { AppError, describe, INSUFFICIENT_UNITS, NIN_NOT_FOUND } from '../../lib
 import type { Metrics } from '../../lib/metrics.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
-import { recordFixtureCall } from '../wallet/index.ts';
 import { admitLive, type CircuitView } from './admission.ts';
 import { answerOf, QUEUE_UNAVAILABLE, UPSTREAM_CIRCUIT_OPEN, type Answer } from './answer.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
@@ -153,27 +152,35 @@ async function runFixture(deps: VerifyDeps, run: Run, fixture: FixtureOutcome): 
   const queryEnc = sealJson(ring, run.query, ref);
   const recordEnc = fixture.kind === 'found' ? sealJson(ring, fixture.record, ref).data : null;
   const outcome = fixture.kind;
-  await deps.db.transaction(async (tx) => {
-    await repo.insertVerification(tx, {
-      referenceId: ref,
-      orgId: run.orgId,
-      userId: run.userId,
-      apiClientId: run.apiClientId,
-      mode: 'nin',
-      reason: run.query.reason,
-      fixture: true,
-      status: outcome,
-      holdsUnit: false,
-      queryEnc: queryEnc.data,
-      recordEnc,
-      keyId: queryEnc.keyId,
-      requestId: run.requestId,
-      createdAt: now,
-      expiresAt: expiresAt(deps.config, now),
+  const row = {
+    referenceId: ref,
+    orgId: run.orgId,
+    userId: run.userId,
+    apiClientId: run.apiClientId,
+    mode: 'nin' as const,
+    reason: run.query.reason,
+    fixture: true,
+    status: outcome,
+    holdsUnit: false,
+    queryEnc: queryEnc.data,
+    recordEnc,
+    keyId: queryEnc.keyId,
+    requestId: run.requestId,
+    createdAt: now,
+    expiresAt: expiresAt(deps.config, now),
+  };
+  const details = { fixture: true, outcome, mode: 'nin', reason: run.query.reason };
+  // The row and its ledger line are one autocommit statement; an Idempotency-Key is bound to the
+  // same reference in the same transaction.
+  const claim = run.claim;
+  if (claim) {
+    await deps.db.transaction(async (tx) => {
+      await repo.insertFixtureWithLedgerLine(tx, row, details);
+      await idem.linkKey(tx, claim, ref);
     });
-    if (run.claim) await idem.linkKey(tx, run.claim, ref);
-    await recordFixtureCall(tx, { orgId: run.orgId, reference: ref, details: { fixture: true, outcome, mode: 'nin', reason: run.query.reason } });
-  });
+  } else {
+    await repo.insertFixtureWithLedgerLine(deps.db, row, details);
+  }
   deps.metrics.verifications.inc({ mode: 'nin', outcome: `fixture_${outcome}` });
   if (fixture.kind === 'not_found') throw new AppError('not_found', NIN_NOT_FOUND);
   return { status: 200, body: { data: { ...fixture.record, reference_id: ref } } };

@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 
 // The wallet row is the hot spot of the whole service: every statement here touches it once, as the
@@ -12,12 +12,20 @@ export async function getBalance(db: CommonQueryMethods, orgId: number) {
   return db.maybeOne(sql.type(balanceRow)`SELECT units, reserved FROM wallets WHERE org_id = ${orgId}`);
 }
 
-/** Fixture calls leave the balance alone: the ledger line reads the balance without locking the row. */
-export async function recordFixtureCall(db: CommonQueryMethods, m: { orgId: number; reference: string; details: Record<string, unknown> }) {
+/**
+ * Fixture calls leave the balance alone: the ledger line reads the balance without locking the row.
+ * `record` is the verification's own INSERT ... RETURNING reference_id; it and the ledger line are
+ * one statement (one round trip, atomic without a transaction). A missing wallet makes the ledger
+ * line's NOT NULL balance fail, and with it the whole statement.
+ */
+export async function recordFixtureCall(db: CommonQueryMethods, m: { orgId: number; record: FragmentSqlToken; details: Record<string, unknown> }) {
   return db.one(sql.type(movedRow)`
+    WITH v AS (
+      ${m.record}
+    )
     INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
-    SELECT ${m.orgId}, 'fixture_verification', 0, 0, units, units, ${sql.jsonb({ ...m.details, fixture: true } as never)}, ${m.reference}
-    FROM wallets WHERE org_id = ${m.orgId}
+    SELECT ${m.orgId}, 'fixture_verification', 0, 0, w.units, w.units, ${sql.jsonb({ ...m.details, fixture: true } as never)}, v.reference_id
+    FROM v LEFT JOIN wallets w ON w.org_id = ${m.orgId}
     RETURNING units_before, units_after, id AS transaction_id`);
 }
 
