@@ -29,7 +29,7 @@ export type AppDeps = {
   /** Per-organisation lookups in flight and the authority's pace, shared with the workers. */
   fairShare: FairShare;
   /** The authority's circuit breaker as this process sees it. */
-  circuit: { shouldRefuse(): boolean };
+  circuit: { shouldRefuse(): boolean; unusedProbe(): void };
   /** LOOKUP_INLINE only (benchmarks): runs the lookup job in this process instead of through the queue. */
   lookupInline?: (payload: JobPayload<'verification.lookup'>, opts: { timeoutMs: number; priority?: number }) => Promise<WaitOutcome<'verification.lookup'>>;
 };

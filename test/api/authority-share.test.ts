@@ -189,4 +189,19 @@ describe('circuit breaker', () => {
     expect(Date.now() - back).toBeLessThan(1500 + 2000);
     expect(await debits(stack, org.orgId)).toBe(1);
   });
+
+  it('When callers who cannot pay arrive while the circuit is half-open, then their 402s use up no probe, and a paying caller is still let through and closes it', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const broke = await stack.createOrg({ units: 0 });
+    stack.identitySim.outage({ mode: '503', forMs: 60_000 });
+    await waitFor(async () => (await verify(stack, org, '26100000001')).body.code === 'upstream_circuit_open', { what: 'the circuit to open in the API', timeoutMs: 8000 });
+    stack.identitySim.outage({ mode: 'none' });
+    // Refused with 503 until the cool-down has passed; then let through as a probe, and 402.
+    await waitFor(async () => (await verify(stack, broke, '26100000002')).status === 402, { what: 'the half-open circuit to let a probe through', timeoutMs: 5000 });
+    // More than the three probes of an open period: none of them reached the authority.
+    for (let i = 0; i < 4; i++) expect((await verify(stack, broke, `2610000001${i}`)).status).toBe(402);
+    const res = await verify(stack, org, '26100000020');
+    expect(res.status).toBe(200);
+    expect(await wallet(stack, broke.orgId)).toEqual({ units: 0, reserved: 0 });
+  });
 });

@@ -260,5 +260,21 @@ describe('shared circuit breaker on the identity authority', () => {
     await until(() => api.breaker.state() === 'closed', 'the API to close');
     expect(Array.from({ length: 5 }, () => api.breaker.shouldRefuse())).toEqual([false, false, false, false, false]);
   });
+
+  it('When a probe the API let through never reaches the authority, then it is given back and the next lookup is let through instead', async () => {
+    const prefix = newPrefix();
+    const worker = await startProc(prefix, SHORT_COOLDOWN_MS);
+    const api = await startProc(prefix, SHORT_COOLDOWN_MS);
+    await openBoth(worker, api, caller());
+    await until(() => !api.breaker.isOpen(), 'the cool-down to pass');
+    expect(Array.from({ length: 4 }, () => api.breaker.shouldRefuse())).toEqual([false, false, false, true]);
+    // Two of the three were refused at admission or could not pay.
+    api.breaker.unusedProbe();
+    api.breaker.unusedProbe();
+    expect(Array.from({ length: 3 }, () => api.breaker.shouldRefuse())).toEqual([false, false, true]);
+    // Giving back more than was let through never lets more than the configured probes through.
+    for (let i = 0; i < 5; i++) api.breaker.unusedProbe();
+    expect(Array.from({ length: 4 }, () => api.breaker.shouldRefuse())).toEqual([false, false, false, true]);
+  });
 });
 

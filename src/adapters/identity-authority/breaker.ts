@@ -64,6 +64,13 @@ export interface SharedBreaker {
    * refused, so a half-open circuit does not flood the queue with calls the workers would refuse.
    */
   shouldRefuse(): boolean;
+  /**
+   * A lookup that shouldRefuse() let through never reached the authority (refused at admission, no
+   * unit to hold, the queue unreachable): if it was one of this open period's probes, the probe is
+   * given back. Otherwise callers that cannot pay could use up every probe, and with no lookup reaching
+   * the authority the circuit would never close.
+   */
+  unusedProbe(): void;
   /** 'half_open' also once the cool-down has passed and the next call will be a probe. */
   state(): BreakerState;
   close(): Promise<void>;
@@ -212,6 +219,10 @@ export async function createSharedBreaker(o: SharedBreakerOptions): Promise<Shar
       if (probesLet >= probes) return true;
       probesLet++;
       return false;
+    },
+
+    unusedProbe() {
+      if (p.state !== CircuitState.Closed && probePeriod === openUntil && probesLet > 0) probesLet--;
     },
 
     state() {

@@ -11,7 +11,7 @@ export const AUTHORITY_BUSY = 'The identity authority is too busy to answer this
 const WAIT_HEADROOM = 0.8;
 
 /** The breaker as the API sees it: should this live lookup be refused at once? */
-export type CircuitView = { shouldRefuse(): boolean };
+export type CircuitView = { shouldRefuse(): boolean; unusedProbe(): void };
 
 export type AdmissionDeps = { db: DatabasePool; config: Config; metrics: Metrics; fairShare: FairShare };
 

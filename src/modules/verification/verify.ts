@@ -193,7 +193,15 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
   // The circuit is asked first; a lookup it lets through must still pass admission, which refuses
   // before anything is sealed, written or held.
   const circuitOpen = deps.circuit.shouldRefuse();
-  const priority = circuitOpen ? 0 : await admitLive(deps, { orgId: run.orgId, referenceId: ref, cap: run.maxInFlight, mode: query.mode });
+  let priority = 0;
+  if (!circuitOpen) {
+    try {
+      priority = await admitLive(deps, { orgId: run.orgId, referenceId: ref, cap: run.maxInFlight, mode: query.mode });
+    } catch (err) {
+      deps.circuit.unusedProbe();
+      throw err;
+    }
+  }
   const queryEnc = sealJson(deps.config.encryptionKeys, query, ref);
   const pending = {
     referenceId: ref,
@@ -242,10 +250,12 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
         })
       : await repo.insertPendingHoldingUnit(deps.db, pending);
   } catch (err) {
+    deps.circuit.unusedProbe();
     await giveBackSlot();
     throw err;
   }
   if (!held) {
+    deps.circuit.unusedProbe();
     await giveBackSlot();
     throw noUnits();
   }
