@@ -181,6 +181,11 @@ export const configSchema = z
     const p95 = c.IDENTITY_SIM_LATENCY_P95_MS;
     if ((median === 0) !== (p95 === 0) || p95 < median) ctx.addIssue({ code: 'custom', path: ['IDENTITY_SIM_LATENCY_P95_MS'], message: 'set together with IDENTITY_SIM_LATENCY_MEDIAN_MS, and not below it' });
     for (const issue of publishedSecretIssues(c)) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });
+    // Outside production, an empty base URL starts a built-in simulator that answers made-up people and
+    // payments: with a live Paystack key (NODE_ENV forgotten on a real deployment) both must be named.
+    const live = c.NODE_ENV !== 'production' && c.PAYSTACK_SECRET_KEY.startsWith('sk_live_');
+    if (live && !c.IDENTITY_BASE_URL) ctx.addIssue({ code: 'custom', path: ['IDENTITY_BASE_URL'], message: 'is required with a live PAYSTACK_SECRET_KEY (empty starts the identity simulator)' });
+    if (live && !c.PAYSTACK_BASE_URL) ctx.addIssue({ code: 'custom', path: ['PAYSTACK_BASE_URL'], message: 'is required with a live PAYSTACK_SECRET_KEY (empty starts the payment simulator)' });
     if (c.NODE_ENV !== 'production') return;
     if (c.LOOKUP_INLINE) ctx.addIssue({ code: 'custom', path: ['LOOKUP_INLINE'], message: 'is for benchmarks only and refused in production' });
     if (!c.IDENTITY_BASE_URL) ctx.addIssue({ code: 'custom', path: ['IDENTITY_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });

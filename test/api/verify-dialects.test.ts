@@ -70,6 +70,7 @@ describe.each(['prembly', 'dojah'] as const)('live verification through the %s a
 
   it('When verifications ran, then no NIN or name reached a log line', async () => {
     const res = await verify((await stack.createOrg({ units: 1 })).member.token, FOUND);
+    expect(res.status).toBe(200);
     const text = stack.logs.join('\n');
     expect(text.length).toBeGreaterThan(0);
     for (const nin of [FOUND, MISSING]) expect(text).not.toContain(nin);

@@ -80,6 +80,17 @@ describe('configuration', () => {
     expect(loadConfig({ ...real, ...fresh, PAYSTACK_BASE_URL: 'https://api.paystack.co' }).sandbox).toEqual({ identity: false, processor: false });
   });
 
+  it('When a live Paystack key is set outside production, then an empty base URL (a built-in simulator) is refused for the authority and the processor, whatever the dialect', () => {
+    const fresh = { JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_live_abc' };
+    for (const dialect of ['sandbox', 'prembly', 'dojah']) {
+      expect(() => loadConfig({ ...fresh, IDENTITY_DIALECT: dialect, IDENTITY_APP_ID: 'app', PAYSTACK_BASE_URL: 'https://api.paystack.co' }), dialect).toThrow(
+        /IDENTITY_BASE_URL: is required with a live PAYSTACK_SECRET_KEY \(empty starts the identity simulator\)/,
+      );
+    }
+    expect(() => loadConfig({ ...fresh, IDENTITY_BASE_URL: 'https://api.dojah.io' })).toThrow(/PAYSTACK_BASE_URL: is required with a live PAYSTACK_SECRET_KEY/);
+    expect(loadConfig({ ...fresh, IDENTITY_DIALECT: 'dojah', IDENTITY_APP_ID: 'app', IDENTITY_BASE_URL: 'https://api.dojah.io', PAYSTACK_BASE_URL: 'https://api.paystack.co' }).sandbox).toEqual({ identity: false, processor: false });
+  });
+
   it('When the authority and processor are local simulators (test and bench stacks), then the development secrets still work', () => {
     for (const url of ['http://127.0.0.1:4010', 'http://localhost:4010', 'http://[::1]:4010', 'http://127.8.9.10']) {
       const c = loadConfig({ IDENTITY_BASE_URL: url, PAYSTACK_BASE_URL: url, PAYSTACK_SECRET_KEY: 'sk_test_harness_secret', NODE_ENV: 'test' });

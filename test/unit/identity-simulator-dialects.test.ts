@@ -89,7 +89,8 @@ describe.each(['prembly', 'dojah'] as const)('the %s dialect', (dialect) => {
   });
 
   it('When more lookups are in flight than the cap, then the extra one gets 429 in the dialect\'s body', async () => {
-    sim.configure({ maxConcurrency: 1, latencyMs: 200 });
+    // Long enough that both calls overlap even on a loaded machine.
+    sim.configure({ maxConcurrency: 1, latencyMs: 1000 });
     try {
       const [a, b] = await Promise.all([rawNin(dialect, '31415926535'), rawNin(dialect, '27182818284')]);
       const refused = [a, b].find((r) => r.status === 429);

@@ -116,6 +116,10 @@ describe('normaliseImage', () => {
     for (const bad of ['BASE 64 IMAGE', '/9j/4AAQSkZJRg...', '/9j/4AAQSkZJRg=', 'SGVsbG8gd29ybGQ=', 'not base64!']) expect(normaliseImage(bad), bad).toBe('');
     expect(normaliseImage(`data:image/png;base64,iVBORw0KGgo=`)).toBe('iVBORw0KGgo=');
     expect(normaliseImage(TINY_B64)).toBe(TINY_B64);
+    // Line breaks, a missing padding and the URL-safe alphabet are the same picture.
+    expect(normaliseImage('/9j/4AAQ\nSkZJRg==')).toBe(TINY_B64);
+    expect(normaliseImage('/9j/4AAQSkZJRg')).toBe(TINY_B64);
+    expect(normaliseImage('_9j_4AAQSkZJRg==')).toBe(TINY_B64);
   });
 });
 

@@ -121,11 +121,15 @@ const IMAGE_SIGNATURES = ['/9j/', 'iVBORw0KGgo', 'R0lGOD', 'UklGR'];
  * published example) or a truncated "/9j/4AAQ..." becomes no photo rather than a broken one.
  */
 export function normaliseImage(value: unknown): string {
-  const s = text(value)
+  const bare = text(value)
     .replace(/^data:image\/[a-z+.-]+;base64,/i, '')
-    .replace(/\s+/g, '');
-  const wellFormed = s.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(s);
-  return wellFormed && IMAGE_SIGNATURES.some((sig) => s.startsWith(sig)) ? s : '';
+    .replace(/\s+/g, '')
+    // The URL-safe alphabet and missing padding are both still a picture: written the standard way.
+    .replace(/-/g, '+')
+    .replace(/_/g, '/');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(bare) || bare.length % 4 === 1) return '';
+  const s = bare.includes('=') ? bare : bare.padEnd(Math.ceil(bare.length / 4) * 4, '=');
+  return s.length % 4 === 0 && IMAGE_SIGNATURES.some((sig) => s.startsWith(sig)) ? s : '';
 }
 
 function normaliseNin(value: string): string {

@@ -29,7 +29,9 @@ export interface SimDialect {
   routes(lookups: Lookups): Router;
 }
 
-export function dialectFor(dialects: readonly SimDialect[], path: string): SimDialect {
+export function dialectFor(dialects: readonly SimDialect[], rawPath: string): SimDialect {
+  // Express matches routes without regard to case: so must the gate, or /IdentityPass/... would pass it.
+  const path = rawPath.toLowerCase();
   const named = dialects.find((d) => d.prefix !== '' && (path === d.prefix || path.startsWith(`${d.prefix}/`)));
   const fallback = dialects.find((d) => d.prefix === '');
   const dialect = named ?? fallback;
