@@ -3,20 +3,23 @@ import type { RedisClient } from './redis.ts';
 /**
  * Who gets the identity authority next, and who is refused at the door.
  *
- * Fairness: BullMQ's open edition has no job groups, so each live lookup is queued with priority k,
- * where k is its organisation's count of lookups in flight (itself included). An organisation's
- * first lookup in flight gets priority 1, its 300th priority 300; lower runs first. A burst from one
- * organisation therefore only ever queues behind its own earlier lookups, while another
- * organisation's next lookup takes the next free authority slot. Within one organisation, order is
- * by priority then arrival, which is close to first-in first-out.
+ * Fairness: BullMQ's open edition has no job groups, so each live lookup is queued with a priority
+ * (lower runs first) that is its tag under start-time fair queuing. An organisation's lookups are
+ * tagged one after the other (its last tag + 1), so they run first-in first-out among themselves; an
+ * organisation with nothing in flight starts just above the virtual time, the oldest tag still in
+ * flight anywhere. A newcomer's first lookup therefore takes the next free authority slot, and from
+ * then on organisations with work waiting take turns, one lookup each, however much each has queued.
+ * When nothing is in flight at all the tags start again from 1; a tag never exceeds BullMQ's
+ * largest priority (2^21 - 1: after that many lookups without the queue ever emptying, the
+ * order becomes first-in first-out until it does).
  *
  * Admission: an organisation may have at most `cap` lookups in flight; and a lookup whose predicted
  * finish (the lookups ahead of it under this scheme, drained at the authority's rate, plus its own
  * call) falls past the caller's wait is refused at once rather than answered 504 later.
  *
  * State lives in Redis so that every API and worker process sees the same counts: one sorted set
- * per organisation (reference -> admitted-at), a set of organisations with lookups in flight, and a
- * running mean of lookup durations. Members are removed when their lookup settles; a member older
+ * per organisation (reference -> admitted-at), a set of organisations with lookups in flight, each
+ * one's last tag, and a running mean of lookup durations. Members are removed when their lookup settles; a member older
  * than `staleMs` (its job lost with a crashed worker and not yet re-run) stops counting, so the
  * counts heal by themselves. Keys share one hash tag so the scripts run on one Redis Cluster node.
  */
@@ -33,35 +36,57 @@ export type FairShare = {
   snapshot(): Promise<Map<number, number>>;
 };
 
-// KEYS: orgs set, mean key. ARGV: key prefix for per-org sets, org, reference, now, stale-before, cap, default mean.
+// KEYS: orgs set, mean key, tags hash. ARGV: key prefix for per-org sets, org, reference, now,
+// stale-before, cap, default mean, highest tag.
 const ADMIT = `
-local orgs, meanKey = KEYS[1], KEYS[2]
+local orgs, meanKey, tags = KEYS[1], KEYS[2], KEYS[3]
 local prefix, org, ref = ARGV[1], ARGV[2], ARGV[3]
-local now, staleBefore, cap = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local now, staleBefore, cap, maxTag = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
 local mean = tonumber(redis.call('GET', meanKey) or ARGV[7])
 local own = prefix .. org
 redis.call('ZREMRANGEBYSCORE', own, '-inf', staleBefore)
 local c = redis.call('ZCARD', own)
 if c >= cap then return {0, c, 0, mean} end
-redis.call('ZADD', own, now, ref)
-redis.call('SADD', orgs, org)
-local k = c + 1
-local ahead = c
+-- The other organisations in flight: n lookups each, tagged (about) last-n+1 .. last.
+local others = {}
+local vt = nil
 for _, o in ipairs(redis.call('SMEMBERS', orgs)) do
   if o ~= org then
     local key = prefix .. o
     redis.call('ZREMRANGEBYSCORE', key, '-inf', staleBefore)
     local n = redis.call('ZCARD', key)
-    if n == 0 then redis.call('SREM', orgs, o) else ahead = ahead + math.min(n, k) end
+    if n == 0 then
+      redis.call('SREM', orgs, o)
+      redis.call('HDEL', tags, o)
+    else
+      local last = tonumber(redis.call('HGET', tags, o) or n)
+      others[#others + 1] = {n, last}
+      if vt == nil or last - n < vt then vt = last - n end
+    end
   end
 end
-return {1, k, ahead, mean}
+local mine = c > 0 and tonumber(redis.call('HGET', tags, org) or c) or nil
+if mine ~= nil and (vt == nil or mine - c < vt) then vt = mine - c end
+-- The virtual time: just below the oldest tag still in flight (0 when nothing is: a new epoch).
+vt = vt or 0
+local t = math.min(maxTag, math.max(vt, mine or 0) + 1)
+redis.call('HSET', tags, org, t)
+redis.call('ZADD', own, now, ref)
+redis.call('SADD', orgs, org)
+local ahead = c
+for _, e in ipairs(others) do
+  ahead = ahead + math.min(e[1], math.max(0, t - (e[2] - e[1])))
+end
+return {1, t, ahead, mean}
 `;
 
-// KEYS: orgs set, mean key, the org's set. ARGV: org, reference, duration ms or -1, smoothing.
+// KEYS: orgs set, mean key, the org's set, tags hash. ARGV: org, reference, duration ms or -1, smoothing.
 const FINISH = `
 redis.call('ZREM', KEYS[3], ARGV[2])
-if redis.call('ZCARD', KEYS[3]) == 0 then redis.call('SREM', KEYS[1], ARGV[1]) end
+if redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('SREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[4], ARGV[1])
+end
 local d = tonumber(ARGV[3])
 if d >= 0 then
   local m = tonumber(redis.call('GET', KEYS[2]) or ARGV[3])
@@ -71,20 +96,24 @@ return 0
 `;
 
 const SMOOTHING = 0.05;
+/** BullMQ's lowest priority (its largest number). */
+const MAX_TAG = 2 ** 21 - 1;
 
 export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs: number; defaultLookupMs: number }): FairShare {
   const tag = `${o.prefix}:{authority}`;
   const orgsKey = `${tag}:orgs`;
   const meanKey = `${tag}:lookup-ms`;
   const orgPrefix = `${tag}:inflight:`;
+  const tagsKey = `${tag}:tags`;
   return {
     async admit({ orgId, referenceId, cap }) {
       const now = Date.now();
       const r = (await redis.eval(
         ADMIT,
-        2,
+        3,
         orgsKey,
         meanKey,
+        tagsKey,
         orgPrefix,
         String(orgId),
         referenceId,
@@ -92,13 +121,14 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
         String(now - o.staleMs),
         String(cap),
         String(o.defaultLookupMs),
+        String(MAX_TAG),
       )) as [number, number, number, string | number];
       const meanLookupMs = Number(r[3]);
       if (r[0] === 0) return { admitted: false, reason: 'cap', inFlight: r[1], meanLookupMs };
       return { admitted: true, priority: r[1], ahead: r[2], meanLookupMs };
     },
     async finish({ orgId, referenceId, durationMs }) {
-      await redis.eval(FINISH, 3, orgsKey, meanKey, `${orgPrefix}${orgId}`, String(orgId), referenceId, String(durationMs ?? -1), String(SMOOTHING));
+      await redis.eval(FINISH, 4, orgsKey, meanKey, `${orgPrefix}${orgId}`, tagsKey, String(orgId), referenceId, String(durationMs ?? -1), String(SMOOTHING));
     },
     async snapshot() {
       const out = new Map<number, number>();

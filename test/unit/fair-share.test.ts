@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 describe('fair share of the identity authority', () => {
-  it("When an organisation bursts, then its k-th lookup in flight gets priority k and another organisation's first gets priority 1", async () => {
+  it("When an organisation bursts, then its lookups are tagged 1, 2, 3... and another organisation's first gets priority 1", async () => {
     const fs = fresh();
     const a = [];
     for (let i = 0; i < 5; i++) a.push(await fs.admit({ orgId: 1, referenceId: `REF-A${i}`, cap: 10 }));
@@ -47,8 +47,44 @@ describe('fair share of the identity authority', () => {
     await fs.finish({ orgId: 7, referenceId: 'REF-1', durationMs: 200 });
     // Settling twice (a job re-run) changes nothing more.
     await fs.finish({ orgId: 7, referenceId: 'REF-1' });
-    expect(await fs.admit({ orgId: 7, referenceId: 'REF-X', cap: 3 })).toMatchObject({ admitted: true, priority: 3 });
+    // Tagged after the organisation's own lookups still waiting (1 and 3), not before them.
+    expect(await fs.admit({ orgId: 7, referenceId: 'REF-X', cap: 3 })).toMatchObject({ admitted: true, priority: 4 });
     expect(await fs.admit({ orgId: 7, referenceId: 'REF-Y', cap: 3 })).toMatchObject({ admitted: false });
+  });
+
+  it('When an organisation keeps lookups in flight and some settle, then its new ones still queue behind its older ones (first in, first out)', async () => {
+    const fs = fresh();
+    const tags: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const a = await fs.admit({ orgId: 9, referenceId: `REF-F${i}`, cap: 1000 });
+      tags.push(a.admitted ? a.priority : Number.NaN);
+      // Now and then a burst of the oldest settles, so the count in flight dips and rises.
+      if (i % 20 === 19) for (let j = i - 19; j < i - 9; j++) await fs.finish({ orgId: 9, referenceId: `REF-F${j}` });
+    }
+    for (let i = 1; i < tags.length; i++) expect(tags[i], `lookup ${i}`).toBeGreaterThan(tags[i - 1]!);
+  });
+
+  it('When two organisations both have lookups waiting, then they take turns, and a newcomer starts at the oldest tag in flight, not behind the backlog', async () => {
+    const fs = fresh();
+    for (let i = 0; i < 100; i++) await fs.admit({ orgId: 1, referenceId: `REF-A${i}`, cap: 1000 });
+    // A's first 50 settle: its oldest in flight is tagged 51.
+    for (let i = 0; i < 50; i++) await fs.finish({ orgId: 1, referenceId: `REF-A${i}` });
+    const b = [];
+    for (let i = 0; i < 3; i++) b.push(await fs.admit({ orgId: 2, referenceId: `REF-B${i}`, cap: 1000 }));
+    // B's lookups come right after A's oldest waiting one (tag 51), one tag apart: A's 52nd and B's
+    // second share a tag, so they alternate.
+    expect(b.map((x) => (x.admitted ? x.priority : null))).toEqual([51, 52, 53]);
+    // Ahead of B's first: A's lookups tagged up to 51 (one), none of B's own.
+    expect(b[0]).toMatchObject({ ahead: 1 });
+    // A's next is still after all of A's own.
+    expect(await fs.admit({ orgId: 1, referenceId: 'REF-A100', cap: 1000 })).toMatchObject({ priority: 101 });
+  });
+
+  it('When nothing is in flight any more, then tags start again from 1', async () => {
+    const fs = fresh();
+    for (let i = 0; i < 5; i++) await fs.admit({ orgId: 5, referenceId: `REF-E${i}`, cap: 10 });
+    for (let i = 0; i < 5; i++) await fs.finish({ orgId: 5, referenceId: `REF-E${i}` });
+    expect(await fs.admit({ orgId: 6, referenceId: 'REF-N0', cap: 10 })).toMatchObject({ priority: 1, ahead: 0 });
   });
 
   it('When a lookup was lost with a crashed worker, then it stops counting once it is stale', async () => {
