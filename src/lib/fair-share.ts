@@ -6,10 +6,12 @@ import type { RedisClient } from './redis.ts';
  * Fairness: BullMQ's open edition has no job groups, so each live lookup is queued with a priority
  * (lower runs first) that is its tag under start-time fair queuing. An organisation's lookups are
  * tagged one after the other (its last tag + 1), so they run first-in first-out among themselves; an
- * organisation with nothing in flight starts just above the virtual time, the oldest tag still in
- * flight anywhere. A newcomer's first lookup therefore takes the next free authority slot, and from
+ * organisation with nothing in flight starts just above the virtual time, the highest tag of a
+ * lookup that has started (workers report each start), and so does one whose own tags fell behind
+ * it: nobody banks credit by keeping a trickle in flight. A newcomer's first lookup therefore takes the next free authority slot, and from
  * then on organisations with work waiting take turns, one lookup each, however much each has queued.
- * When nothing is in flight at all the tags start again from 1; a tag never exceeds BullMQ's
+ * A lookup refused after admission gives its tag back. When nothing is in flight at all the tags
+ * start again from 1; a tag never exceeds BullMQ's
  * largest priority (2^21 - 1: after that many lookups without the queue ever emptying, the
  * order becomes first-in first-out until it does).
  *
@@ -30,14 +32,21 @@ export type Admission =
 
 export type FairShare = {
   admit(o: { orgId: number; referenceId: string; cap: number }): Promise<Admission>;
-  /** The lookup settled (any outcome) or was never queued; its duration feeds the running mean. */
-  finish(o: { orgId: number; referenceId: string; durationMs?: number }): Promise<void>;
+  /** A lookup with this tag (its queue priority) starts: the virtual time moves up to it. */
+  started(tag: number): Promise<void>;
+  /**
+   * The lookup settled (any outcome) or was never queued; its duration feeds the running mean. A
+   * lookup refused after admission passes its tag as `unusedTag`, so its organisation's tags stay
+   * one after another.
+   */
+  finish(o: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }): Promise<void>;
   /** Lookups in flight per organisation id (for tests, metrics and the benchmark). */
   snapshot(): Promise<Map<number, number>>;
 };
 
 // KEYS: orgs set, mean key, tags hash. ARGV: key prefix for per-org sets, org, reference, now,
-// stale-before, cap, default mean, highest tag.
+// stale-before, cap, default mean, highest tag. The tags hash holds each organisation's last tag and,
+// under "_v", the virtual time: the highest tag of a lookup that has started.
 const ADMIT = `
 local orgs, meanKey, tags = KEYS[1], KEYS[2], KEYS[3]
 local prefix, org, ref = ARGV[1], ARGV[2], ARGV[3]
@@ -49,7 +58,6 @@ local c = redis.call('ZCARD', own)
 if c >= cap then return {0, c, 0, mean} end
 -- The other organisations in flight: n lookups each, tagged (about) last-n+1 .. last.
 local others = {}
-local vt = nil
 for _, o in ipairs(redis.call('SMEMBERS', orgs)) do
   if o ~= org then
     local key = prefix .. o
@@ -59,17 +67,15 @@ for _, o in ipairs(redis.call('SMEMBERS', orgs)) do
       redis.call('SREM', orgs, o)
       redis.call('HDEL', tags, o)
     else
-      local last = tonumber(redis.call('HGET', tags, o) or n)
-      others[#others + 1] = {n, last}
-      if vt == nil or last - n < vt then vt = last - n end
+      others[#others + 1] = {n, tonumber(redis.call('HGET', tags, o) or n)}
     end
   end
 end
-local mine = c > 0 and tonumber(redis.call('HGET', tags, org) or c) or nil
-if mine ~= nil and (vt == nil or mine - c < vt) then vt = mine - c end
--- The virtual time: just below the oldest tag still in flight (0 when nothing is: a new epoch).
-vt = vt or 0
-local t = math.min(maxTag, math.max(vt, mine or 0) + 1)
+-- Nothing in flight anywhere: a new epoch, tags start again from 1.
+if c == 0 and #others == 0 then redis.call('DEL', tags) end
+local v = tonumber(redis.call('HGET', tags, '_v') or '0')
+local mine = c > 0 and tonumber(redis.call('HGET', tags, org) or '0') or 0
+local t = math.min(maxTag, math.max(v, mine) + 1)
 redis.call('HSET', tags, org, t)
 redis.call('ZADD', own, now, ref)
 redis.call('SADD', orgs, org)
@@ -80,9 +86,20 @@ end
 return {1, t, ahead, mean}
 `;
 
-// KEYS: orgs set, mean key, the org's set, tags hash. ARGV: org, reference, duration ms or -1, smoothing.
+// KEYS: tags hash. ARGV: tag of a lookup that starts now.
+const STARTED = `
+local v = tonumber(redis.call('HGET', KEYS[1], '_v') or '0')
+if tonumber(ARGV[1]) > v then redis.call('HSET', KEYS[1], '_v', ARGV[1]) end
+return 0
+`;
+
+// KEYS: orgs set, mean key, the org's set, tags hash. ARGV: org, reference, duration ms or -1,
+// smoothing, the tag of a lookup that never started or -1.
 const FINISH = `
 redis.call('ZREM', KEYS[3], ARGV[2])
+-- A lookup refused after admission takes its tag back, if no later one took the next.
+local unused = tonumber(ARGV[5])
+if unused > 0 and tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '-1') == unused then redis.call('HINCRBY', KEYS[4], ARGV[1], -1) end
 if redis.call('ZCARD', KEYS[3]) == 0 then
   redis.call('SREM', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[4], ARGV[1])
@@ -127,8 +144,11 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
       if (r[0] === 0) return { admitted: false, reason: 'cap', inFlight: r[1], meanLookupMs };
       return { admitted: true, priority: r[1], ahead: r[2], meanLookupMs };
     },
-    async finish({ orgId, referenceId, durationMs }) {
-      await redis.eval(FINISH, 4, orgsKey, meanKey, `${orgPrefix}${orgId}`, tagsKey, String(orgId), referenceId, String(durationMs ?? -1), String(SMOOTHING));
+    async started(tag) {
+      if (tag > 1) await redis.eval(STARTED, 1, tagsKey, String(tag));
+    },
+    async finish({ orgId, referenceId, durationMs, unusedTag }) {
+      await redis.eval(FINISH, 4, orgsKey, meanKey, `${orgPrefix}${orgId}`, tagsKey, String(orgId), referenceId, String(durationMs ?? -1), String(SMOOTHING), String(unusedTag ?? -1));
     },
     async snapshot() {
       const out = new Map<number, number>();

@@ -154,7 +154,6 @@ describe('circuit breaker', () => {
     });
   });
   afterAll(async () => stack?.close());
-
   it('When the authority keeps failing, then the circuit opens, live calls get 503 upstream_circuit_open at once with nothing held, and a probe after the cool-down closes it', async () => {
     const org = await stack.createOrg({ units: 10 });
     stack.identitySim.outage({ mode: '503', forMs: 60_000 });
@@ -190,7 +189,19 @@ describe('circuit breaker', () => {
     expect(await debits(stack, org.orgId)).toBe(1);
   });
 
-  it('When callers who cannot pay arrive while the circuit is half-open, then their 402s use up no probe, and a paying caller is still let through and closes it', async () => {
+});
+
+describe('circuit breaker, half-open', () => {
+  let stack: Stack;
+  // A stack of its own: the breaker's window of outcomes starts empty, whatever ran before.
+  beforeAll(async () => {
+    stack = await startStack({
+      env: { IDENTITY_BREAKER_MIN_CALLS: '4', IDENTITY_BREAKER_COOLDOWN_MS: '1500', IDENTITY_MAX_ATTEMPTS: '1', ORG_MAX_IN_FLIGHT: '100' },
+    });
+  });
+  afterAll(async () => stack?.close());
+
+  it('When callers who cannot pay arrive while the circuit is half-open, then their 402s use up no probe, and a paying caller is still let through', async () => {
     const org = await stack.createOrg({ units: 5 });
     const broke = await stack.createOrg({ units: 0 });
     stack.identitySim.outage({ mode: '503', forMs: 60_000 });

@@ -64,11 +64,14 @@ describe('fair share of the identity authority', () => {
     for (let i = 1; i < tags.length; i++) expect(tags[i], `lookup ${i}`).toBeGreaterThan(tags[i - 1]!);
   });
 
-  it('When two organisations both have lookups waiting, then they take turns, and a newcomer starts at the oldest tag in flight, not behind the backlog', async () => {
+  it('When two organisations both have lookups waiting, then they take turns, and a newcomer starts at the virtual time, not behind the backlog', async () => {
     const fs = fresh();
     for (let i = 0; i < 100; i++) await fs.admit({ orgId: 1, referenceId: `REF-A${i}`, cap: 1000 });
-    // A's first 50 settle: its oldest in flight is tagged 51.
-    for (let i = 0; i < 50; i++) await fs.finish({ orgId: 1, referenceId: `REF-A${i}` });
+    // A's first 50 start and settle: the virtual time is 50.
+    for (let i = 0; i < 50; i++) {
+      await fs.started(i + 1);
+      await fs.finish({ orgId: 1, referenceId: `REF-A${i}` });
+    }
     const b = [];
     for (let i = 0; i < 3; i++) b.push(await fs.admit({ orgId: 2, referenceId: `REF-B${i}`, cap: 1000 }));
     // B's lookups come right after A's oldest waiting one (tag 51), one tag apart: A's 52nd and B's
@@ -78,6 +81,40 @@ describe('fair share of the identity authority', () => {
     expect(b[0]).toMatchObject({ ahead: 1 });
     // A's next is still after all of A's own.
     expect(await fs.admit({ orgId: 1, referenceId: 'REF-A100', cap: 1000 })).toMatchObject({ priority: 101 });
+  });
+
+  it('When an organisation kept one lookup in flight for long while another ran hundreds, then its burst takes turns with the other, and banks no credit', async () => {
+    const fs = fresh();
+    // S keeps one slow lookup in flight (tag 1) the whole time.
+    expect(await fs.admit({ orgId: 20, referenceId: 'REF-S-slow', cap: 1000 })).toMatchObject({ priority: 1 });
+    // A runs 300 lookups (tags 1, 2, 3...), 20 queued at any time: each starts (the virtual time
+    // follows) and settles.
+    for (let i = 0; i < 20; i++) await fs.admit({ orgId: 21, referenceId: `REF-A${i}`, cap: 1000 });
+    for (let i = 0; i < 300; i++) {
+      const a = await fs.admit({ orgId: 21, referenceId: `REF-A${i + 20}`, cap: 1000 });
+      await fs.started(i + 1);
+      await fs.finish({ orgId: 21, referenceId: `REF-A${i}` });
+      if (i === 299) expect(a).toMatchObject({ priority: 320 });
+    }
+    // S bursts: its tags start just above the virtual time (300), not just after its old tag 1, so
+    // A's 20 queued lookups (tags 301-320) and S's burst alternate instead of S's whole burst going first.
+    const burst = [];
+    for (let i = 0; i < 5; i++) burst.push(await fs.admit({ orgId: 20, referenceId: `REF-S${i}`, cap: 1000 }));
+    expect(burst.map((x) => (x.admitted ? x.priority : null))).toEqual([301, 302, 303, 304, 305]);
+  });
+
+  it('When a lookup is refused after admission, then its tag is taken back and the next one reuses it', async () => {
+    const fs = fresh();
+    const first = await fs.admit({ orgId: 30, referenceId: 'REF-R0', cap: 10 });
+    const refused = await fs.admit({ orgId: 30, referenceId: 'REF-R1', cap: 10 });
+    expect([first, refused].map((x) => (x.admitted ? x.priority : null))).toEqual([1, 2]);
+    await fs.finish({ orgId: 30, referenceId: 'REF-R1', unusedTag: 2 });
+    expect(await fs.admit({ orgId: 30, referenceId: 'REF-R2', cap: 10 })).toMatchObject({ priority: 2 });
+    // Not when a later lookup already took the next tag.
+    const later = await fs.admit({ orgId: 30, referenceId: 'REF-R3', cap: 10 });
+    await fs.finish({ orgId: 30, referenceId: 'REF-R2', unusedTag: 2 });
+    expect(later).toMatchObject({ priority: 3 });
+    expect(await fs.admit({ orgId: 30, referenceId: 'REF-R4', cap: 10 })).toMatchObject({ priority: 4 });
   });
 
   it('When nothing is in flight any more, then tags start again from 1', async () => {

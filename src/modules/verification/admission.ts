@@ -35,7 +35,7 @@ export async function admitLive(deps: AdmissionDeps, o: { orgId: number; referen
     // Otherwise it must fit in the wait with headroom: other organisations' first lookups may still
     // overtake it (that is the fairness), and durations vary.
     if (a.ahead < limits.maxConcurrency || finishMs <= c.VERIFY_WAIT_MS * WAIT_HEADROOM) return a.priority;
-    await deps.fairShare.finish({ orgId: o.orgId, referenceId: o.referenceId });
+    await deps.fairShare.finish({ orgId: o.orgId, referenceId: o.referenceId, unusedTag: a.priority });
     await refuse(deps, o, 'predicted_wait', AUTHORITY_BUSY, finishMs - c.VERIFY_WAIT_MS);
   }
   throw new Error('unreachable');

@@ -27,6 +27,7 @@ export function createInlineLookup(deps: LookupDeps & { fairShare: FairShare; lo
     const queuedAt = Date.now();
     const leave = await gate.enter(priority);
     try {
+      if (priority > 0) await deps.fairShare.started(priority);
       deps.metrics.lookupWait.observe((Date.now() - queuedAt) / 1000);
       for (let attempt = 1; ; attempt++) {
         const started = Date.now();

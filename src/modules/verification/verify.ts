@@ -233,7 +233,7 @@ async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
     throw new AppError('unavailable', UPSTREAM_CIRCUIT_OPEN, { extra: { reference_id: ref, code: 'upstream_circuit_open' }, headers: { 'Retry-After': String(Math.ceil(deps.config.IDENTITY_BREAKER_COOLDOWN_MS / 1000)) } });
   }
   const giveBackSlot = () =>
-    deps.fairShare.finish({ orgId: run.orgId, referenceId: ref }).catch((err: unknown) => deps.logger.warn({ err: describe(err), referenceId: ref }, 'in-flight slot not given back; it goes stale'));
+    deps.fairShare.finish({ orgId: run.orgId, referenceId: ref, unusedTag: priority }).catch((err: unknown) => deps.logger.warn({ err: describe(err), referenceId: ref }, 'in-flight slot not given back; it goes stale'));
   const noUnits = () => {
     deps.metrics.verifications.inc({ mode: query.mode, outcome: 'insufficient_units' });
     return new AppError('insufficient_units', INSUFFICIENT_UNITS);
