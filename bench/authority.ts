@@ -1,11 +1,12 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { batchFairness } from './authority-batch.ts';
 import { authorityDown, rateLimited, scaling } from './authority-limits.ts';
 import { admission, noisyNeighbour, type ScenarioResult } from './authority-scenarios.ts';
 import { writeResultsSection } from './lib/tenant-measure.ts';
 
 /**
- * `npm run bench:authority [-- --only noisy,admission,rate,down,scaling]`: the identity authority as
+ * `npm run bench:authority [-- --only noisy,admission,rate,down,scaling,batch]`: the identity authority as
  * a slow, limited resource shared by organisations. Each scenario starts the real service (two API
  * and two worker processes unless it says otherwise, the simulator as a process), drives it from a
  * separate load-generator process, prints one JSON line per target and writes the "authority"
@@ -25,6 +26,7 @@ const scenarios: [string, () => Promise<ScenarioResult | ScenarioResult[]>][] = 
   ['rate', rateLimited],
   ['down', authorityDown],
   ['scaling', scaling],
+  ['batch', batchFairness],
 ];
 for (const [key, run] of scenarios) {
   if (!want(key)) continue;
@@ -38,8 +40,10 @@ for (const [key, run] of scenarios) {
 }
 
 const rows = results.flatMap((r) => r.targets.map((t) => `| ${t.target} | ${t.value} | ${t.goal} | ${t.met ? 'met' : '**missed**'} | ${t.note ?? ''} |`));
+// A run of the batch scenario alone keeps the full run's section and writes one of its own.
+const batchOnly = only !== null && only.size === 1 && only.has('batch');
 writeResultsSection(
-  'authority',
+  batchOnly ? 'authority-batch' : 'authority',
   `## The identity authority as a shared resource (\`npm run bench:authority\`)
 
 Run ${started.toISOString()}, ${machine().cores} cores; every scenario measured in this one run.

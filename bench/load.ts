@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /**
@@ -27,6 +27,8 @@ export type LoadSpec = {
   timeoutS?: number;
   /** Requests per second across all connections (a paced load below saturation); none: as fast as answered. */
   overallRate?: number;
+  /** Also write the latency of every 2xx answer here (JSON array, ms), for runs merged by lib/interleave.ts. */
+  okLatenciesFile?: string;
 };
 
 type Latencies = { p50: number; p95: number; p99: number; max: number; mean: number };
@@ -56,7 +58,7 @@ function randomLiveNin(): string {
   return s;
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return Math.round(sorted[i]! * 100) / 100;
@@ -106,6 +108,7 @@ async function run(spec: LoadSpec, record: boolean): Promise<LoadResult> {
     });
   }
   const result = await done;
+  if (record && spec.okLatenciesFile) writeFileSync(spec.okLatenciesFile, JSON.stringify(okLatencies));
   const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
   const summary = (xs: number[]): Latencies => {
     xs.sort((a, b) => a - b);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machine, removeTmp, tmp, underLoad, type RunOptions } from './lib/measure.ts';
 import { repoPath } from './lib/proc.ts';
-import { jsonLine, targetLine, writeResults, type ScenarioReport } from './lib/report.ts';
+import { cpuLine, jsonLine, targetLine, writeResults, type ScenarioReport } from './lib/report.ts';
 import { SERVICE_TUNING, UPSTREAM_LATENCY_MS } from './lib/tuning.ts';
 import { scenarioFixture } from './scenarios/fixture.ts';
 import { scenarioLive } from './scenarios/live.ts';
@@ -67,8 +67,9 @@ try {
   }
   for (const t of reports.flatMap((r) => r.targets)) {
     process.stdout.write(`${targetLine(t)}\n`);
-    if (!t.met) failed = true;
+    if (!t.met && !t.info) failed = true;
   }
+  for (const r of reports) if (r.cpu) process.stdout.write(`${cpuLine(r.cpu)}\n`);
   if (reports.some((r) => r.checks.some((c) => !c.pass))) failed = true;
   const table = writeResults(m, settings, reports, args.soak ?? false);
   process.stderr.write(`\n${table}\n\nwritten ${repoPath('bench/RESULTS.md')}\n`);

@@ -4,17 +4,21 @@ import { pinoHttp } from 'pino-http';
 import { sql } from 'slonik';
 import type { AppContext, AppDeps } from './context.ts';
 import { corsPolicy } from './lib/cors.ts';
+import { CsvExportSlots } from './lib/csv-export.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
 import { consumeAll, createLimiter, rateLimitMiddleware } from './lib/rate-limit.ts';
 import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
 import { accountsRoutes } from './modules/accounts/index.ts';
+import { auditRoutes } from './modules/audit/index.ts';
+import { batchRoutes } from './modules/batches/index.ts';
 import { authRoutes, createAuthenticator, principalOf, redisRevocations, requireOrgAdmin } from './modules/auth/index.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
+import { portalRoutes } from './modules/portal/index.ts';
 import { openApiRoutes } from './openapi/openapi.routes.ts';
 import { reasonsRoutes } from './modules/reasons/index.ts';
-import { teamRoutes } from './modules/team/index.ts';
+import { settingsRoutes, teamRoutes } from './modules/team/index.ts';
 import { topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';
 import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
 import { ledgerRoutes } from './modules/wallet/index.ts';
@@ -40,13 +44,17 @@ export function createApp(deps: AppDeps): Express {
     ...deps,
     redis,
     revocations,
-    ...createAuthenticator(deps.db, deps.clock, { secret: c.JWT_SECRET, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations),
+    ...createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations),
     rateLimit: rateLimitMiddleware(async (req) => {
       const p = principalOf(req);
       const pairs: Parameters<typeof consumeAll>[0] = [[perToken, p.tokenId]];
       if (p.orgId !== null) pairs.push([perOrg, String(p.orgId)]);
       await consumeAll(pairs);
     }),
+    csvExports: new CsvExportSlots(
+      { perProcess: c.CSV_EXPORTS_PER_PROCESS, perOrg: c.CSV_EXPORTS_PER_ORG, minBytes: c.CSV_EXPORT_MIN_BYTES, windowMs: c.CSV_EXPORT_MIN_WINDOW_MS },
+      { redis, prefix: c.REDIS_PREFIX },
+    ),
   };
 
   const app = express();
@@ -118,20 +126,25 @@ export function createApp(deps: AppDeps): Express {
   api.use(openApiRoutes());
   api.use(authRoutes(ctx));
   api.use(teamRoutes(ctx));
+  api.use(settingsRoutes(ctx));
   api.use(accountsRoutes(ctx));
   api.use(verificationRoutes(ctx));
+  api.use(batchRoutes(ctx));
   api.use(reasonsRoutes(ctx));
   api.use(topupRoutes(ctx));
   api.use(platformRoutes(ctx));
   api.use(topupHistoryRoutes(ctx));
   api.use(verificationHistoryRoutes(ctx));
   api.use(ledgerRoutes(ctx, { orgAdmin: (req) => requireOrgAdmin(principalOf(req)) }));
+  api.use(auditRoutes(ctx, { orgAdmin: (req) => requireOrgAdmin(principalOf(req)) }));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));
 
   // The versioned base is the contract; the unversioned paths stay for older integrations, marked
   // deprecated on every answer.
   app.use('/v1', api);
+  // The portal reaches the same routes through its session bridge, with the same rules.
+  app.use(portalRoutes(ctx, api));
   app.use('/', markUnversioned, api, unmarkUnversioned);
 
   app.use(notFound);

@@ -7,12 +7,23 @@ export const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789abcdef';
 export const DEV_ENCRYPTION_KEY_BYTES = Buffer.alloc(32, 7);
 export const DEV_ENCRYPTION_KEY = 'dev1:' + DEV_ENCRYPTION_KEY_BYTES.toString('base64');
 export const SANDBOX_PROCESSOR_KEY = 'sk_test_sandbox_secret';
+export const DEV_VNIN_HASH_KEY = 'dev-only-vnin-hash-key-change-me-0123456789';
+export const DEV_SUBJECT_HASH_KEY = 'dev-only-subject-hash-key-change-me-0123456789';
+
+/** The token secrets in effect: JWT_SECRETS, else JWT_SECRET as a list of one, else the development secret. */
+export function jwtSecretList(c: { JWT_SECRET?: string | undefined; JWT_SECRETS?: string[] | undefined }): string[] {
+  return c.JWT_SECRETS ?? [c.JWT_SECRET ?? DEV_JWT_SECRET];
+}
 
 type SecretSettings = {
   NODE_ENV: string;
-  JWT_SECRET: string;
+  JWT_SECRETS?: string[] | undefined;
+  jwtSecrets: string[];
   ENCRYPTION_KEYS?: string | undefined;
+  VNIN_HASH_KEY: string;
   PAYSTACK_SECRET_KEY: string;
+  SUBJECT_HASH_KEY: string;
+  PAYSTACK_SECRET_KEY_PREVIOUS?: string | undefined;
   IDENTITY_BASE_URL: string;
   PAYSTACK_BASE_URL: string;
 };
@@ -52,8 +63,12 @@ export function publishedSecretIssues(c: SecretSettings): { variable: string; me
   const generate = '`npm run admin -- secrets:generate` prints fresh values';
   const refused = (what: string, hint = generate) => `${what}, published in the source, is refused when ${reason} (${hint})`;
   const issues: { variable: string; message: string }[] = [];
-  if (c.JWT_SECRET === DEV_JWT_SECRET) issues.push({ variable: 'JWT_SECRET', message: refused('the development secret') });
+  if (c.jwtSecrets.includes(DEV_JWT_SECRET)) issues.push({ variable: c.JWT_SECRETS ? 'JWT_SECRETS' : 'JWT_SECRET', message: refused('the development secret') });
+  if (c.PAYSTACK_SECRET_KEY_PREVIOUS === SANDBOX_PROCESSOR_KEY) issues.push({ variable: 'PAYSTACK_SECRET_KEY_PREVIOUS', message: refused('the sandbox key', 'leave it empty') });
   if (usesDevEncryptionKey(c.ENCRYPTION_KEYS)) issues.push({ variable: 'ENCRYPTION_KEYS', message: refused(c.ENCRYPTION_KEYS ? 'the development key' : 'unset: the development key') });
+  if (c.VNIN_HASH_KEY === DEV_VNIN_HASH_KEY) issues.push({ variable: 'VNIN_HASH_KEY', message: refused('the development key') });
   if (c.PAYSTACK_SECRET_KEY === SANDBOX_PROCESSOR_KEY) issues.push({ variable: 'PAYSTACK_SECRET_KEY', message: refused('the sandbox key', 'use your own key from the processor') });
+  // With the published key, anyone holding a subject hash could test NINs against it.
+  if (c.SUBJECT_HASH_KEY === DEV_SUBJECT_HASH_KEY) issues.push({ variable: 'SUBJECT_HASH_KEY', message: refused('the development key') });
   return issues;
 }

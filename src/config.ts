@@ -1,25 +1,9 @@
-import { isIP } from 'node:net';
 import { z } from 'zod';
-import { DEV_ENCRYPTION_KEY, DEV_JWT_SECRET, publishedSecretIssues, SANDBOX_PROCESSOR_KEY } from './config-secrets.ts';
+import { bool, csv, databaseUrl, isProxySpec } from './config-values.ts';
+import { DEV_ENCRYPTION_KEY, DEV_SUBJECT_HASH_KEY, DEV_VNIN_HASH_KEY, jwtSecretList, publishedSecretIssues, realStackReason, SANDBOX_PROCESSOR_KEY } from './config-secrets.ts';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
-const csv = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
-
-// express's `trust proxy` list: addresses, subnets (CIDR) or its names for reserved ranges.
-const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-function isProxySpec(entry: string): boolean {
-  if (PROXY_NAMES.has(entry)) return true;
-  const [address = '', bits, ...rest] = entry.split('/');
-  const family = isIP(address);
-  if (!family || rest.length > 0) return false;
-  if (bits === undefined) return true;
-  return /^\d{1,3}$/.test(bits) ? Number(bits) <= (family === 4 ? 32 : 128) : family === 4 && isIP(bits) === 4;
-}
+/** The enterprise code the simulator issues vNINs for when NIMC_ENTERPRISE_CODE is unset. */
+export const SANDBOX_ENTERPRISE_CODE = '000000';
 
 const bonusTier = z.object({ min: z.number().int().positive(), max: z.number().int().positive().optional(), bonus: z.number().int().positive() });
 
@@ -29,10 +13,10 @@ export const configSchema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     HOST: z.string().default('0.0.0.0'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/idverify'),
+    DATABASE_URL: databaseUrl.default('postgres://postgres@127.0.0.1:5432/idverify'), // or libpq's socket form (config-values.ts)
     // Pool per process; the API holds no transaction across an await on anything but PostgreSQL.
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
-    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+    REDIS_URL: z.url().default('redis://127.0.0.1:6379'), // redis://, rediss://, or unix:///path/to/redis.sock
     // Seed nodes of a Redis Cluster, comma-separated `host:port`. Set: every process talks to the
     // cluster (discovering the other nodes by itself) with REDIS_URL's user, password and TLS
     // (`rediss:`), and REDIS_URL's own host and port are not used. Empty: the one server REDIS_URL names.
@@ -41,13 +25,24 @@ export const configSchema = z
     // several environments or test runs can share one Redis (or one Redis Cluster).
     REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('idv'),
 
-    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(), // a list of one; JWT_SECRETS wins (rotation)
+    JWT_SECRETS: csv.pipe(z.array(z.string().min(32, 'each secret must be at least 32 characters')).min(1, 'must name at least one secret')).optional(),
     JWT_ISSUER: z.string().default('idverify'),
     // The contract fixes the token lifetime at 60 minutes; kept configurable only for tests of expiry.
     JWT_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
 
     // Comma-separated `keyId:base64(32 bytes)` list; the first is used for new data, all decrypt.
     ENCRYPTION_KEYS: z.string().optional(),
+    // Key of the HMAC-SHA256 that stands in for a vNIN wherever one must be recognised (the row's
+    // stored query, the Idempotency-Key comparison): the token itself is never kept. Its own key, not
+    // the JWT or encryption key.
+    VNIN_HASH_KEY: z.string().min(32, 'must be at least 32 characters').default(DEV_VNIN_HASH_KEY),
+    // Our enterprise code at NIMC: people make a vNIN for it (USSD *346*3*<NIN>*<code>#).
+    NIMC_ENTERPRISE_CODE: z.string().regex(/^\d{4,10}$/, 'must be 4 to 10 digits').optional(),
+    // HMAC-SHA256 key of the subject hash every verification keeps (the NIN it concerns, never the NIN
+    // itself), by which subject:export and subject:erase find one person's verifications. A key of its
+    // own: it never rotates (the hashes already stored would stop matching), unlike the others.
+    SUBJECT_HASH_KEY: z.string().min(32, 'must be at least 32 characters').default(DEV_SUBJECT_HASH_KEY),
     // Days a stored person record is kept before the retention job erases it.
     RECORD_RETENTION_DAYS: z.coerce.number().positive().default(30),
 
@@ -98,6 +93,17 @@ export const configSchema = z
     IDENTITY_MAX_RPS: z.coerce.number().min(0).default(0),
     // Live lookups one organisation may have in flight (per-organisation override: org:limits).
     ORG_MAX_IN_FLIGHT: z.coerce.number().int().positive().default(32),
+    // Asynchronous (Prefer: respond-async) and batch lookups: how long one may wait out authority
+    // outages after it was accepted (hours, fractions allowed), and how many may wait per organisation.
+    ASYNC_MAX_WAIT_HOURS: z.coerce.number().positive().max(24 * 30).default(24),
+    ORG_MAX_PENDING: z.coerce.number().int().positive().default(100_000),
+    // Lookups of one batch queued for the authority (each holding its unit) at any moment: enough to
+    // keep every authority slot busy when nobody else calls, few enough that a batch never stands
+    // in front of a later batch or holds much of a wallet at once.
+    BATCH_QUEUE_DEPTH: z.coerce.number().int().min(1).max(10000).default(64),
+    // The periodic feed of open batches (BullMQ cron with seconds): resumes paused batches once their
+    // wallet is credited by any path, and re-queues a batch lookup whose job was lost.
+    BATCH_FEED_CRON: z.string().default('*/10 * * * * *'),
     // Circuit breaker: opens when at least half of at least IDENTITY_BREAKER_MIN_CALLS lookups in
     // IDENTITY_BREAKER_WINDOW_MS failed with 5xx or a timeout; probes again after the cool-down.
     IDENTITY_BREAKER_MIN_CALLS: z.coerce.number().int().positive().default(20),
@@ -113,6 +119,7 @@ export const configSchema = z
     // Payment processor (Paystack dialect). Empty PAYSTACK_BASE_URL starts the built-in simulator.
     PAYSTACK_BASE_URL: z.string().default(''),
     PAYSTACK_SECRET_KEY: z.string().default(SANDBOX_PROCESSOR_KEY),
+    PAYSTACK_SECRET_KEY_PREVIOUS: z.string().default(''), // during a key change: webhooks signed with it still count
     PAYSTACK_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
     PAYSTACK_CALLBACK_URL: z.string().default(''),
     // Public address of this service, used to tell the sandbox processor where to send webhooks.
@@ -156,6 +163,8 @@ export const configSchema = z
 
     // Receipts. Empty SMTP_URL keeps e-mails in the outbox log (sandbox); production needs a real server.
     SMTP_URL: z.string().default(''),
+    // `npm start` in the sandbox with SMTP_URL empty: its mail sink's port (0: a free one).
+    SANDBOX_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(4025),
     MAIL_FROM: z.string().default('Identity Verification <billing@idverify.local>'),
     MAIL_FALLBACK_TO: z.string().default('billing@idverify.local'),
     // The operator's page that takes a password-reset token, e.g. https://app.example.com/reset?token={token}.
@@ -165,6 +174,11 @@ export const configSchema = z
       .default('')
       .refine((v) => v === '' || (v.includes('{token}') && /^https?:\/\//.test(v)), 'must be an http(s) address containing {token}'),
 
+    // CSV exports hold an export connection while their client reads: caps, and the slowest reader kept.
+    CSV_EXPORTS_PER_PROCESS: z.coerce.number().int().min(1).max(64).default(4),
+    CSV_EXPORTS_PER_ORG: z.coerce.number().int().min(1).max(64).default(2),
+    CSV_EXPORT_MIN_BYTES: z.coerce.number().int().min(0).default(16384),
+    CSV_EXPORT_MIN_WINDOW_MS: z.coerce.number().int().min(50).default(30000),
     // Bearer token for GET /metrics. Empty: /metrics answers 404.
     METRICS_TOKEN: z.string().default(''),
     // The worker process serves its own registry (jobs, upstream calls, credits) here, same token.
@@ -180,7 +194,9 @@ export const configSchema = z
     const median = c.IDENTITY_SIM_LATENCY_MEDIAN_MS;
     const p95 = c.IDENTITY_SIM_LATENCY_P95_MS;
     if ((median === 0) !== (p95 === 0) || p95 < median) ctx.addIssue({ code: 'custom', path: ['IDENTITY_SIM_LATENCY_P95_MS'], message: 'set together with IDENTITY_SIM_LATENCY_MEDIAN_MS, and not below it' });
-    for (const issue of publishedSecretIssues(c)) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });
+    for (const issue of publishedSecretIssues({ ...c, jwtSecrets: jwtSecretList(c) })) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });
+    const real = realStackReason({ ...c, jwtSecrets: jwtSecretList(c) });
+    if (real && !c.NIMC_ENTERPRISE_CODE) ctx.addIssue({ code: 'custom', path: ['NIMC_ENTERPRISE_CODE'], message: `is required when ${real} (the sandbox code ${SANDBOX_ENTERPRISE_CODE} is for the simulator only)` });
     // Outside production, an empty base URL starts a built-in simulator that answers made-up people and
     // payments: with a live Paystack key (NODE_ENV forgotten on a real deployment) both must be named.
     const live = c.NODE_ENV !== 'production' && c.PAYSTACK_SECRET_KEY.startsWith('sk_live_');
@@ -196,7 +212,9 @@ export const configSchema = z
 
 export type RawConfig = z.infer<typeof configSchema>;
 
-export type Config = RawConfig & {
+export type Config = Omit<RawConfig, 'JWT_SECRET' | 'JWT_SECRETS'> & {
+  /** jwtSecrets: every secret a token may be signed with; JWT_SECRET: the first, which signs. */
+  JWT_SECRET: string; jwtSecrets: string[];
   LOGIN_MAX_FAILURES_PER_ADDRESS: number;
   encryptionKeys: { id: string; key: Buffer }[];
   sandbox: { identity: boolean; processor: boolean };
@@ -206,6 +224,8 @@ export type Config = RawConfig & {
   identityAppId: string;
   paystackBaseUrl: string;
   publicBaseUrl: string;
+  /** NIMC_ENTERPRISE_CODE, or the sandbox's `000000` when no live authority is configured. */
+  nimcEnterpriseCode: string;
   /** Deprecated variables that were read; entry points print each once at start. */
   warnings: string[];
 };
@@ -244,8 +264,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${issue.path.join('.') || 'environment'}: ${issue.message}`);
   }
   const c = parsed.data;
+  const jwtSecrets = jwtSecretList(c);
   return {
     ...c,
+    ...{ JWT_SECRET: jwtSecrets[0]!, jwtSecrets },
     LOGIN_MAX_FAILURES_PER_ADDRESS: c.LOGIN_MAX_FAILURES_PER_ADDRESS ?? c.LOGIN_MAX_FAILURES * 5,
     encryptionKeys: parseKeys(c.ENCRYPTION_KEYS ?? DEV_ENCRYPTION_KEY),
     sandbox: {
@@ -255,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identityBaseUrl: c.IDENTITY_BASE_URL || `http://127.0.0.1:${c.IDENTITY_SIM_PORT}`,
     identityAppId: c.IDENTITY_APP_ID || (c.IDENTITY_BASE_URL ? '' : SANDBOX_IDENTITY_APP_ID),
     paystackBaseUrl: c.PAYSTACK_BASE_URL || `http://127.0.0.1:${c.PAYSTACK_SIM_PORT}`,
+    nimcEnterpriseCode: c.NIMC_ENTERPRISE_CODE ?? SANDBOX_ENTERPRISE_CODE,
     publicBaseUrl: (c.PUBLIC_BASE_URL || `http://localhost:${c.PORT}`).replace(/\/$/, ''),
     warnings,
   };

@@ -10,6 +10,7 @@ import type { Logger } from './lib/logger.ts';
 import type { Metrics } from './lib/metrics.ts';
 import type { RedisClient } from './lib/redis.ts';
 import type { FairShare } from './lib/fair-share.ts';
+import type { CsvExportSlots } from './lib/csv-export.ts';
 
 /** What the HTTP layer is built from; createApp receives it whole, tests build their own. */
 export type AppDeps = {
@@ -39,8 +40,12 @@ export type AppContext = AppDeps & {
   authenticate: RequestHandler;
   /** For GET /me, POST /change-password and POST /logout only: also admits a first-login token. */
   authenticateDuringPasswordChange: RequestHandler;
+  /** For two-factor enrolment only: also admits an administrator who must enrol before anything else. */
+  authenticateForMfaEnrolment: RequestHandler;
   /** Logged-out tokens, by jti, until their exp (declared here, not imported: the auth module imports this file). */
   revocations: { revoke(jti: string, expiresAt: number): Promise<void>; isRevoked(jti: string): Promise<boolean> };
   /** Per-token and per-organisation limits, applied after authentication. */
   rateLimit: RequestHandler;
+  /** The CSV exports running in this process, shared by every list that exports. */
+  csvExports: CsvExportSlots;
 };

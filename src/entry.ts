@@ -16,7 +16,7 @@ export function startProcess(name: string): { config: Config; logger: Logger } {
   return { config, logger: createLogger({ level: config.LOG_LEVEL, name }) };
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT, then exits 0 (1 if stopping failed). */
+/** Runs `stop` once on SIGTERM or SIGINT (or the launcher's going), then exits 0 (1 if stopping failed). */
 export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
   let stopping = false;
   const handler = () => {
@@ -32,4 +32,7 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
   };
   process.once('SIGTERM', handler);
   process.once('SIGINT', handler);
+  // A child of `npm start` (forked, with an IPC channel) stops the same way when the launcher is gone
+  // without having stopped it (killed outright): it would otherwise hold its port with no one to stop it.
+  if (process.send) process.once('disconnect', handler);
 }

@@ -6,21 +6,41 @@ import { migrate } from './lib/migrate.ts';
 import { seedSandbox } from './modules/organisations/index.ts';
 import { startIdentitySimulator } from './simulators/identity-authority/server.ts';
 import { startPaymentSimulator } from './simulators/payment-processor/server.ts';
+import { startMailSink, type MailSink } from './simulators/mail-sink/sink.ts';
 
 /**
  * `npm start`: prepares the database, starts the sandbox simulators when no real upstream is
  * configured, then runs WEB_PROCESSES API and WORKER_PROCESSES worker child processes (the same
- * entry points the Procfile scales separately), restarting any that dies.
+ * entry points the Procfile scales separately), restarting any that dies. SIGTERM or SIGINT (the
+ * package.json script `exec`s this file, so npm's forwarded signal lands here, not on a shell) is
+ * passed on to the children; once they have stopped, the simulators close and the process exits.
  */
 const { config, logger } = startProcess('launcher');
+
+type Child = { name: string; entry: string; env: NodeJS.ProcessEnv; proc?: ChildProcess; restarts: number[] };
+const children: Child[] = [];
+const closers: (() => Promise<void>)[] = [];
+let stopping = false;
+// From the first moment: a signal during migration or start-up still closes what was opened.
+process.once('SIGTERM', () => void shutdown(0));
+process.once('SIGINT', () => void shutdown(0));
 
 await ensureDatabase(config.DATABASE_URL);
 const applied = await migrate(config.DATABASE_URL, logger);
 logger.info({ applied }, 'database ready');
 
-const closers: (() => Promise<void>)[] = [];
+let mailSink: MailSink | null = null;
+if (config.sandbox.identity && !config.SMTP_URL) {
+  mailSink = await startMailSink({ host: '127.0.0.1', port: config.SANDBOX_SMTP_PORT });
+  const sink = mailSink;
+  closers.push(() => sink.close());
+  // The API and worker processes read it from their environment: every e-mail goes to the sink.
+  process.env.SMTP_URL = sink.url;
+}
+let identitySimUrl: string | null = null;
 if (config.sandbox.identity) {
   const sim = await startIdentitySimulator({
+    ...(mailSink ? { mailbox: mailSink } : {}),
     host: '127.0.0.1',
     port: config.IDENTITY_SIM_PORT,
     latencyMs: config.IDENTITY_SIM_LATENCY_MS,
@@ -29,8 +49,10 @@ if (config.sandbox.identity) {
     maxConcurrency: config.IDENTITY_SIM_MAX_CONCURRENCY,
     apiKey: config.IDENTITY_API_KEY,
     appId: config.identityAppId,
+    enterpriseCode: config.nimcEnterpriseCode,
   });
   closers.push(() => sim.close());
+  identitySimUrl = sim.url;
   logger.warn({ url: sim.url, dialect: config.IDENTITY_DIALECT }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
 }
 if (config.sandbox.processor) {
@@ -67,12 +89,24 @@ if ((config.sandbox.identity || config.sandbox.processor) && config.SANDBOX_SEED
   }
 }
 
-type Child = { name: string; entry: string; env: NodeJS.ProcessEnv; proc?: ChildProcess; restarts: number[] };
+if (mailSink && identitySimUrl) {
+  process.stdout.write(
+    [
+      '',
+      '======================== SANDBOX ========================',
+      `API:     http://localhost:${config.PORT}/v1  (documentation: http://localhost:${config.PORT}/docs)`,
+      `e-mails: ${identitySimUrl}/sandbox/mail  (newest first; SMTP sink on 127.0.0.1:${mailSink.port})`,
+      '=========================================================',
+      '',
+    ].join('\n'),
+  );
+}
+
 const webEntry = fileURLToPath(new URL('./server.ts', import.meta.url));
 const workerEntry = fileURLToPath(new URL('../workers/main.ts', import.meta.url));
 // Several web processes share the port (SO_REUSEPORT: the kernel spreads connections, no proxy hop);
 // each worker process gets a metrics port of its own.
-const children: Child[] = [
+children.push(
   ...Array.from({ length: config.WEB_PROCESSES }, (_, i) => ({ name: `web-${i + 1}`, entry: webEntry, env: process.env, restarts: [] })),
   ...Array.from({ length: config.WORKER_PROCESSES }, (_, i) => ({
     name: `worker-${i + 1}`,
@@ -80,10 +114,10 @@ const children: Child[] = [
     env: { ...process.env, WORKER_METRICS_PORT: String(config.WORKER_METRICS_PORT + i) },
     restarts: [],
   })),
-];
-let stopping = false;
+);
 
 function spawn(child: Child): void {
+  if (stopping) return;
   const proc = fork(child.entry, [], { stdio: 'inherit', env: child.env, execPath: process.execPath });
   child.proc = proc;
   proc.on('exit', (code, signal) => {
@@ -125,6 +159,4 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
-for (const c of children) spawn(c);
-process.once('SIGTERM', () => void shutdown(0));
-process.once('SIGINT', () => void shutdown(0));
+if (!stopping) for (const c of children) spawn(c);

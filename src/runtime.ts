@@ -19,9 +19,9 @@ import { createInlineLookup } from './modules/verification/index.ts';
 /** Wires the API's dependencies from configuration; the one place that knows every adapter. */
 export async function createApiDeps(config: Config, logger: Logger, opts: { clock?: Clock; db?: DatabasePool } = {}): Promise<AppDeps & { close(): Promise<void> }> {
   const db = opts.db ?? (await createDb(config.DATABASE_URL, { maxPoolSize: config.DATABASE_POOL_SIZE, connectTimeoutMs: API_DB_CONNECT_TIMEOUT_MS }));
-  // As many connections as the API runs exports at once (see the ledger routes); a cursor's
+  // As many connections as the API runs exports at once (CSV_EXPORTS_PER_PROCESS, src/lib/csv-export.ts); a cursor's
   // statement timeout counts the client's reading time, hence minutes rather than seconds.
-  const exportDb = await createDb(config.DATABASE_URL, { maxPoolSize: 4, statementTimeoutMs: 30 * 60_000 });
+  const exportDb = await createDb(config.DATABASE_URL, { maxPoolSize: config.CSV_EXPORTS_PER_PROCESS, statementTimeoutMs: 30 * 60_000 });
   const producer = await createProducer({
     redis: redisTarget(config),
     prefix: config.REDIS_PREFIX,
@@ -93,6 +93,8 @@ export async function createAuthorityAccess(config: Config, logger: Logger, metr
       // A lookup still counted after this long lost its job with a crashed worker; the sweep re-runs it.
       staleMs: Math.max(4 * config.VERIFY_WAIT_MS, 120_000),
       defaultLookupMs: 1000,
+      // Asynchronous and batch lookups count until they end, at the latest at their deadline.
+      backgroundStaleMs: config.ASYNC_MAX_WAIT_HOURS * 3600_000,
     }),
     close: () => breaker.close(),
   };

@@ -25,6 +25,7 @@ export type WorkerDeps = {
   fairShare: FairShare;
 };
 
-export type Processor<N extends JobName> = (payload: JobPayload<N>, job: Job, deps: WorkerDeps, log: Logger) => Promise<JobResult<N>>;
+/** `token` is the worker's lock on the job (to move it back to the delayed set from inside). */
+export type Processor<N extends JobName> = (payload: JobPayload<N>, job: Job, deps: WorkerDeps, log: Logger, token?: string) => Promise<JobResult<N>>;
 
 export type ProcessorMap = { [N in JobName]?: Processor<N> };

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.ts';
 import { startProcess, stopOnSignals } from '../src/entry.ts';
 import { JOBS, QUEUES, SCHEDULES, queuePrefix, type JobName, type QueueName } from '../src/jobs/catalog.ts';
@@ -65,10 +65,10 @@ export async function startWorkers(
     connections.push(connection);
     const worker = new Worker(
       queue,
-      async (job: Job) => {
+      async (job: Job, token?: string) => {
         const name = job.name as JobName;
         const def = JOBS[name];
-        const processor = processors[name] as ((p: unknown, j: Job, d: WorkerDeps, l: Logger) => Promise<unknown>) | undefined;
+        const processor = processors[name] as ((p: unknown, j: Job, d: WorkerDeps, l: Logger, t?: string) => Promise<unknown>) | undefined;
         if (!def || def.queue !== queue || !processor) throw new UnrecoverableError(`unknown job ${job.name} on ${queue}`);
         const payload = def.payload.safeParse(job.data);
         if (!payload.success) throw new UnrecoverableError(`invalid payload for ${job.name}`);
@@ -76,10 +76,12 @@ export async function startWorkers(
         const log = logger.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1, ...(requestId ? { reqId: requestId } : {}) });
         const started = process.hrtime.bigint();
         try {
-          const result = def.result.parse(await processor(payload.data, job, deps, log));
+          const result = def.result.parse(await processor(payload.data, job, deps, log, token));
           deps.metrics.jobDuration.observe({ queue, job: name, outcome: 'completed' }, Number(process.hrtime.bigint() - started) / 1e9);
           return result;
         } catch (err) {
+          // Moved back to the delayed set by the processor (a background lookup waiting out an outage): not a failure.
+          if (err instanceof DelayedError) throw err;
           deps.metrics.jobFailures.inc({ queue, job: name });
           deps.metrics.jobDuration.observe({ queue, job: name, outcome: 'failed' }, Number(process.hrtime.bigint() - started) / 1e9);
           log.warn({ err: describe(err) }, 'job attempt failed');
@@ -102,9 +104,9 @@ export async function startWorkers(
   });
 
   if (opts.schedules !== false) {
-    const maintenance = producer.queue(QUEUES.maintenance);
     for (const [name, key] of Object.entries(SCHEDULES) as [JobName, keyof Config][]) {
-      await maintenance.upsertJobScheduler(name, { pattern: String(config[key]) }, { name, data: {}, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 500 } } });
+      // On the job's own queue: a schedule on another queue's worker would be refused as unknown there.
+      await producer.queue(JOBS[name].queue).upsertJobScheduler(name, { pattern: String(config[key]) }, { name, data: {}, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 500 } } });
     }
   }
 

@@ -1,5 +1,6 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { connectionString } from '../../src/lib/redis.ts';
 
 /**
  * The ceiling of a queue round trip on this machine: `node bench/ceilings/bullmq-noop.ts worker`
@@ -12,7 +13,7 @@ const env = process.env;
 const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = env.PREFIX ?? 'idvbench-noop';
 const QUEUE = 'noop';
-const connection = () => new Redis(redisUrl, { maxRetriesPerRequest: null });
+const connection = () => new Redis(connectionString(redisUrl), { maxRetriesPerRequest: null });
 
 if (process.argv[2] === 'worker') {
   const worker = new Worker(QUEUE, async () => null, { connection: connection(), prefix, concurrency: Number(env.CONCURRENCY ?? 50) });

@@ -8,6 +8,7 @@ import { summariseProfile } from './cpuprofile.ts';
 import { PgWaitSampler } from './pg-waits.ts';
 import { MemorySampler, procCpuMs, repoPath, spawnNode } from './proc.ts';
 import { adminDatabaseUrl, startBenchStack, type BenchStack, type BenchStackOptions } from './stack.ts';
+import { connectionString } from '../../src/lib/redis.ts';
 
 /** What every scenario is given by bench/run.ts. */
 export type RunOptions = { durationS: number; warmupS: number; profileDir?: string };
@@ -31,7 +32,10 @@ export const removeTmp = () => rmSync(tmp, { recursive: true, force: true });
 let redisPid: number | null = null;
 
 /** Runs bench/load.ts in its own process against `spec`, sampling memory, CPU, row locks and loop delay. */
-export async function load(spec: LoadSpec, procs: () => Record<string, number>, databaseUrl?: string, stack?: BenchStack): Promise<Measured> {
+/** Whatever answers SIGUSR2 probes for its processes: the service's stack, or a floor (lib/probe.ts). */
+export type Probed = Pick<BenchStack, 'loopLag'>;
+
+export async function load(spec: LoadSpec, procs: () => Record<string, number>, databaseUrl?: string, stack?: Probed): Promise<Measured> {
   const waits = databaseUrl ? await new PgWaitSampler(databaseUrl).start() : null;
   // Resets the loop-delay histograms and starts each process's profile of this run (the one before is dropped).
   if (stack) for (const v of Object.values(await stack.loopLag())) if ((v as { profile?: string } | null)?.profile) rmSync((v as { profile: string }).profile, { force: true });
@@ -100,7 +104,7 @@ export async function machine(): Promise<Record<string, string>> {
   await c.connect();
   const pgVersion = (await c.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '?';
   await c.end();
-  const redis = new Redis(process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
+  const redis = new Redis(connectionString(process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'), { maxRetriesPerRequest: 2 });
   const info = await redis.info('server');
   redis.disconnect();
   const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);

@@ -2,10 +2,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sleep, type NodeChild } from './proc.ts';
 import { queuePrefix, type QueueName } from '../../src/jobs/catalog.ts';
+import { connectionString } from '../../src/lib/redis.ts';
 
 /** BullMQ names each worker's connection; the worker process is ready once both busy queues show one. */
 export async function waitForWorkers(redisUrl: string, prefix: string, child: NodeChild, timeoutMs = 30_000): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(connectionString(redisUrl), { maxRetriesPerRequest: 2 });
   const queues = (['lookups', 'credits'] as const).map((q) => new Queue(q, { connection: redis, prefix: queuePrefix(prefix, q) }));
   try {
     const deadline = Date.now() + timeoutMs;
@@ -36,7 +37,7 @@ function percentiles(xs: number[]): Percentiles {
  * picked up -> finished (upstream call and settlement included). Millisecond resolution.
  */
 export async function jobTimings(redisUrl: string, prefix: string, queueName: string, since = 0): Promise<JobTimings> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(connectionString(redisUrl), { maxRetriesPerRequest: 2 });
   const queue = new Queue(queueName, { connection: redis, prefix: queuePrefix(prefix, queueName as QueueName) });
   try {
     const jobs = (await queue.getJobs(['completed'], 0, 4999)).filter((j) => j.timestamp >= since && j.processedOn && j.finishedOn);
@@ -53,7 +54,7 @@ export async function jobTimings(redisUrl: string, prefix: string, queueName: st
 }
 
 export async function settleQueues(redisUrl: string, prefix: string, timeoutMs: number): Promise<Record<string, number>> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(connectionString(redisUrl), { maxRetriesPerRequest: 2 });
   const queues = (['lookups', 'credits'] as const).map((q) => new Queue(q, { connection: redis, prefix: queuePrefix(prefix, q) }));
   try {
     const deadline = Date.now() + timeoutMs;

@@ -12,6 +12,8 @@ import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { BENCH_IDENTITY_APP_ID, identityDialectFromEnv } from './dialect.ts';
 import { freePort, repoPath, sleep, spawnNode, waitForHttp, type NodeChild } from './proc.ts';
 import { jobTimings, settleQueues, waitForWorkers, type JobTimings } from './queues.ts';
+import { connectionString } from '../../src/lib/redis.ts';
+import { socketAwareDatabaseUrl } from '../../src/lib/database-url.ts';
 
 export { waitForWorkers, type JobTimings };
 
@@ -48,7 +50,7 @@ export const BENCH_PAYSTACK_SECRET = 'sk_test_bench_secret';
 export const BENCH_IDENTITY_KEY = 'bench-identity-key';
 
 export function adminDatabaseUrl(): string {
-  return process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  return socketAwareDatabaseUrl(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
 }
 
 export function withDb(url: string, db: string): string {
@@ -79,7 +81,7 @@ export async function createBenchDatabase(): Promise<{ url: string; name: string
 }
 
 export async function deleteRedisPrefix(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(connectionString(redisUrl), { maxRetriesPerRequest: 2 });
   try {
     let cursor = '0';
     for (let i = 0; i < 100_000; i++) {

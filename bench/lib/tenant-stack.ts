@@ -9,6 +9,7 @@ import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { BENCH_IDENTITY_APP_ID, identityDialectFromEnv } from './dialect.ts';
 import { freePort, repoPath, sleep, spawnNode, waitForHttp, type NodeChild } from './proc.ts';
 import { BENCH_IDENTITY_KEY, BENCH_JWT_SECRET, BENCH_PAYSTACK_SECRET, createBenchDatabase, deleteRedisPrefix } from './stack.ts';
+import { connectionString } from '../../src/lib/redis.ts';
 
 /**
  * The service as production runs it for the multi-tenant scenarios: several API processes sharing
@@ -202,7 +203,7 @@ export async function startTenantStack(o: { apiProcesses: number; workerProcesse
 /** BullMQ names each worker connection in Redis: wait until `count` processes serve the lookups queue. */
 async function waitForLookupWorkers(redisUrl: string, prefix: string, count: number, child: NodeChild): Promise<void> {
   const { Queue } = await import('bullmq');
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(connectionString(redisUrl), { maxRetriesPerRequest: 2 });
   const q = new Queue(QUEUES.lookups, { connection: redis, prefix: queuePrefix(prefix, QUEUES.lookups) });
   try {
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { load, type Measured, type RunOptions } from '../lib/measure.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LoadSpec } from '../load.ts';
+import { load, tmp, type Measured, type RunOptions } from '../lib/measure.ts';
+import { spawnProbed } from '../lib/probe.ts';
 import { freePort, repoPath, spawnNode, waitForHttp } from '../lib/proc.ts';
-import { deleteRedisPrefix } from '../lib/stack.ts';
+import { deleteRedisPrefix, type BenchStack } from '../lib/stack.ts';
 
 /**
  * The machine's ceilings, measured in the same run as the service: an express 5 hello-world route
@@ -42,4 +46,47 @@ export async function measureBullmqNoop(o: RunOptions): Promise<NoopResult> {
     await worker.stop();
     await deleteRedisPrefix(redisUrl, prefix).catch(() => undefined);
   }
+}
+
+/**
+ * One of the I/O floors (ceilings/requery-floor.ts, ceilings/fixture-floor.ts) in a process of its
+ * own, on the service's database and Redis (tables and keys of its own, the same URLs: TCP or
+ * sockets alike), with the service's token secret, so the same bearer token and body are sent to
+ * both. Measured like the service: CPU per request, event-loop delay and a V8 profile of the floor.
+ */
+export async function startFloor(
+  o: RunOptions,
+  kind: 'requery' | 'fixture',
+  stack: BenchStack,
+  spec: { connections: number; path: string; token: string; body: string; record: unknown },
+): Promise<{ measure(extra: Partial<LoadSpec>): Promise<Measured>; stop(): Promise<void> }> {
+  const port = await freePort();
+  const recordFile = join(tmp, `floor-${kind}-${randomBytes(3).toString('hex')}.json`);
+  writeFileSync(recordFile, JSON.stringify(spec.record));
+  const probed = spawnProbed(
+    'floor',
+    repoPath(`bench/ceilings/${kind}-floor.ts`),
+    {
+      PORT: String(port),
+      DATABASE_URL: stack.env.DATABASE_URL!,
+      REDIS_URL: stack.env.REDIS_URL!,
+      REDIS_PREFIX: stack.prefix,
+      JWT_SECRET: stack.env.JWT_SECRET!,
+      POOL_SIZE: stack.env.DATABASE_POOL_SIZE ?? '20',
+      RECORD_FILE: recordFile,
+    },
+    o.profileDir,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${url}/`, { child: probed.child, anyStatus: true });
+  } catch (err) {
+    await probed.child.stop();
+    throw err;
+  }
+  const base: LoadSpec = { url, method: 'POST', path: spec.path, headers: { 'content-type': 'application/json', authorization: `Bearer ${spec.token}` }, body: spec.body, connections: spec.connections, durationS: o.durationS, warmupS: o.warmupS };
+  return {
+    measure: (extra) => load({ ...base, ...extra }, () => ({ floor: probed.child.pid }), stack.databaseUrl, probed),
+    stop: () => probed.child.stop(),
+  };
 }

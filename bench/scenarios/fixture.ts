@@ -3,40 +3,63 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { load, serviceProcs, verifySpec, withStack, type RunOptions } from '../lib/measure.ts';
 import { repoPath } from '../lib/proc.ts';
-import { diagnose, target, type ScenarioReport } from '../lib/report.ts';
+import { cpuComparison, diagnose, infoTarget, target, type ScenarioReport } from '../lib/report.ts';
 import type { BenchStack } from '../lib/stack.ts';
 import { SERVICE_TUNING } from '../lib/tuning.ts';
-import { measureHello } from './ceilings.ts';
+import { interleaved, ROUNDS } from '../lib/interleave.ts';
+import { measureHello, startFloor } from './ceilings.ts';
 
 const CONNECTIONS = 100;
 
 /**
  * Fixture verifications (no upstream call, no debit, a zero ledger line committed before the
- * answer) against the hello-world ceiling at the same connection count.
+ * answer) against their I/O floor (the same token check and Redis script, one INSERT ... RETURNING
+ * of a ledger-shaped row, the fixture record as the answer, in a bare express app) and, for
+ * information, the hello-world ceiling, at the same connection count.
  */
 export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
   const hello = await measureHello(o, CONNECTIONS);
   const out = await withStack(o, 'fixture', { env: SERVICE_TUNING }, async (stack) => {
     const org = await stack.createOrg({ units: 1000 });
     const body = JSON.stringify({ nin: '12345678901', reason: 'corporate' });
-    const m = await load(verifySpec(o, stack.apiUrl, org.member.token, CONNECTIONS, { body }), serviceProcs(stack), stack.databaseUrl, stack);
-    return { m, durability: await durability(stack, org.orgId) };
+    const first = await fetch(`${stack.apiUrl}/v1/verify-nin`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${org.member.token}` }, body });
+    if (first.status !== 200) throw new Error(`fixture verification failed before the run: ${first.status}`);
+    const { reference_id: _, ...record } = ((await first.json()) as { data: Record<string, unknown> }).data;
+    const floorProc = await startFloor(o, 'fixture', stack, { connections: CONNECTIONS, path: '/v1/verify-nin', token: org.member.token, body, record });
+    let floor, m;
+    try {
+      [floor, m] = await interleaved(o, [(x) => floorProc.measure(x), (x) => load({ ...verifySpec(o, stack.apiUrl, org.member.token, CONNECTIONS, { body }), ...x }, serviceProcs(stack), stack.databaseUrl, stack)]);
+    } finally {
+      await floorProc.stop();
+    }
+    return { m, floor, durability: await durability(stack, org.orgId) };
   });
-  const { m, durability: d } = out;
+  const { m, floor, durability: d } = out;
+  const p99Ratio = m.result.latencyMs.p99 / Math.max(0.001, floor.result.latencyMs.p99);
   return {
     scenario: 'fixture',
     title: `fixture verifications (POST /v1/verify-nin, 12345678901), ${CONNECTIONS} connections`,
     rows: [
       { system: 'ceiling: express hello-world', m: hello, names: ['hello', 'loader'] },
+      { system: 'floor: fixture floor (JWT, one Redis script, one INSERT ... RETURNING)', m: floor, names: ['floor', 'loader'] },
       { system: 'service (API + worker)', m, names: ['api', 'worker', 'loader'] },
     ],
     targets: [
-      target('fixture_vs_hello_throughput', {
-        value: m.result.throughput / Math.max(0.001, hello.result.throughput),
-        goal: 0.06,
+      infoTarget('fixture_vs_hello_throughput', m.result.throughput / Math.max(0.001, hello.result.throughput), `fixture ${m.result.throughput} / hello ${hello.result.throughput} 2xx/s at ${CONNECTIONS} connections.`),
+      target('fixture_vs_floor_throughput', {
+        value: m.result.throughput / Math.max(0.001, floor.result.throughput),
+        goal: 0.7,
         op: '>=',
-        how: `fixture ${m.result.throughput} / hello ${hello.result.throughput} 2xx/s at ${CONNECTIONS} connections.${d.ok ? '' : ' Durability check failed: see Checks.'}`,
-        runs: [['fixture', m.result], ['hello', hello.result]],
+        how: `fixture ${m.result.throughput} / floor ${floor.result.throughput} 2xx/s at ${CONNECTIONS} connections, measured in ${ROUNDS} alternating rounds each; met also needs fixture_vs_floor_p99 <= 1.5 (${Math.round(p99Ratio * 1000) / 1000}).${d.ok ? '' : ' Durability check failed: see Checks.'}`,
+        runs: [['fixture', m.result], ['floor', floor.result]],
+        also: p99Ratio <= 1.5 && d.ok,
+      }),
+      target('fixture_vs_floor_p99', {
+        value: p99Ratio,
+        goal: 1.5,
+        op: '<=',
+        how: `fixture ${m.result.latencyMs.p99} ms / floor ${floor.result.latencyMs.p99} ms p99 of 2xx at ${CONNECTIONS} connections.`,
+        runs: [['fixture', m.result], ['floor', floor.result]],
       }),
     ],
     checks: [
@@ -47,7 +70,8 @@ export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
       },
       { name: 'every answer 2xx', pass: m.result.non2xx === 0 && m.result.errors === 0, value: JSON.stringify(m.result.statuses) },
     ],
-    diagnostics: [diagnose('service', m), diagnose('hello-world', hello)].flat(),
+    diagnostics: [diagnose('service', m), diagnose('fixture floor', floor), diagnose('hello-world', hello)].flat(),
+    cpu: cpuComparison('fixture', m, floor),
   };
 }
 

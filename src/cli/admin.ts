@@ -5,7 +5,11 @@ import type { Config } from '../config.ts';
 import { startProcess } from '../entry.ts';
 import { createDb, ensureDatabase } from '../lib/db.ts';
 import { AppError } from '../lib/errors.ts';
+import { isUnavailable } from '../lib/http.ts';
+import { createLogger } from '../lib/logger.ts';
 import { migrate } from '../lib/migrate.ts';
+import { resetMfa } from '../modules/mfa/index.ts';
+import { recordAudit } from '../modules/audit/index.ts';
 import * as orgs from '../modules/organisations/index.ts';
 import { adjustWallet, findLedgerMismatches, findReservedMismatches, listTransactions } from '../modules/wallet/index.ts';
 import { int, need, UsageError, type Flags } from './flags.ts';
@@ -20,18 +24,28 @@ const USAGE = `usage: npm run admin -- <command> [flags]
              --data-protection REF [--unit-cost KOBO] [--min-topup-units N] [--email BILLING_EMAIL]
   org:subscription --org ID --active true|false
   org:limits --org ID --max-in-flight N|default
+  org:settings --org ID [--require-consent true|false] [--require-mfa true|false] [--low-balance-units N|off]   (no flag: prints the settings)
   org:show --org ID
   org:delete --org ID [--close-pending]
   user:create --org ID --username U --password P --role admin|member [--email E] [--no-password-change]
   user:create --username U --password P --role platform_admin
+  user:mfa-reset --user ID   turns two-factor sign-in off for a user who lost the authenticator and recovery codes
   user:disable (--user ID | --username U)
   user:enable (--user ID | --username U)
+  user:check-names           existing usernames that break the username rules (reported, not changed)
   wallet:adjust --org ID --units N --note TEXT   (negative: --units=-N)
   wallet:transactions --org ID [--limit N]
   ledger:audit
-  secrets:generate [--env]   fresh JWT_SECRET, ENCRYPTION_KEYS entry, METRICS_TOKEN (no database needed)
+  secrets:generate [--env]   fresh JWT_SECRET, ENCRYPTION_KEYS entry, METRICS_TOKEN, VNIN_HASH_KEY, SUBJECT_HASH_KEY (no database needed)
+  --debug                    with any command: print the stack trace of an unexpected failure
+  batch:show --id BAT-XXXXXXXXXXXX   a batch's status and counts, with its organisation
   topup:refund --reference R
-  topup:resolve --reference R (--credit | --refund) --note TEXT [--by OPERATOR]`;
+  topup:resolve --reference R (--credit | --refund) --note TEXT [--by OPERATOR]
+  audit:verify   recomputes the audit chain; exit 1 naming the first broken link
+  subject:export --nin NIN [--org ID]   every verification of one person, as {"verifications": [...]}
+  subject:erase --nin NIN --confirm     erases every stored query and record of one person
+  crypto:reencrypt [--batch N]   re-seal every stored record, query, answer, e-mail and TOTP secret
+                                 with the first ENCRYPTION_KEYS key (resumable; safe while running)`;
 
 /**
  * Fresh values for the secrets the service refuses to run a real stack with while they hold their
@@ -44,6 +58,8 @@ export function generateSecrets(now = new Date()): Record<string, string> {
     JWT_SECRET: randomBytes(48).toString('base64url'),
     ENCRYPTION_KEYS: `${keyId}:${randomBytes(32).toString('base64')}`,
     METRICS_TOKEN: randomBytes(32).toString('base64url'),
+    VNIN_HASH_KEY: randomBytes(32).toString('base64url'),
+    SUBJECT_HASH_KEY: randomBytes(32).toString('base64url'),
   };
 }
 
@@ -95,6 +111,14 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       const raw = need(flags, 'max-in-flight');
       return orgs.setMaxInFlight(db, int(flags, 'org')!, raw === 'default' ? null : int(flags, 'max-in-flight')!);
     }
+    case 'user:mfa-reset': {
+      // A user who lost both the authenticator and the recovery codes: the operator turns it off.
+      const user = await orgs.findUserById(db, int(flags, 'user')!);
+      if (!user) throw new AppError('not_found', 'user not found');
+      await resetMfa(db, user.id);
+      await recordAudit(db, { orgId: user.org_id, actor: 'operator', action: 'mfa.disabled', target: `user:${user.id}`, details: { by: 'user:mfa-reset' } });
+      return { user: user.id, mfa: false };
+    }
     case 'org:show': {
       const org = await orgs.getOrganisation(db, int(flags, 'org')!);
       if (!org) throw new AppError('not_found', `organisation ${String(flags.org)} not found`);
@@ -125,10 +149,16 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       const by = flags.user !== undefined ? { id: int(flags, 'user')! } : { username: need(flags, 'username') };
       return orgs.setUserDisabled(db, by, command === 'user:disable');
     }
+    case 'user:check-names': {
+      const users = await orgs.findUsernameProblems(db);
+      return { ok: users.length === 0, users };
+    }
     case 'wallet:adjust': {
       const orgId = int(flags, 'org')!;
       await orgs.requireOrganisation(db, orgId);
-      const moved = await adjustWallet(db, orgId, int(flags, 'units')!, need(flags, 'note'));
+      const units = int(flags, 'units')!;
+      const moved = await adjustWallet(db, orgId, units, need(flags, 'note'));
+      if (units < 0) await (await import('./compliance-commands.ts')).afterDebit(db, config, orgId);
       return { org: orgId, ...moved };
     }
     case 'wallet:transactions':
@@ -138,8 +168,13 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       const reserved = await findReservedMismatches(db);
       return { ok: mismatches.length === 0 && reserved.length === 0, mismatches, reserved_mismatches: reserved };
     }
+    case 'batch:show':
+      return (await import('../modules/batches/index.ts')).showBatch(db, need(flags, 'id'));
     default:
+      // Loaded on demand, like the top-up commands: they bring the verification and alert modules.
+      if (/^(audit|subject):/.test(command) || command === 'org:settings') return (await import('./compliance-commands.ts')).runComplianceCommand(db, config, command, flags);
       if (command.startsWith('topup:')) return (await import('./topup-commands.ts')).runTopupCommand(db, config, command, flags);
+      if (command.startsWith('crypto:')) return (await import('./crypto-commands.ts')).runCryptoCommand(db, config, command, flags);
       throw new UsageError(`unknown command ${command}`);
   }
 }
@@ -170,14 +205,22 @@ async function main(argv: string[]): Promise<number> {
         note: { type: 'string' },
         limit: { type: 'string' },
         'max-in-flight': { type: 'string' },
+        'require-consent': { type: 'string' },
+        'require-mfa': { type: 'string' },
         env: { type: 'boolean' },
         'no-password-change': { type: 'boolean' },
         'close-pending': { type: 'boolean' },
         reference: { type: 'string' },
+        id: { type: 'string' },
         credit: { type: 'boolean' },
         refund: { type: 'boolean' },
         by: { type: 'string' },
+        nin: { type: 'string' },
+        confirm: { type: 'boolean' },
+        'low-balance-units': { type: 'string' },
+        batch: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        debug: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -197,10 +240,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const { config } = startProcess('admin');
-  await ensureDatabase(config.DATABASE_URL);
-  await migrate(config.DATABASE_URL);
-  const db = await createDb(config.DATABASE_URL, { maxPoolSize: 2 });
+  const debug = parsed.values.debug === true;
+  let db: DatabasePool | undefined;
   try {
+    await ensureDatabase(config.DATABASE_URL);
+    // Migration notices (checks of existing rows) go to stderr; stdout keeps its one line of JSON.
+    await migrate(config.DATABASE_URL, createLogger({ level: config.LOG_LEVEL, name: 'admin', destination: { write: (line: string) => process.stderr.write(line) } }));
+    db = await createDb(config.DATABASE_URL, { maxPoolSize: 2 });
     const result = await runCommand(db, config, command, parsed.values);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
@@ -213,10 +259,20 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${JSON.stringify({ detail: err.detail })}\n`);
       return 1;
     }
-    throw err;
+    // An operational failure (database out of reach, a query refused): one line saying why, the
+    // stack only when asked for with --debug.
+    process.stderr.write(`${JSON.stringify({ detail: operationalFailure(err) })}\n`);
+    if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    return 1;
   } finally {
-    await db.end();
+    await db?.end().catch(() => undefined);
   }
+}
+
+function operationalFailure(err: unknown): string {
+  const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
+  if (isUnavailable(err)) return `PostgreSQL is out of reach (${message}): check DATABASE_URL and retry`;
+  return `the command failed: ${message}`;
 }
 
 if (import.meta.main) {

@@ -10,6 +10,7 @@ export const QUEUES = {
   credits: 'credits',
   emails: 'emails',
   maintenance: 'maintenance',
+  batches: 'batches',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -27,6 +28,7 @@ export function queuePrefix(prefix: string, queue: QueueName): string {
 }
 
 const requestId = z.string().max(100).optional();
+const batchId = z.string().regex(/^BAT-[A-Z0-9]{12}$/).optional();
 
 /**
  * AES-256-GCM ciphertext (base64) and its key id. Only ciphertext ever travels through Redis: it
@@ -38,7 +40,20 @@ export const JOBS = {
   'verification.lookup': {
     queue: QUEUES.lookups,
     // orgId lets the worker give the organisation's in-flight slot back when the lookup settles.
-    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), orgId: z.number().int().positive().optional(), requestId, query: sealed.optional() }),
+    // useOnce: the sealed query holds a vNIN, erased from the job as its lookup starts (README: vNIN).
+    // delivery (absent: synchronous) marks a lookup that waits out authority outages until
+    // acceptedAt + ASYNC_MAX_WAIT_HOURS, each try re-queued with a delay instead of holding a slot.
+    // batchId: a row of that batch; its settlement feeds the batch its next lookup.
+    payload: z.object({
+      referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/),
+      orgId: z.number().int().positive().optional(),
+      requestId,
+      query: sealed.optional(),
+      delivery: z.enum(['async', 'batch']).optional(),
+      acceptedAt: z.number().int().positive().optional(),
+      useOnce: z.literal(true).optional(),
+      batchId,
+    }),
     result: z.object({
       outcome: z.enum(['found', 'not_found', 'failed']),
       code: z.string().optional(),
@@ -106,6 +121,15 @@ export const JOBS = {
     attempts: 1,
     backoffMs: 0,
   },
+  // Feeds batches their next lookups: one batch (batchId), an organisation's open batches after a
+  // credit (orgId), or every open batch (the schedule, which also resumes paused batches).
+  'batch.feed': {
+    queue: QUEUES.batches,
+    payload: z.object({ batchId, orgId: z.number().int().positive().optional() }),
+    result: z.object({ batches: z.number().int(), queued: z.number().int() }),
+    attempts: 3,
+    backoffMs: 1000,
+  },
   'outbox.sweep': {
     queue: QUEUES.maintenance,
     payload: z.object({}),
@@ -126,6 +150,8 @@ export const jobIds = {
   creditFromVerify: (reference: string, nonce: string) => `credit-${reference}-v-${nonce}`,
   creditFromSweep: (reference: string, window: string) => `credit-${reference}-s-${window}`,
   outbox: (outboxId: number) => `outbox-${outboxId}`,
+  batchStart: (batchId: string) => `batch-start-${batchId}`,
+  batchWake: (orgId: number, reference: string) => `batch-wake-${orgId}-${reference}`,
 };
 
 export const SCHEDULES = {
@@ -135,4 +161,5 @@ export const SCHEDULES = {
   'retention.erase': 'RETENTION_CRON',
   'verification.sweep': 'RECONCILE_CRON',
   'outbox.sweep': 'RECONCILE_CRON',
+  'batch.feed': 'BATCH_FEED_CRON',
 } as const satisfies Partial<Record<JobName, string>>;

@@ -15,7 +15,7 @@ export type Producer = {
    * Adds the job and waits for its end. A timeout is an answer, not an error: the job goes on and
    * the caller falls back to the database, which is the truth.
    */
-  enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string; timeoutMs: number; priority?: number }): Promise<WaitOutcome<N>>;
+  enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string; timeoutMs: number; priority?: number; removeWhenDone?: boolean }): Promise<WaitOutcome<N>>;
   queue(name: QueueName): Queue;
   queues(): Queue[];
   /** Drops a queue's event-stream entries older than `olderThan`; resolves to how many went. */
@@ -98,7 +98,7 @@ export async function createProducer(opts: { redis: RedisTarget; prefix: string;
       const data = JOBS[name].payload.parse(payload);
       await queueFor(name).add(name, data, { ...defaultJobOptions(name), ...jobOpts });
     },
-    async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: { jobId: string; timeoutMs: number; priority?: number }): Promise<WaitOutcome<N>> {
+    async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: { jobId: string; timeoutMs: number; priority?: number; removeWhenDone?: boolean }): Promise<WaitOutcome<N>> {
       const data = JOBS[name].payload.parse(payload);
       const jobId = o.jobId;
       let timer: NodeJS.Timeout | undefined;
@@ -113,7 +113,9 @@ export async function createProducer(opts: { redis: RedisTarget; prefix: string;
         timer = setTimeout(() => settle({ status: 'timeout' }), o.timeoutMs);
       });
       try {
-        const job = await queueFor(name).add(name, data, { ...defaultJobOptions(name), jobId, ...(o.priority ? { priority: o.priority } : {}) });
+        // removeWhenDone: the job is deleted as it finishes (its end still reaches the event stream).
+        const removal = o.removeWhenDone ? { removeOnComplete: true, removeOnFail: true } : {};
+        const job = await queueFor(name).add(name, data, { ...defaultJobOptions(name), jobId, ...removal, ...(o.priority ? { priority: o.priority } : {}) });
         // A job id that already existed and had finished emits no new event: read its state once.
         if (job.finishedOn) {
           const w = waiters.get(jobId);

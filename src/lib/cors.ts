@@ -27,7 +27,7 @@ export function corsPolicy(allowed: string[]): RequestHandler {
       res.setHeader('Access-Control-Allow-Origin', origin);
       if (req.method === 'OPTIONS') {
         res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key, X-Request-Id');
+        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key, Prefer, X-Request-Id');
         res.setHeader('Access-Control-Max-Age', '600');
         res.status(204).end();
         return;

@@ -48,3 +48,16 @@ export function sealJson(ring: KeyRing, value: unknown, aad: string): Sealed {
 export function openJson<T = unknown>(ring: KeyRing, sealed: Sealed, aad: string): T {
   return JSON.parse(open(ring, sealed, aad).toString('utf8')) as T;
 }
+
+/** The same plaintext sealed again with the ring's first key (key rotation); the associated data stays. */
+export function reseal(ring: KeyRing, sealed: Sealed, aad: string): Sealed {
+  return seal(ring, open(ring, sealed, aad), aad);
+}
+
+/** The key ids of the ring other than the active one: what crypto:reencrypt moves rows away from. */
+export function retiredKeyIds(ring: KeyRing): string[] {
+  return ring.slice(1).map((k) => k.id);
+}
+
+/** Rows still sealed with a key other than the active one, per table and key id (the /metrics gauge). */
+export type SealedCount = { table: string; key_id: string; rows: number };

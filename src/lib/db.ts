@@ -52,13 +52,20 @@ export async function ensureDatabase(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (found.rowCount === 0) {
+    for (let attempt = 0; ; attempt++) {
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (found.rowCount !== 0) return;
       try {
         await client.query(`CREATE DATABASE "${name}"`);
+        return;
       } catch (err) {
-        // Two processes starting together may race to create it.
-        if ((err as { code?: string }).code !== '42P04') throw err;
+        // Two processes starting together race to create it: the loser sees it exists (42P04, or
+        // 23505 from the catalogue's unique index), or finds template1 busy with the winner's copy
+        // (55006) and tries again.
+        const code = (err as { code?: string }).code;
+        if (code === '42P04' || code === '23505') return;
+        if (code !== '55006' || attempt >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
       }
     }
   } finally {

@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   insufficient_units: 402,
   forbidden: 403,
   not_found: 404,
+  not_acceptable: 406,
   conflict: 409,
   gone: 410,
   payload_too_large: 413,

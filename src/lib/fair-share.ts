@@ -11,9 +11,10 @@ import type { RedisClient } from './redis.ts';
  * it: nobody banks credit by keeping a trickle in flight. A newcomer's first lookup therefore takes the next free authority slot, and from
  * then on organisations with work waiting take turns, one lookup each, however much each has queued.
  * A lookup refused after admission gives its tag back. When nothing is in flight at all the tags
- * start again from 1; a tag never exceeds BullMQ's
- * largest priority (2^21 - 1: after that many lookups without the queue ever emptying, the
- * order becomes first-in first-out until it does).
+ * start again from 1; a synchronous tag never exceeds SYNC_MAX_TAG (2^20 - 1: after that many
+ * lookups without the queue ever emptying, the order becomes first-in first-out until it does). The
+ * priorities above it, up to BullMQ's largest (2^21 - 1), belong to asynchronous and batch lookups
+ * (the background lane), which therefore run only when no synchronous lookup waits.
  *
  * Admission: an organisation may have at most `cap` lookups in flight; and a lookup whose predicted
  * finish (the lookups ahead of it under this scheme, drained at the authority's rate, plus its own
@@ -42,7 +43,24 @@ export type FairShare = {
   finish(o: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }): Promise<void>;
   /** Lookups in flight per organisation id (for tests, metrics and the benchmark). */
   snapshot(): Promise<Map<number, number>>;
+  /**
+   * Asynchronous and batch lookups: the same fair queuing in a lane of its own whose priorities
+   * all sort after every synchronous one, so they only use the authority's spare capacity. Never
+   * refused (no cap); a lookup counts until it ends, however many times it waits out an outage.
+   */
+  background: {
+    /** Tags the lookup; resolves to its queue priority. */
+    admit(o: { orgId: number; referenceId: string }): Promise<number>;
+    finish(o: { orgId: number; referenceId: string; durationMs?: number }): Promise<void>;
+  };
 };
+
+/** Synchronous lookups' tags run 1 .. SYNC_MAX_TAG; the background lane's priorities sit above. */
+export const SYNC_MAX_TAG = 2 ** 20 - 1;
+
+export function isBackgroundPriority(priority: number): boolean {
+  return priority > SYNC_MAX_TAG;
+}
 
 // KEYS: orgs set, mean key, tags hash. ARGV: key prefix for per-org sets, org, reference, now,
 // stale-before, cap, default mean, highest tag. The tags hash holds each organisation's last tag and,
@@ -114,45 +132,67 @@ return 0
 
 const SMOOTHING = 0.05;
 /** BullMQ's lowest priority (its largest number). */
-const MAX_TAG = 2 ** 21 - 1;
+const MAX_PRIORITY = 2 ** 21 - 1;
+const BACKGROUND_MAX_TAG = MAX_PRIORITY - SYNC_MAX_TAG;
+const NO_CAP = 2 ** 31;
 
-export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs: number; defaultLookupMs: number }): FairShare {
+/** One lane's keys: its organisations, their in-flight sets and their tags (the mean is shared). */
+function laneKeys(base: string) {
+  return { orgs: `${base}:orgs`, orgPrefix: `${base}:inflight:`, tags: `${base}:tags` };
+}
+
+export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs: number; defaultLookupMs: number; backgroundStaleMs?: number }): FairShare {
   const tag = `${o.prefix}:{authority}`;
-  const orgsKey = `${tag}:orgs`;
   const meanKey = `${tag}:lookup-ms`;
-  const orgPrefix = `${tag}:inflight:`;
-  const tagsKey = `${tag}:tags`;
+  const sync = laneKeys(tag);
+  // Same hash tag: one Redis Cluster slot for both lanes and the shared mean.
+  const bg = laneKeys(`${tag}:bg`);
+  type Lane = ReturnType<typeof laneKeys>;
+  const admitIn = async (lane: Lane, a: { orgId: number; referenceId: string; cap: number; staleMs: number; maxTag: number }) => {
+    const now = Date.now();
+    return (await redis.eval(
+      ADMIT,
+      3,
+      lane.orgs,
+      meanKey,
+      lane.tags,
+      lane.orgPrefix,
+      String(a.orgId),
+      a.referenceId,
+      String(now),
+      String(now - a.staleMs),
+      String(a.cap),
+      String(o.defaultLookupMs),
+      String(a.maxTag),
+    )) as [number, number, number, string | number];
+  };
+  const finishIn = async (lane: Lane, f: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }) => {
+    await redis.eval(FINISH, 4, lane.orgs, meanKey, `${lane.orgPrefix}${f.orgId}`, lane.tags, String(f.orgId), f.referenceId, String(f.durationMs ?? -1), String(SMOOTHING), String(f.unusedTag ?? -1));
+  };
   return {
     async admit({ orgId, referenceId, cap }) {
-      const now = Date.now();
-      const r = (await redis.eval(
-        ADMIT,
-        3,
-        orgsKey,
-        meanKey,
-        tagsKey,
-        orgPrefix,
-        String(orgId),
-        referenceId,
-        String(now),
-        String(now - o.staleMs),
-        String(cap),
-        String(o.defaultLookupMs),
-        String(MAX_TAG),
-      )) as [number, number, number, string | number];
+      const r = await admitIn(sync, { orgId, referenceId, cap, staleMs: o.staleMs, maxTag: SYNC_MAX_TAG });
       const meanLookupMs = Number(r[3]);
       if (r[0] === 0) return { admitted: false, reason: 'cap', inFlight: r[1], meanLookupMs };
       return { admitted: true, priority: r[1], ahead: r[2], meanLookupMs };
     },
-    async started(tag) {
-      if (tag > 1) await redis.eval(STARTED, 1, tagsKey, String(tag));
+    async started(priority) {
+      if (isBackgroundPriority(priority)) await redis.eval(STARTED, 1, bg.tags, String(priority - SYNC_MAX_TAG));
+      else if (priority > 1) await redis.eval(STARTED, 1, sync.tags, String(priority));
     },
-    async finish({ orgId, referenceId, durationMs, unusedTag }) {
-      await redis.eval(FINISH, 4, orgsKey, meanKey, `${orgPrefix}${orgId}`, tagsKey, String(orgId), referenceId, String(durationMs ?? -1), String(SMOOTHING), String(unusedTag ?? -1));
+    async finish(f) {
+      await finishIn(sync, f);
+    },
+    background: {
+      async admit({ orgId, referenceId }) {
+        const r = await admitIn(bg, { orgId, referenceId, cap: NO_CAP, staleMs: o.backgroundStaleMs ?? o.staleMs, maxTag: BACKGROUND_MAX_TAG });
+        return SYNC_MAX_TAG + r[1];
+      },
+      finish: (f) => finishIn(bg, f),
     },
     async snapshot() {
       const out = new Map<number, number>();
-      for (const org of await redis.smembers(orgsKey)) out.set(Number(org), await redis.zcard(`${orgPrefix}${org}`));
+      for (const org of await redis.smembers(sync.orgs)) out.set(Number(org), await redis.zcard(`${sync.orgPrefix}${org}`));
       return out;
     },
   };

@@ -38,9 +38,33 @@ export function requireContentType(kind: 'json' | 'form'): RequestHandler {
  * rule is 400. That split is the contract's (README: Conventions).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const bad = controlCharacterAt(input, [], 0);
+  if (bad) throw new AppError('bad_request', `${bad.join('.') || 'body'}: ${CONTROL_CHARACTERS}`);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
   throw zodToAppError(result.error);
+}
+
+export const CONTROL_CHARACTERS = 'must not contain control characters';
+
+// C0 control characters (NUL to US) but tab, which free text may carry. PostgreSQL refuses NUL deep
+// inside a query; the others have no business in a name, a token or a password either.
+const C0_BUT_TAB = /[\u0000-\u0008\u000a-\u001f]/;
+
+/**
+ * Where the first string (or key) holding a control character sits in a parsed body or query, or
+ * null. Every body and query string reaches the routes through parseInput, so this is the one
+ * central check: such input is a 400 before any query runs, and is logged as a client error.
+ */
+function controlCharacterAt(value: unknown, path: string[], depth: number): string[] | null {
+  if (typeof value === 'string') return C0_BUT_TAB.test(value) ? path : null;
+  if (depth > 32 || value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return null;
+  for (const [key, v] of Object.entries(value)) {
+    if (C0_BUT_TAB.test(key)) return path;
+    const found = controlCharacterAt(v, [...path, key], depth + 1);
+    if (found) return found;
+  }
+  return null;
 }
 
 export function zodToAppError(error: z.ZodError): AppError {
@@ -102,6 +126,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (pgCode === '22021' || pgCode === '22P05' || pgCode === '22P02' || pgCode === '22025') {
       return sendError(res, 400, { detail: 'Request contains characters or values that cannot be processed' });
     }
+    // A date or time the database cannot hold (22008 out of range, 22007 bad format): bad input too.
+    if (pgCode === '22008' || pgCode === '22007') return sendError(res, 400, { detail: 'A date or time in the request is out of range' });
     if (pgCode === '22003') return sendError(res, 400, { detail: 'A number in the request is out of range' });
     if (err instanceof UniqueIntegrityConstraintViolationError) {
       return sendError(res, 409, { detail: 'Conflict with an existing resource' });

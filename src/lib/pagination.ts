@@ -58,7 +58,19 @@ export function encodeCursor(scope: string, values: readonly (string | number)[]
   return Buffer.from(JSON.stringify([scope, ...values]), 'utf8').toString('base64url');
 }
 
-export const INVALID_CURSOR = 'cursor is not a cursor this list issued';
+export const INVALID_CURSOR = 'invalid cursor';
+
+/**
+ * A cursor's timestamp (microseconds, UTC) that names a real instant PostgreSQL can hold: the
+ * pattern alone lets `9999-99-99T...` or year 0 through, which the database refuses (22008).
+ */
+export const cursorTimestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
+  .refine((v) => {
+    const at = new Date(`${v.slice(0, 23)}Z`);
+    return !Number.isNaN(at.getTime()) && at.getUTCFullYear() >= 1 && at.toISOString().slice(0, 19) === v.slice(0, 19);
+  });
 
 /** The values of a cursor issued by `encodeCursor(scope, ...)`; 400 for anything else. */
 export function decodeCursor<T extends z.ZodTuple>(scope: string, cursor: string, shape: T): z.infer<T> {

@@ -14,20 +14,25 @@ export function redisTarget(config: { REDIS_URL: string; REDIS_CLUSTER_NODES: re
   return { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
 }
 
+/** `unix:///run/redis/redis.sock` (with `?db=N` if wanted): ioredis takes a socket as a plain path. */
+export function connectionString(url: string): string {
+  return url.startsWith('unix://') ? url.slice('unix://'.length) : url;
+}
+
 /**
  * The API's connection fails fast: with no offline queue a command issued while Redis is down
  * rejects at once, so a request answers 503 instead of hanging.
  */
 export function createApiRedis(target: RedisTarget, extra: RedisOptions = {}): RedisClient {
   const options: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false, ...extra };
-  if (target.clusterNodes.length === 0) return new Redis(target.url, options);
+  if (target.clusterNodes.length === 0) return new Redis(connectionString(target.url), options);
   return createCluster(target, options, { enableOfflineQueue: false });
 }
 
 /** Workers and blocking readers wait for Redis to come back, however long it takes. */
 export function createWorkerRedis(target: RedisTarget, extra: RedisOptions = {}): RedisClient {
   const options: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra };
-  if (target.clusterNodes.length === 0) return new Redis(target.url, options);
+  if (target.clusterNodes.length === 0) return new Redis(connectionString(target.url), options);
   return createCluster(target, options, { enableOfflineQueue: true });
 }
 

@@ -11,7 +11,9 @@ export { OpenAPIRegistry };
 export type RegisterOpenApi = (registry: OpenAPIRegistry) => void;
 
 export const BEARER = 'bearerAuth';
-export const bearer = [{ [BEARER]: [] }];
+export const OAUTH2 = 'oauth2';
+/** A bearer token, however it was obtained: pasted, or fetched by an OAuth 2.0 client from POST /v1/login. */
+export const bearer: Record<string, string[]>[] = [{ [BEARER]: [] }, { [OAUTH2]: [] }];
 /** The health endpoints live outside the versioned base. */
 export const unversioned = [{ url: '/', description: 'Service root (outside the versioned base)' }];
 
@@ -26,6 +28,18 @@ export const TAGS = {
   history: 'History',
   ops: 'Service',
 } as const;
+
+export const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
+  Authentication: 'Tokens (OAuth 2.0 password and client credentials grants), the caller, passwords and API clients.',
+  Team: "An organisation administrator manages the organisation's users.",
+  Verification: 'NIN, phone and demography lookups against the identity authority, each paid with one unit; requery and slips.',
+  Reasons: 'The lawful reasons a verification may give.',
+  'Top-up': 'Buying units through the payment processor.',
+  'Inbound webhooks': "The payment processor's signed notifications.",
+  'Platform administration': "The operator's view of every organisation.",
+  History: 'The ledger, top-ups and verifications of an organisation, a page at a time or as CSV.',
+  Service: 'Health, readiness and this document.',
+};
 
 export const errorBody = z
   .object({ detail: z.string().meta({ example: 'Could not validate credentials' }) })
@@ -76,6 +90,7 @@ const ERROR_RESPONSES = {
   402: { name: 'PaymentRequired', description: 'Insufficient units in organisation wallet.', schema: 'Error' },
   403: { name: 'Forbidden', description: 'Valid token without permission for this action (or a cross-origin browser call).', schema: 'Error' },
   404: { name: 'NotFound', description: 'The referenced resource does not exist.', schema: 'Error' },
+  406: { name: 'NotAcceptable', description: 'The Accept header allows none of the representations this endpoint offers.', schema: 'Error' },
   409: { name: 'Conflict', description: 'Conflicts with an earlier request (e.g. an Idempotency-Key reused with another body, or still in progress).', schema: 'Error' },
   413: { name: 'PayloadTooLarge', description: 'Request body too large.', schema: 'Error' },
   415: { name: 'UnsupportedMediaType', description: 'Wrong Content-Type for this endpoint.', schema: 'Error' },
@@ -95,6 +110,16 @@ export function registerCommon(registry: OpenAPIRegistry): void {
     scheme: 'bearer',
     bearerFormat: 'JWT',
     description: 'Access token from `POST /login`, sent as `Authorization: Bearer <token>`. Lifetime 60 minutes.',
+  });
+  registry.registerComponent('securitySchemes', OAUTH2, {
+    type: 'oauth2',
+    description:
+      'The same bearer token, obtained by an OAuth 2.0 client at the token endpoint: a person with the password grant, ' +
+      "a server with the client credentials grant (an API client's client_id and client_secret, in HTTP Basic or the form).",
+    flows: {
+      password: { tokenUrl: '/v1/login', scopes: {} },
+      clientCredentials: { tokenUrl: '/v1/login', scopes: {} },
+    },
   });
   for (const r of Object.values(ERROR_RESPONSES)) {
     registry.registerComponent('responses', r.name, {

@@ -1,17 +1,19 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { registerAccountsOpenApi as accounts } from '../modules/accounts/index.ts';
+import { registerAuditOpenApi as audit } from '../modules/audit/index.ts';
+import { registerBatchesOpenApi as batches } from '../modules/batches/index.ts';
 import { registerAuthOpenApi as auth } from '../modules/auth/index.ts';
 import { registerOpsOpenApi as ops } from '../modules/ops/index.ts';
 import { registerPlatformOpenApi as platform } from '../modules/platform/index.ts';
 import { registerReasonsOpenApi as reasons } from '../modules/reasons/index.ts';
-import { registerTeamOpenApi as team } from '../modules/team/index.ts';
+import { registerSettingsOpenApi as settings, registerTeamOpenApi as team } from '../modules/team/index.ts';
 import { registerTopupHistoryOpenApi as topupHistory, registerTopupOpenApi as topup } from '../modules/topup/index.ts';
 import { registerVerificationHistoryOpenApi as verificationHistory, registerVerificationOpenApi as verification } from '../modules/verification/index.ts';
 import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
-import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAGS, type RegisterOpenApi } from './common.ts';
+import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, verification, reasons, topup, ledger, topupHistory, verificationHistory, platform, ops];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, ledger, topupHistory, verificationHistory, audit, platform, ops];
 
 export const API_VERSION = '1.0.0';
 
@@ -79,14 +81,28 @@ export function buildOpenApiDocument(modules: readonly RegisterOpenApi[] = MODUL
   const registry = new OpenAPIRegistry();
   registerCommon(registry);
   for (const register of modules) register(registry);
-  return new OpenApiGeneratorV31([...registry.definitions, ...COMMON_SCHEMAS], { sortComponents: 'alphabetically' }).generateDocument({
+  const doc = new OpenApiGeneratorV31([...registry.definitions, ...COMMON_SCHEMAS], { sortComponents: 'alphabetically' }).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Identity Verification and Wallet API',
       version: API_VERSION,
       description: DESCRIPTION,
+      license: { name: 'Proprietary: for organisations under contract with the operator', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/v1', description: 'Versioned base (this service)' }],
-    tags: Object.values(TAGS).map((name) => ({ name })),
+    tags: Object.values(TAGS).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
   });
+  return withoutUnusedResponses(doc);
+}
+
+/**
+ * The shared error responses are all registered (common.ts) but only some are referenced by the
+ * paths of the day: an unreferenced one would be dead weight in the document (and a lint warning).
+ */
+function withoutUnusedResponses(doc: OpenApiDocument): OpenApiDocument {
+  const responses = doc.components?.responses;
+  if (!responses) return doc;
+  const text = JSON.stringify(doc.paths);
+  for (const name of Object.keys(responses)) if (!text.includes(`"#/components/responses/${name}"`)) delete responses[name];
+  return doc;
 }

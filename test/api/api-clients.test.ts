@@ -27,7 +27,7 @@ describe('API clients', () => {
   it('When an organisation administrator creates one, then 201 with the secret once; the list shows it without any secret', async () => {
     const r = await create(org.admin.token, { name: 'Onboarding server', role: 'member' });
     expect(r.status).toBe(201);
-    expect(Object.keys(r.body).sort()).toEqual(['client_id', 'client_secret', 'created_at', 'name', 'role']);
+    expect(Object.keys(r.body).sort()).toEqual(['allowed_ips', 'client_id', 'client_secret', 'created_at', 'expires_at', 'name', 'role', 'scopes']);
     expect(r.body).toMatchObject({ name: 'Onboarding server', role: 'member' });
     expect(r.body.client_id).toMatch(/^cli_[0-9a-f]{24}$/);
     expect(r.body.client_secret.length).toBeGreaterThanOrEqual(43);
@@ -35,7 +35,20 @@ describe('API clients', () => {
     const list = await stack.api('GET', '/v1/api-clients', { token: org.admin.token });
     expect(list.status).toBe(200);
     const mine = list.body.data.find((c: { client_id: string }) => c.client_id === r.body.client_id);
-    expect(mine).toEqual({ client_id: r.body.client_id, name: 'Onboarding server', role: 'member', created_at: r.body.created_at, last_used_at: null });
+    const team = await stack.api('GET', '/v1/team', { token: org.admin.token });
+    const adminId = team.body.data.find((u: { username: string }) => u.username === org.admin.username).id;
+    expect(mine).toEqual({
+      client_id: r.body.client_id,
+      name: 'Onboarding server',
+      role: 'member',
+      created_at: r.body.created_at,
+      last_used_at: null,
+      scopes: ['verify', 'requery', 'history:read'],
+      allowed_ips: [],
+      expires_at: null,
+      created_by: { id: adminId, username: org.admin.username },
+      status: 'active',
+    });
     expect(list.text).not.toContain(r.body.client_secret);
     // Stored as a digest only.
     const row = await stack.db.one(q`SELECT secret_hash FROM api_clients WHERE client_id = ${r.body.client_id}`);
@@ -72,7 +85,7 @@ describe('API clients', () => {
     expect(listed.body.data.find((x: { client_id: string }) => x.client_id === c.client_id).last_used_at).not.toBeNull();
   });
 
-  it('When the secret or the client id is wrong, then 401 "Incorrect client credentials"; both ways of sending it at once is 400; a missing secret 422', async () => {
+  it('When the secret or the client id is wrong, then 401 "Incorrect client credentials"; both ways of sending it at once is 400; a missing secret 400', async () => {
     const c = (await create(org.admin.token, { name: 'Wrong secrets', role: 'member' })).body;
     for (const r of [
       await clientLogin(c.client_id, `${c.client_secret}x`),
@@ -81,7 +94,7 @@ describe('API clients', () => {
       await stack.api('POST', '/v1/login', { form: { grant_type: 'client_credentials' }, headers: { authorization: basic(c.client_id, 'nope') } }),
     ]) {
       expect(r.status).toBe(401);
-      expect(r.body).toEqual({ detail: 'Incorrect client credentials' });
+      expect(r.body).toEqual({ detail: 'Incorrect client credentials', error: 'invalid_client', error_description: 'Incorrect client credentials' });
     }
     const both = await stack.api('POST', '/v1/login', {
       form: { grant_type: 'client_credentials', client_id: c.client_id, client_secret: c.client_secret },
@@ -89,8 +102,8 @@ describe('API clients', () => {
     });
     expect(both.status).toBe(400);
     const missing = await stack.api('POST', '/v1/login', { form: { grant_type: 'client_credentials', client_id: c.client_id } });
-    expect(missing.status).toBe(422);
-    expect(missing.body.errors[0].loc).toEqual(['client_secret']);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ detail: 'Field required: client_secret', error: 'invalid_request' });
   });
 
   it('When a client is deleted, then 204 and its live token gets 401 at once and it can no longer log in; a second delete or another organisation\'s id is 404', async () => {

@@ -29,11 +29,10 @@ describe('POST /login', () => {
     expect(r.body.detail).toMatch(/x-www-form-urlencoded/);
   });
 
-  it('When the password is missing, then 422 naming the field', async () => {
+  it('When the password is missing, then 400 invalid_request naming the field', async () => {
     const r = await stack.api('POST', '/v1/login', { form: { username: org.member.username } });
-    expect(r.status).toBe(422);
-    expect(r.body.detail).toMatch(/password/);
-    expect(r.body.errors[0].loc).toEqual(['password']);
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ detail: 'Field required: password', error: 'invalid_request', error_description: 'Field required: password' });
   });
 
   it('When grant_type is neither password nor client_credentials, then 400', async () => {

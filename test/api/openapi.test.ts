@@ -11,7 +11,7 @@ import { startStack, type Stack } from '../setup/harness.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 /** Operator and documentation surfaces: mounted by the app, deliberately not part of the integrators' API. */
-const NOT_API = [/^\/metrics$/, /^\/admin\/queues(\/|$)/, /^\/admin\/organisations$/, /^\/docs(\/|$)/];
+const NOT_API = [/^\/portal(\/|$)/, /^\/metrics$/, /^\/admin\/queues(\/|$)/, /^\/admin\/organisations$/, /^\/docs(\/|$)/];
 
 // ---- OpenAPI 3.1 structure (no validator package is installed; this checks the shape we rely on) ----
 const ext = z.record(z.string().regex(/^x-/), z.unknown());
@@ -193,12 +193,12 @@ describe('OpenAPI document', () => {
     expect(refs.filter((r) => resolvePointer(doc, r) === undefined)).toEqual([]);
   });
 
-  it('When operations are listed, then each has a unique operationId, responses, a tag, and either bearer auth or an explicit public marker', () => {
+  it('When operations are listed, then each has a unique operationId, responses, a tag, and either bearer auth (or the oauth2 flows that obtain it) or an explicit public marker', () => {
     const ops = operationsOf(doc);
     const ids = ops.map((o) => o.op.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     const schemes = Object.keys(doc.components?.securitySchemes ?? {});
-    expect(schemes).toEqual(['bearerAuth']);
+    expect(schemes).toEqual(['bearerAuth', 'oauth2']);
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const publicOps: string[] = [];
     for (const { method, path, op } of ops) {
@@ -207,7 +207,7 @@ describe('OpenAPI document', () => {
       expect(op.security, `${method} ${path} states its security`).toBeDefined();
       if (op.security!.length === 0) publicOps.push(`${method.toUpperCase()} ${path}`);
       else {
-        expect(op.security).toEqual([{ bearerAuth: [] }]);
+        expect(op.security).toEqual([{ bearerAuth: [] }, { oauth2: [] }]);
         expect(Object.keys(op.responses), `${method} ${path} documents 401`).toContain('401');
       }
     }

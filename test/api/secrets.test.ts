@@ -38,16 +38,25 @@ describe('published development secrets', () => {
     expect(a.code).toBe(0);
     const first = JSON.parse(a.stdout);
     const second = JSON.parse(b.stdout);
-    expect(Object.keys(first).sort()).toEqual(['ENCRYPTION_KEYS', 'JWT_SECRET', 'METRICS_TOKEN']);
+    expect(Object.keys(first).sort()).toEqual(['ENCRYPTION_KEYS', 'JWT_SECRET', 'METRICS_TOKEN', 'SUBJECT_HASH_KEY', 'VNIN_HASH_KEY']);
     expect(first.JWT_SECRET).toMatch(/^[A-Za-z0-9_-]{64}$/);
     expect(first.ENCRYPTION_KEYS).toMatch(/^k\d{8}:[A-Za-z0-9+/]{43}=$/);
     expect(first.METRICS_TOKEN).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first.VNIN_HASH_KEY).toMatch(/^[A-Za-z0-9_-]{43}$/);
     for (const k of Object.keys(first)) expect(second[k], k).not.toBe(first[k]);
-    const c = loadConfig({ ...REAL, PAYSTACK_SECRET_KEY: 'sk_test_own_key', JWT_SECRET: first.JWT_SECRET, ENCRYPTION_KEYS: first.ENCRYPTION_KEYS, METRICS_TOKEN: first.METRICS_TOKEN });
+    const c = loadConfig({ ...REAL, PAYSTACK_SECRET_KEY: 'sk_test_own_key', JWT_SECRET: first.JWT_SECRET, ENCRYPTION_KEYS: first.ENCRYPTION_KEYS, METRICS_TOKEN: first.METRICS_TOKEN, VNIN_HASH_KEY: first.VNIN_HASH_KEY, SUBJECT_HASH_KEY: first.SUBJECT_HASH_KEY, NIMC_ENTERPRISE_CODE: '1138183' });
     expect(c.encryptionKeys[0]!.key.length).toBe(32);
+    expect(c.nimcEnterpriseCode).toBe('1138183');
+    // Without our enterprise code a real stack is refused too.
+    expect(() => loadConfig({ ...REAL, PAYSTACK_SECRET_KEY: 'sk_test_own_key', JWT_SECRET: first.JWT_SECRET, ENCRYPTION_KEYS: first.ENCRYPTION_KEYS, VNIN_HASH_KEY: first.VNIN_HASH_KEY, SUBJECT_HASH_KEY: first.SUBJECT_HASH_KEY })).toThrow(
+      /^invalid configuration: NIMC_ENTERPRISE_CODE: is required when IDENTITY_BASE_URL is not a loopback address/,
+    );
+    expect(() => loadConfig({ ...REAL, PAYSTACK_SECRET_KEY: 'sk_test_own_key', JWT_SECRET: first.JWT_SECRET, ENCRYPTION_KEYS: first.ENCRYPTION_KEYS, SUBJECT_HASH_KEY: first.SUBJECT_HASH_KEY, NIMC_ENTERPRISE_CODE: '1138183' })).toThrow(
+      /^invalid configuration: VNIN_HASH_KEY: the development key, published in the source, is refused/,
+    );
 
     const env = await node('src/cli/admin.ts', ['secrets:generate', '--env'], REAL);
     expect(env.code).toBe(0);
-    expect(env.stdout.trim().split('\n').map((l) => l.split('=')[0])).toEqual(['JWT_SECRET', 'ENCRYPTION_KEYS', 'METRICS_TOKEN']);
+    expect(env.stdout.trim().split('\n').map((l) => l.split('=')[0])).toEqual(['JWT_SECRET', 'ENCRYPTION_KEYS', 'METRICS_TOKEN', 'VNIN_HASH_KEY', 'SUBJECT_HASH_KEY']);
   });
 });

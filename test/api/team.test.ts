@@ -93,7 +93,7 @@ describe('PATCH /team/{id}', () => {
     // A member added by an administrator must replace the temporary password at first sign-in.
     const first = await stack.api('POST', '/v1/login', { form: { username, password: r.body.temporary_password } });
     expect(first.body.require_password_change).toBe(true);
-    const password = `own-${unique()}`;
+    const password = `own-${Math.random().toString(36).slice(2, 10)}-pw`;
     const changed = await stack.api('POST', '/v1/change-password', {
       token: first.body.access_token,
       json: { current_password: r.body.temporary_password, new_password: password },

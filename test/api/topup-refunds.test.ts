@@ -99,7 +99,7 @@ describe('retired organisations', () => {
   });
 
   it('When topup:refund runs twice and more, then the processor holds one refund and the top-up ends refunded', async () => {
-    const { t } = await paidAfterRetirement();
+    const { org, t } = await paidAfterRetirement();
     const first = await admin('topup:refund', '--reference', t.reference);
     expect(first.code).toBe(0);
     expect(first.json).toMatchObject({ reference: t.reference, status: 'refunding', refund_status: 'pending', refund_amount: t.total_amount, refund_error: null });
@@ -113,6 +113,9 @@ describe('retired organisations', () => {
     expect((await admin('topup:refund', '--reference', t.reference)).json).toEqual(done.json);
     expect(await refundsAtProcessor(t.reference)).toHaveLength(1);
     expect(await ledgerLines(t.reference)).toBe(0);
+    // One audit event for the money that went back, however often the command ran.
+    const events = await stack.db.any(q`SELECT org_id::int, actor, details FROM audit_events WHERE action = 'topup.refunded' AND target = ${t.reference}`);
+    expect(events).toEqual([{ org_id: org.orgId, actor: 'system', details: { refund_id: first.json.refund_id, amount: t.total_amount } }]);
   });
 
   it('When a command crashed after claiming (before or after calling the processor), then the retry ends with exactly one refund', async () => {

@@ -8,7 +8,7 @@ import { waitFor } from '../setup/wait.ts';
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
 const q = sql.type(z.record(z.string(), z.any()));
 
-const COLUMNS = 'id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at';
+const COLUMNS = 'id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name';
 
 let stack: Stack;
 let org: OrgFixture;
@@ -77,6 +77,8 @@ describe('GET /transactions', () => {
       reference: fixture.body.data.reference_id,
       details: expect.objectContaining({ fixture: true }),
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      username: o.admin.username,
+      api_client: null,
     });
     expect(funding).toMatchObject({ kind: 'adjustment', units_delta: 5, units_before: 0, units_after: 5, reference: null, details: { note: 'test funding' } });
     expect(call.id).toBeGreaterThan(funding.id);
@@ -126,7 +128,7 @@ describe('GET /transactions', () => {
     for (const bad of ['not-a-cursor!', 'WzEsMl0', Buffer.from('["topups","x","y"]').toString('base64url'), Buffer.from('["transactions",-4]').toString('base64url')]) {
       const r = await list(org.admin.token, `?cursor=${encodeURIComponent(bad)}`);
       expect(r.status, bad).toBe(400);
-      expect(r.body).toEqual({ detail: 'cursor is not a cursor this list issued' });
+      expect(r.body).toEqual({ detail: 'invalid cursor' });
     }
   });
 
@@ -178,7 +180,7 @@ describe('GET /transactions', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(new Set(ids).size).toBe(ids.length);
     expect(JSON.parse(rows.at(-1)![9]!)).toEqual({ note: 'test funding' });
-    for (const row of rows.slice(1)) expect(row).toHaveLength(11);
+    for (const row of rows.slice(1)) expect(row).toHaveLength(14);
   });
 
   it('When CSV is asked for with a filter that matches nothing, then the header row alone; a bad filter is a JSON 400', async () => {

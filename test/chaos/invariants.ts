@@ -15,6 +15,10 @@ import { queuePrefix } from '../../src/jobs/catalog.ts';
  *    top-up; every reference the processor reports paid (the amount asked for) is credited exactly once.
  * 5. No job is lost: nothing left waiting, active, delayed or prioritised in the work queues, and no
  *    verification row stuck 'pending'.
+ * 6. Batches: none left open (queued, running or paused: the scenarios fund every batch); every row
+ *    ended exactly once (each lookup in one final state, with one verification unless it was cancelled
+ *    before being queued, and the outcome of that verification); found live lookups are charged by
+ *    (3) exactly once; a batch's cancelled rows hold no verification that is still deciding.
  */
 export type InvariantOptions = {
   /** Direct PostgreSQL URL of the stack's database. */
@@ -30,6 +34,8 @@ export type InvariantOptions = {
 
 export type InvariantReport = { violations: string[]; stats: Record<string, number> };
 
+// The batches queue is left out like the maintenance queue: its schedule always has its next run
+// delayed. Batches themselves are checked from the database (6).
 const WORK_QUEUES = ['lookups', 'credits', 'emails'] as const;
 const BUSY_STATES = ['wait', 'active', 'delayed', 'prioritized', 'waiting-children'] as const satisfies readonly JobType[];
 
@@ -69,7 +75,8 @@ export async function checkInvariants(o: InvariantOptions): Promise<InvariantRep
       counts = await queueBacklog(redis, o.prefix);
       pending = Number((await client.query(`SELECT count(*) AS n FROM verifications WHERE status = 'pending'`)).rows[0].n);
       const reserved = Number((await client.query(`SELECT COALESCE(sum(reserved), 0) AS n FROM wallets`)).rows[0].n);
-      if ((busy(counts) === 0 && pending === 0 && reserved === 0) || Date.now() > deadline) break;
+      const openBatches = Number((await client.query(`SELECT count(*) AS n FROM verification_batches WHERE status IN ('queued', 'running', 'paused')`)).rows[0].n);
+      if ((busy(counts) === 0 && pending === 0 && reserved === 0 && openBatches === 0) || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 250));
     }
     Object.assign(stats, counts);
@@ -120,6 +127,19 @@ export async function checkInvariants(o: InvariantOptions): Promise<InvariantRep
       violations.push(`top-up ${r.reference} credited ${r.units_delta} units, expected ${r.expected}`);
     }
 
+    for (const r of await q(`SELECT id, status FROM verification_batches WHERE status IN ('queued', 'running', 'paused')`)) {
+      violations.push(`batch ${r.id} still ${r.status} after the settle period`);
+    }
+    for (const r of await q(`
+      SELECT l.batch_id, l.idx, l.state, v.status, v.failure_code, (SELECT count(*) FROM verifications w WHERE w.batch_id = l.batch_id AND w.batch_lookup = l.idx) AS n
+      FROM batch_lookups l LEFT JOIN verifications v ON v.reference_id = l.reference_id
+      WHERE l.state IN ('waiting', 'queued')
+         OR (l.state = 'cancelled' AND v.reference_id IS NOT NULL AND v.failure_code IS DISTINCT FROM 'batch_cancelled')
+         OR (l.state IN ('found', 'not_found') AND (v.status IS DISTINCT FROM l.state))
+         OR (l.state = 'failed' AND v.status IS DISTINCT FROM 'failed')
+         OR (l.state <> 'cancelled' AND (SELECT count(*) FROM verifications w WHERE w.batch_id = l.batch_id AND w.batch_lookup = l.idx) <> 1)`)) {
+      violations.push(`batch ${r.batch_id} lookup ${r.idx} is ${r.state} but its verification is ${r.status ?? 'none'} (${r.failure_code ?? '-'}), ${r.n} verification(s)`);
+    }
     if (o.processor) {
       const topups = await q(`SELECT reference, status, total_amount FROM topups`);
       stats.topups = topups.length;
@@ -144,7 +164,9 @@ export async function checkInvariants(o: InvariantOptions): Promise<InvariantRep
       SELECT (SELECT count(*) FROM verifications) AS verifications,
              (SELECT count(*) FROM verifications WHERE status = 'found' AND NOT fixture) AS found,
              (SELECT count(*) FROM wallet_transactions WHERE kind = 'verification') AS debits,
-             (SELECT count(*) FROM topups WHERE status = 'credited') AS credited`))[0];
+             (SELECT count(*) FROM topups WHERE status = 'credited') AS credited,
+             (SELECT count(*) FROM verification_batches) AS batches,
+             (SELECT count(*) FROM batch_lookups WHERE state = 'found' AND NOT fixture) AS batch_found_live`))[0];
     for (const [k, v] of Object.entries(totals)) stats[k] = Number(v);
   } finally {
     await client.end();

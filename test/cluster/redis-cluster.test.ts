@@ -42,7 +42,7 @@ describe.skipIf(!present && !required)('on a Redis Cluster of three masters', ()
       // The sweep may take a paid top-up at once, so that it has something to credit.
       env: { REDIS_CLUSTER_NODES: cluster.nodes.join(','), TOPUP_SWEEP_MIN_AGE_SECONDS: '0' },
     });
-    producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, waitFor: [QUEUES.maintenance] });
+    producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, waitFor: [QUEUES.maintenance, QUEUES.batches] });
   });
   afterAll(async () => {
     await producer?.close();
@@ -68,11 +68,12 @@ describe.skipIf(!present && !required)('on a Redis Cluster of three masters', ()
     expect(await until(() => balance(org.admin.token), (u) => u > 2)).toBe(102);
   });
 
-  it('When the worker registers its schedules and each scheduled job is run through the maintenance queue, then every sweep completes and the top-up sweep credits a payment whose webhook never came', async () => {
+  it('When the worker registers its schedules and each scheduled job is run through its queue, then every sweep completes and the top-up sweep credits a payment whose webhook never came', async () => {
     const org = await stack.createOrg({ units: 102 });
     const scheduler = await startWorkers(stack.config, createLogger({ level: 'error' }), { schedules: true });
     try {
-      const registered = await producer.queue(QUEUES.maintenance).getJobSchedulers();
+      // Each schedule lives on its job's own queue (batch.feed on batches, the sweeps on maintenance).
+      const registered = (await Promise.all(Object.values(QUEUES).map((q) => producer.queue(q).getJobSchedulers()))).flat();
       expect(registered.map((s) => s.key).sort()).toEqual(Object.keys(SCHEDULES).sort());
     } finally {
       await scheduler.close();

@@ -56,7 +56,8 @@ describe('requery with another organisation\'s reference_id', () => {
     const cases = [
       [aliceRef.toLowerCase(), malformed],
       [` ${aliceRef} `, unknown],
-      [`${aliceRef}\n`, unknown],
+      // A control character is refused before anything is looked up, like any malformed value.
+      [`${aliceRef}\n`, { status: 400, body: { detail: 'reference_id: must not contain control characters' } }],
       [aliceRef.replace('REF-', 'ref-'), malformed],
     ] as const;
     for (const [v, expected] of cases) {

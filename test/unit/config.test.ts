@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, SANDBOX_IDENTITY_APP_ID } from '../../src/config.ts';
+import { socketAwareDatabaseUrl } from '../../src/lib/database-url.ts';
+import { connectionString } from '../../src/lib/redis.ts';
 
 /** A production configuration that starts: real upstreams, fresh secrets. */
 const PRODUCTION = {
@@ -11,6 +13,9 @@ const PRODUCTION = {
   PAYSTACK_BASE_URL: 'https://api.paystack.co',
   PAYSTACK_SECRET_KEY: 'sk_live_x',
   SMTP_URL: 'smtp://mail.example:587',
+  VNIN_HASH_KEY: 'v'.repeat(40),
+  NIMC_ENTERPRISE_CODE: '1138183',
+  SUBJECT_HASH_KEY: 's'.repeat(40),
 };
 
 describe('configuration', () => {
@@ -64,7 +69,7 @@ describe('configuration', () => {
   it('When a real authority or processor, or a live processor key, is configured outside production, then every published development secret is refused, naming it', () => {
     const real = { IDENTITY_BASE_URL: 'https://api.dojah.io' };
     expect(() => loadConfig(real)).toThrow(/JWT_SECRET: .*published in the source.*IDENTITY_BASE_URL is not a loopback address/);
-    const fresh = { JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_test_mine' };
+    const fresh = { VNIN_HASH_KEY: 'w'.repeat(40), NIMC_ENTERPRISE_CODE: '1138183', JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_test_mine', SUBJECT_HASH_KEY: 's'.repeat(40) };
     for (const trigger of [real, { PAYSTACK_BASE_URL: 'https://api.paystack.co' }, { PAYSTACK_SECRET_KEY: 'sk_live_abc' }, { NODE_ENV: 'production' }]) {
       const label = JSON.stringify(trigger);
       expect(() => loadConfig({ ...fresh, ...trigger, JWT_SECRET: undefined }), label).toThrow(/JWT_SECRET/);
@@ -72,6 +77,7 @@ describe('configuration', () => {
       // The published key is refused even when written out explicitly, in any position of the ring.
       const published = `dev1:${Buffer.alloc(32, 7).toString('base64')}`;
       expect(() => loadConfig({ ...fresh, ...trigger, ENCRYPTION_KEYS: `k2:${Buffer.alloc(32, 3).toString('base64')},${published}` }), label).toThrow(/ENCRYPTION_KEYS/);
+      expect(() => loadConfig({ ...fresh, ...trigger, SUBJECT_HASH_KEY: undefined }), label).toThrow(/SUBJECT_HASH_KEY: the development key, published in the source/);
       if (!('PAYSTACK_SECRET_KEY' in trigger)) {
         expect(() => loadConfig({ ...fresh, ...trigger, PAYSTACK_SECRET_KEY: 'sk_test_sandbox_secret' }), label).toThrow(/PAYSTACK_SECRET_KEY/);
       }
@@ -80,8 +86,17 @@ describe('configuration', () => {
     expect(loadConfig({ ...real, ...fresh, PAYSTACK_BASE_URL: 'https://api.paystack.co' }).sandbox).toEqual({ identity: false, processor: false });
   });
 
+  it('When a live authority is configured, then NIMC_ENTERPRISE_CODE is required and the development VNIN_HASH_KEY refused; the sandbox uses 000000', () => {
+    expect(loadConfig({}).nimcEnterpriseCode).toBe('000000');
+    expect(loadConfig({ NIMC_ENTERPRISE_CODE: '715461' }).nimcEnterpriseCode).toBe('715461');
+    expect(() => loadConfig({ NIMC_ENTERPRISE_CODE: '12ab' })).toThrow(/NIMC_ENTERPRISE_CODE: must be 4 to 10 digits/);
+    expect(() => loadConfig({ ...PRODUCTION, NIMC_ENTERPRISE_CODE: undefined })).toThrow(/NIMC_ENTERPRISE_CODE: is required when NODE_ENV=production/);
+    expect(() => loadConfig({ ...PRODUCTION, VNIN_HASH_KEY: undefined })).toThrow(/VNIN_HASH_KEY: the development key, published in the source, is refused when NODE_ENV=production/);
+    expect(() => loadConfig({ VNIN_HASH_KEY: 'short' })).toThrow(/VNIN_HASH_KEY: must be at least 32 characters/);
+  });
+
   it('When a live Paystack key is set outside production, then an empty base URL (a built-in simulator) is refused for the authority and the processor, whatever the dialect', () => {
-    const fresh = { JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_live_abc' };
+    const fresh = { VNIN_HASH_KEY: 'w'.repeat(40), NIMC_ENTERPRISE_CODE: '1138183', JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_live_abc', SUBJECT_HASH_KEY: 's'.repeat(40) };
     for (const dialect of ['sandbox', 'prembly', 'dojah']) {
       expect(() => loadConfig({ ...fresh, IDENTITY_DIALECT: dialect, IDENTITY_APP_ID: 'app', PAYSTACK_BASE_URL: 'https://api.paystack.co' }), dialect).toThrow(
         /IDENTITY_BASE_URL: is required with a live PAYSTACK_SECRET_KEY \(empty starts the identity simulator\)/,
@@ -130,5 +145,15 @@ describe('configuration', () => {
     expect(both.RECONCILE_CRON).toBe('*/2 * * * *');
     expect(both.warnings).toHaveLength(1);
     expect(loadConfig({}).warnings).toEqual([]);
+  });
+
+  it('When DATABASE_URL is in libpq socket form or REDIS_URL is unix://, then both reach their drivers as socket paths; other URLs are untouched', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgres://postgres@/idverify?host=/var/run/postgresql&application_name=api', REDIS_URL: 'unix:///run/redis/redis.sock' });
+    expect(c.DATABASE_URL).toBe('postgres://postgres@%2Fvar%2Frun%2Fpostgresql/idverify?application_name=api');
+    expect(decodeURIComponent(new URL(c.DATABASE_URL).hostname)).toBe('/var/run/postgresql');
+    expect(socketAwareDatabaseUrl('postgres://u:p@db.example:5432/x?sslmode=require')).toBe('postgres://u:p@db.example:5432/x?sslmode=require');
+    expect(socketAwareDatabaseUrl('postgres://u@/x?host=db.example')).toBe('postgres://u@/x?host=db.example');
+    expect(connectionString(c.REDIS_URL)).toBe('/run/redis/redis.sock');
+    expect(connectionString('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
   });
 });

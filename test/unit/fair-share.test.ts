@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createFairShare, predictedFinishMs } from '../../src/lib/fair-share.ts';
+import { createFairShare, isBackgroundPriority, predictedFinishMs, SYNC_MAX_TAG } from '../../src/lib/fair-share.ts';
 
 let redis: Redis;
 const prefixes: string[] = [];
@@ -26,6 +26,25 @@ afterAll(async () => {
 });
 
 describe('fair share of the identity authority', () => {
+  it('When asynchronous lookups are tagged, then every one sorts after every synchronous one, organisations take turns among them, and neither lane moves the other', async () => {
+    const fs = fresh();
+    const a = [];
+    for (let i = 0; i < 50; i++) a.push(await fs.background.admit({ orgId: 1, referenceId: `REF-BA${i}` }));
+    expect(a[0]).toBe(SYNC_MAX_TAG + 1);
+    expect(a.every((p, i) => p === SYNC_MAX_TAG + 1 + i && isBackgroundPriority(p))).toBe(true);
+    // A's first ten start: another organisation's first background lookup comes right after them.
+    for (let i = 0; i < 10; i++) await fs.started(a[i]!);
+    expect(await fs.background.admit({ orgId: 2, referenceId: 'REF-BB0' })).toBe(SYNC_MAX_TAG + 11);
+    // The synchronous lane is untouched: tags from 1, far below, and refused only at its own cap.
+    const sync = await fs.admit({ orgId: 1, referenceId: 'REF-S0', cap: 1 });
+    expect(sync).toMatchObject({ admitted: true, priority: 1 });
+    expect(isBackgroundPriority(1)).toBe(false);
+    expect(await fs.snapshot()).toEqual(new Map([[1, 1]]));
+    // Never refused, however many wait; finishing gives the reference back.
+    await fs.background.finish({ orgId: 1, referenceId: 'REF-BA0' });
+    expect(await fs.background.admit({ orgId: 1, referenceId: 'REF-BA50' })).toBe(SYNC_MAX_TAG + 51);
+  });
+
   it("When an organisation bursts, then its lookups are tagged 1, 2, 3... and another organisation's first gets priority 1", async () => {
     const fs = fresh();
     const a = [];

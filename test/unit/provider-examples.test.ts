@@ -125,6 +125,22 @@ describe('Prembly, against docs.prembly.com', () => {
   });
 });
 
+describe('Prembly vNIN, against the same page', () => {
+  const vnin = fixture('prembly/vnin-request');
+  it('When a vNIN is looked up, then the documented path and headers carry it as `number`, and a not-found (01) is vnin_not_found', async () => {
+    server.answer(200, { status: false, detail: 'Record not found', response_code: '01' });
+    const prembly = createIdentityAuthority({ dialect: 'prembly', baseUrl: server.url, apiKey: KEY, appId: APP, timeoutMs: 2_000 });
+    const token = String(vnin.request.body?.number);
+    expect(token).toMatch(/^[A-Z0-9]{16}$/);
+    expect(await prembly.lookupVnin({ vnin: token, reason: 'corporate' })).toEqual({ kind: 'not_found', refusal: 'vnin_not_found' });
+    const seen = server.last();
+    expect([seen.method, seen.path]).toEqual([vnin.request.method, documented(vnin.request.url).path]);
+    expect(seen.body).toEqual(vnin.request.body);
+    expectDocumentedHeaders(vnin, seen);
+    expect(vnin.response).toBeNull();
+  });
+});
+
 describe('Prembly\'s published envelope (another IdentityPass endpoint)', () => {
   const envelope = fixture('prembly/envelope-sample');
   it('When the published answer comes back, then status true with response_code 00 is found, the record read from data and verification.reference kept as the transaction id', async () => {
@@ -189,6 +205,26 @@ describe('Dojah, against its documentation', () => {
       server.answer(status, notFound.response);
       expect(await dojah.lookupNin({ nin: '70123456789', reason: 'corporate' }), String(status)).toEqual({ kind: 'not_found' });
     }
+  });
+
+  it('When the "Lookup Virtual NIN" example is served, then the documented query goes out and the person comes without the token or a NIN', async () => {
+    const vninFound = fixture('dojah/vnin-found');
+    server.answer(200, vninFound.response);
+    const token = String(vninFound.request.query?.vnin);
+    const outcome = await dojah.lookupVnin({ vnin: token, reason: 'corporate' });
+    const seen = server.last();
+    expect([seen.method, seen.path]).toEqual([vninFound.request.method, documented(vninFound.request.url).path]);
+    expect(seen.query).toEqual(vninFound.request.query);
+    expectDocumentedHeaders(vninFound, seen);
+    expect(JSON.stringify(raw(outcome))).not.toContain(token);
+    const record = personRecordSchema.parse(normalisePerson(raw(outcome)));
+    // The sample's dateOfBirth is the format ("YYYY-MM-DD"), not a date: nothing to normalise.
+    expect(record).toMatchObject({ nin: '', fname: 'John', mname: 'Doe', lname: 'Alamutu', gender: 'M', phone: '08012345678', dob: '' });
+  });
+
+  it('When the published vNIN not-found body comes, then it is vnin_not_found', async () => {
+    server.answer(404, notFound.response);
+    expect(await dojah.lookupVnin({ vnin: 'AB012345678910YZ', reason: 'corporate' })).toEqual({ kind: 'not_found', refusal: 'vnin_not_found' });
   });
 
   it('When a status of the response-codes table comes (no body is published), then 408, 424, 429 and 5xx are retryable, the other 4xx final', async () => {

@@ -1,12 +1,20 @@
 import { UnrecoverableError } from 'bullmq';
+import { describe } from '../../src/lib/errors.ts';
 import { ProcessorError } from '../../src/adapters/payment-processor/paystack.ts';
+import { wakeBatches } from '../../src/modules/batches/index.ts';
 import { creditTopup, deliverReceipt, recheckAbandoned, sweepOutbox, sweepTopups } from '../../src/modules/topup/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
 export const topupProcessors: ProcessorMap = {
   'topup.credit': async (payload, _job, deps, log) => {
     try {
-      return await creditTopup(deps, payload.reference, payload.source, log);
+      const result = await creditTopup(deps, payload.reference, payload.source, log);
+      // A credited wallet resumes its organisation's paused batches (the periodic feed would, later).
+      const orgId = Number(/^TOP-(\d+)-/.exec(payload.reference)?.[1]);
+      if (result.outcome === 'credited' && orgId > 0) {
+        await wakeBatches(deps.producer, orgId, payload.reference).catch((err: unknown) => log.warn({ err: describe(err) }, 'batches not woken; the periodic feed resumes them'));
+      }
+      return result;
     } catch (err) {
       // A refused key or a malformed answer will not fix itself by waiting: fail now, loudly.
       if (err instanceof ProcessorError && !err.retryable) throw new UnrecoverableError(`processor ${err.code}: ${err.message}`);

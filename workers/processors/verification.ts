@@ -1,19 +1,56 @@
-import { eraseExpired, releaseLookupSlot, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
+import { DelayedError } from 'bullmq';
+import { afterBatchLookup, runFeed } from '../../src/modules/batches/index.ts';
+import { describe } from '../../src/lib/errors.ts';
+import { eraseExpired, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
+import { checkLowBalance } from '../../src/modules/alerts/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
 export const verificationProcessors: ProcessorMap = {
-  'verification.lookup': async (payload, job, deps, log) => {
+  'verification.lookup': async (payload, job, deps, log, token) => {
     const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
-    if (firstRun && job.processedOn) deps.metrics.lookupWait.observe(Math.max(0, job.processedOn - job.timestamp) / 1000);
+    // Asynchronous and batch lookups wait in the queue on purpose: only synchronous waits are measured.
+    const background = payload.delivery !== undefined && payload.acceptedAt !== undefined ? { acceptedAt: payload.acceptedAt, tries: Math.max(1, job.attemptsStarted) } : undefined;
+    if (firstRun && !background && job.processedOn) deps.metrics.lookupWait.observe(Math.max(0, job.processedOn - job.timestamp) / 1000);
     // The virtual time of the fair queuing moves up to this lookup's tag (its priority).
     if (job.opts.priority) await deps.fairShare.started(job.opts.priority);
     const started = Date.now();
-    const result = await runLookup(deps, payload.referenceId, log, { sealedQuery: payload.query, firstRun });
+    // A vNIN is erased from the job before it is used: from here it lives in this process only, and a
+    // rerun of the job (a stalled worker: the call may have gone out) finds nothing to look up.
+    const { query: _token, ...withoutToken } = payload;
+    if (payload.useOnce && payload.query) await job.updateData(withoutToken);
+    let result;
+    try {
+      result = await runLookup(deps, payload.referenceId, log, { sealedQuery: payload.query, firstRun, useOnce: payload.useOnce === true, ...(background ? { background } : {}) });
+    } catch (err) {
+      // The authority is down: back to the delayed set, keeping its priority and freeing its slot
+      // (a delayed job does not count against the queue's global concurrency).
+      if (err instanceof RetryLater && token) {
+        log.debug({ referenceId: payload.referenceId, code: err.code, retryInMs: Math.round(err.delayMs) }, 'background lookup waits for the authority');
+        // A one-shot lookup is tried again only when its call never left (RetryLater says so): its
+        // sealed token goes back into the job for that next try.
+        if (payload.useOnce && payload.query) await job.updateData(payload);
+        await job.moveToDelayed(Date.now() + err.delayMs, token);
+        throw new DelayedError();
+      }
+      throw err;
+    }
     // Settled, whatever the outcome: the organisation's in-flight slot goes back. A throw (our own
     // fault) keeps it, since BullMQ runs the job again.
-    if (payload.orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started }, log);
+    if (payload.orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started, background: !!background }, log);
+    // A found lookup is a debit: it may have crossed the organisation's low-balance line. A failed
+    // check is not the lookup's failure; the next debit checks again.
+    if (result.outcome === 'found' && payload.orgId !== undefined) {
+      await checkLowBalance(deps, payload.orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId: payload.orgId }, 'low-balance check failed'));
+    }
+    // A batch row: its batch notes the end and queues its next lookup once this job is done (its
+    // slot free). A failure there is made up by the periodic feed.
+    if (payload.batchId) {
+      const next = afterBatchLookup(deps, payload.batchId, payload.referenceId, result);
+      setImmediate(() => void next().catch((err: unknown) => log.warn({ err: describe(err) }, 'batch not updated after its lookup; the periodic feed makes it up')));
+    }
     return result;
   },
   'verification.sweep': (_payload, _job, deps, log) => sweepPending(deps, log),
   'retention.erase': (_payload, _job, deps) => eraseExpired(deps),
+  'batch.feed': (payload, _job, deps) => runFeed(deps, payload),
 };

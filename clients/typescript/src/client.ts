@@ -38,6 +38,15 @@ export class ApiError extends Error {
   }
 }
 
+/** Options of the verification calls: an Idempotency-Key, and `Prefer: respond-async`. */
+export type VerifyOptions = { idempotencyKey?: string; respondAsync?: boolean };
+
+/** Without respondAsync a verification call answers the record; with it, 202 pending (or, on a replay, the record). */
+export type VerifyCall<K extends OperationId> = {
+  (body: Body<K>, o?: VerifyOptions & { respondAsync?: false }): Promise<Schemas['VerificationResponse']>;
+  (body: Body<K>, o: VerifyOptions & { respondAsync: true }): Promise<Schemas['VerificationResponse'] | Schemas['VerificationAccepted']>;
+};
+
 export type ClientOptions = {
   /** The service root, e.g. https://api.example.com (the /v1 base is added per operation). */
   baseUrl: string;
@@ -129,6 +138,8 @@ export function createClient(options: ClientOptions) {
     return new Uint8Array(await res.arrayBuffer());
   }
 
+  const verifyHeaders = (o: VerifyOptions) => ({ 'Idempotency-Key': o.idempotencyKey, ...(o.respondAsync ? { Prefer: 'respond-async' } : {}) });
+
   const data = <K extends OperationId>(operationId: K, body?: Body<K>, opts?: CallOptions<K>) => call(operationId, body, opts).then((r) => r.data);
 
   return {
@@ -163,16 +174,30 @@ export function createClient(options: ClientOptions) {
     /** Organisation administrators (persons) only; the secret is in this answer only. */
     createApiClient: (body: Body<'createApiClient'>) => data('createApiClient', body),
     listApiClients: () => data('listApiClients'),
+    /** The caller becomes the client's creator; a suspended client acts again once it has a new token. */
+    adoptApiClient: (clientId: string) => data('adoptApiClient', undefined, { path: { client_id: clientId } }),
     deleteApiClient: async (clientId: string): Promise<void> => {
       await call('deleteApiClient', undefined, { path: { client_id: clientId } });
     },
     reasons: () => data('listUpstreamReasons'),
-    /** Debits 1 unit on success (0 for fixture NINs). Pass an idempotencyKey to make a retry safe. */
-    verifyNin: (body: Body<'verifyNin'>, o: { idempotencyKey?: string } = {}) => data('verifyNin', body, { headers: { 'Idempotency-Key': o.idempotencyKey } }),
-    verifyPhone: (body: Body<'verifyPhone'>, o: { idempotencyKey?: string } = {}) => data('verifyPhone', body, { headers: { 'Idempotency-Key': o.idempotencyKey } }),
-    verifyDemography: (body: Body<'verifyDemography'>, o: { idempotencyKey?: string } = {}) =>
-      data('verifyDemography', body, { headers: { 'Idempotency-Key': o.idempotencyKey } }),
-    /** Free; safe to retry. Resolves with a pending answer (202) while the verification runs. */
+    /**
+     * Debits 1 unit on success (0 for fixture NINs). Pass an idempotencyKey to make a retry safe.
+     * With respondAsync the answer is 202 `{status: "pending", reference_id}` at once: requery until it ends.
+     */
+    verifyNin: ((body: Body<'verifyNin'>, o: VerifyOptions = {}) => data('verifyNin', body, { headers: verifyHeaders(o) })) as VerifyCall<'verifyNin'>,
+    /**
+     * A virtual NIN (16 letters and digits, use-once): debits 1 unit on success. A refused token is a
+     * 404 with `code` (vnin_not_found, vnin_expired, vnin_wrong_enterprise, vnin_used): ask the person for a new one.
+     */
+    verifyVnin: ((body: Body<'verifyVnin'>, o: VerifyOptions = {}) => data('verifyVnin', body, { headers: verifyHeaders(o) })) as VerifyCall<'verifyVnin'>,
+    /** Our enterprise code and the USSD string a person dials to make a vNIN for us. */
+    vninInstructions: () => data('getVninInstructions'),
+    verifyPhone: ((body: Body<'verifyPhone'>, o: VerifyOptions = {}) => data('verifyPhone', body, { headers: verifyHeaders(o) })) as VerifyCall<'verifyPhone'>,
+    verifyDemography: ((body: Body<'verifyDemography'>, o: VerifyOptions = {}) => data('verifyDemography', body, { headers: verifyHeaders(o) })) as VerifyCall<'verifyDemography'>,
+    /**
+     * Free; safe to retry. Resolves with a pending answer (202) while the verification runs; an
+     * asynchronous verification then resolves exactly as its verification call would have (`{data}`).
+     */
     requery: (referenceId: string) => data('requeryVerification', { reference_id: referenceId }),
     /** Organisation administrators only. */
     initializeTopup: (units: number) => data('initializeTopup', { units }),
@@ -205,6 +230,8 @@ export function createClient(options: ClientOptions) {
     topup: (reference: string) => data('getTopup', undefined, { path: { reference } }),
     /** Every member of the organisation; no personal data (requery a reference_id to read its record). */
     verifications: (query: Query<'listVerifications'> = {}) => data('listVerifications', undefined, { query }),
+    /** Organisation administrators only: the audit trail, newest first; pass `next_cursor` as `cursor` for the next page. */
+    auditEvents: (query: Query<'listAuditEvents'> = {}) => data('listAuditEvents', undefined, { query }),
   };
 }
 

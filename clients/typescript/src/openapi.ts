@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Obtain an access token
-         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1).
+         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. Client credentials sent with the password grant are checked too. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.
          */
         post: operations["login"];
         delete?: never;
@@ -51,6 +51,50 @@ export interface paths {
         get: operations["getMeOrganisation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start two-factor enrolment
+         * @description A fresh TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for the caller, as base32 and as an `otpauth://` URI for an authenticator app. Not in use until confirmed; enrolling again before confirming replaces it. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).
+         */
+        post: operations["enrolTotp"];
+        /**
+         * Turn two-factor sign-in off
+         * @description With a current code or an unused recovery code. An administrator of an organisation that requires two-factor sign-in cannot.
+         */
+        delete: operations["disableTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/mfa/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in on
+         * @description With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).
+         */
+        post: operations["confirmTotp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -149,9 +193,49 @@ export interface paths {
         put?: never;
         /**
          * Create API credentials for a server
-         * @description Organisation administrators (persons) only. The server exchanges `client_id` and `client_secret` for a token at `POST /login` with `grant_type=client_credentials`; the token acts with the given role in this organisation.
+         * @description Organisation administrators (persons) only. The server exchanges `client_id` and `client_secret` for a token at `POST /login` with `grant_type=client_credentials`; the token acts with the given role in this organisation, limited to its `scopes` (an endpoint outside them answers 403 `insufficient_scope`), from its `allowed_ips` (elsewhere: 401 at the token grant, 403 on use), until `expires_at` (then 401).
          */
         post: operations["createApiClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-clients/{client_id}/adopt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take over an API client
+         * @description The caller becomes `created_by`. A client acts only while the administrator it acts for is enabled and an organisation administrator; adopting a `suspended` client makes it `active` again. Tokens issued before the adoption stay refused: the server obtains a new one with its secret.
+         */
+        post: operations["adoptApiClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-clients/{client_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace an API client's secret
+         * @description A new secret, shown once in this answer (`Cache-Control: no-store`). The old secret and every token issued under it stop working at once.
+         */
+        post: operations["rotateApiClient"];
         delete?: never;
         options?: never;
         head?: never;
@@ -217,9 +301,33 @@ export interface paths {
         head?: never;
         /**
          * Enable, disable, promote or demote a user
-         * @description Organisation administrators only (persons; API clients get 403). Disabling a user or changing a role ends the user's tokens at once.
+         * @description Organisation administrators only (persons; API clients get 403). Disabling a user or changing a role ends the user's tokens at once. A user an operator disabled (`user:disable`) can be enabled again only by an operator (403). Disabling or demoting a user suspends the API clients they created until another administrator adopts them.
          */
         patch: operations["updateTeamMember"];
+        trace?: never;
+    };
+    "/me/organisation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's organisation's settings
+         * @description Every member may read them.
+         */
+        get: operations["getOrganisationSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organisation's settings
+         * @description Organisation administrators only (persons; API clients get 403). Send only the settings to change; the answer is every setting as it now stands.
+         */
+        patch: operations["updateOrganisationSettings"];
         trace?: never;
     };
     "/verify-nin": {
@@ -236,6 +344,26 @@ export interface paths {
          * @description A success debits 1 unit and issues a reference_id. Not safe to retry blindly (see "Retrying verifications"): after a 5xx or a timeout, wait 30 s and requery; or send an Idempotency-Key.
          */
         post: operations["verifyNin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-nin/vnin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a virtual NIN (vNIN)
+         * @description A success debits 1 unit and issues a reference_id. Not safe to retry blindly (see "Retrying verifications"): after a 5xx or a timeout, wait 30 s and requery; or send an Idempotency-Key.
+         */
+        post: operations["verifyVnin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -282,6 +410,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/verify-nin/vnin/instructions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How a person makes a vNIN for us
+         * @description Our NIMC enterprise code, the USSD string (with `<NIN>` to be replaced by the person), how long a vNIN is valid, and the steps to show a customer.
+         */
+        get: operations["getVninInstructions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-nin/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm typed details against the national record, without receiving it
+         * @description Looks the person up by `nin` (exactly one of `nin` and `vnin`) and answers only whether the details sent match. The record is neither returned nor stored; requery answers the same `data`; there is no slip. 1 unit when the person is found (fixture NINs free). Names compare ignoring case, accents, spaces and hyphens.
+         */
+        post: operations["verifyMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verify-nin/requery": {
         parameters: {
             query?: never;
@@ -316,6 +484,84 @@ export interface paths {
         get: operations["getVerificationSlip"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-nin/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organisation's batches, newest first */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Verify up to 50,000 NINs or phone numbers in one batch
+         * @description Administrators and team members. JSON `{reason, rows}` or a CSV upload (`Content-Type: text/csv`, a header row naming any of the columns `nin`, `vnin`, `phone_no`, `client_ref`, `reason`; `?reason=` is the default reason). At most 50,000 rows and 10 MB (413 beyond). Answers at once; the rows are looked up in the background, below interactive verifications. A malformed row is `invalid` (never charged); an identifier repeated in the batch is looked up and charged once. A row takes its unit when it is queued for the authority; with no spendable unit the batch pauses and resumes after a top-up.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-nin/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where a batch stands */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-nin/batches/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A batch's rows and their outcomes
+         * @description CSV by default (the whole batch, in row order, sent as it is read); with `Accept: application/json`, pages of rows. Rows not yet looked up show `pending`. No photo: requery or print the slip by `reference_id`. The download is recorded.
+         */
+        get: operations["getBatchResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-nin/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch
+         * @description Every row not yet started ends `cancelled` and its unit is given back; rows already at the authority finish. Answers the batch.
+         */
+        post: operations["cancelBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -382,6 +628,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/topup/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Price a top-up without starting it
+         * @description Organisation administrators only. The same breakdown /topup/initialize would answer for these units; nothing is created.
+         */
+        get: operations["quoteTopup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/topup/verify": {
         parameters: {
             query?: never;
@@ -422,6 +688,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Units used per day
+         * @description Organisation administrators only. Read from the ledger: live verifications charged per Lagos day, and fixture calls.
+         */
+        get: operations["dailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/transactions": {
         parameters: {
             query?: never;
@@ -431,7 +717,7 @@ export interface paths {
         };
         /**
          * The organisation's ledger
-         * @description Organisation administrators only. Every unit movement of the wallet, newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (a header row, then one line per ledger line; `limit` and `cursor` do not apply), sent while it is read from the database. At most a few exports run at once per server (429 with Retry-After beyond that).
+         * @description Organisation administrators only. Every unit movement of the wallet, newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (a header row, then one line per ledger line; `limit` and `cursor` do not apply), sent while it is read from the database. Exports share per-organisation and per-server caps (429 with Retry-After beyond them).
          */
         get: operations["listTransactions"];
         put?: never;
@@ -451,7 +737,7 @@ export interface paths {
         };
         /**
          * The organisation's top-ups
-         * @description Organisation administrators only. Newest first, a page at a time.
+         * @description Organisation administrators only. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
          */
         get: operations["listTopups"];
         put?: never;
@@ -491,9 +777,29 @@ export interface paths {
         };
         /**
          * The organisation's verifications
-         * @description Administrators and team members. Newest first, a page at a time. No personal data: to read a record again, requery its reference_id (free, within the retention period).
+         * @description Administrators and team members. Newest first, a page at a time. No personal data: to read a record again, requery its reference_id (free, within the retention period). With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
          */
         get: operations["listVerifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's audit trail
+         * @description Organisation administrators only. Who did what and when in the organisation (sign-ins, password and team changes, API clients, wallet movements, every read of a stored record), newest first, a page at a time. Append-only and hash-chained. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply).
+         */
+        get: operations["listAuditEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -600,6 +906,30 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        ApiClient: {
+            client_id: string;
+            name: string;
+            /** @enum {string} */
+            role: "member" | "org_admin";
+            created_at: string;
+            /** @description When the client last obtained a token; null: never */
+            last_used_at: string | null;
+            scopes: ("verify" | "requery" | "history:read" | "topup")[];
+            /** @description Empty: any address */
+            allowed_ips: string[];
+            /** @description null: never expires */
+            expires_at: string | null;
+            /** @description The administrator the client acts for (its creator, or who adopted it); null when unknown */
+            created_by: {
+                id: number;
+                username: string;
+            } | null;
+            /**
+             * @description `suspended` while `created_by` is disabled or no longer an organisation administrator: its tokens are refused until another administrator adopts it
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+        };
         ApiClientList: {
             data: {
                 client_id: string;
@@ -609,15 +939,170 @@ export interface components {
                 created_at: string;
                 /** @description When the client last obtained a token; null: never */
                 last_used_at: string | null;
+                scopes: ("verify" | "requery" | "history:read" | "topup")[];
+                /** @description Empty: any address */
+                allowed_ips: string[];
+                /** @description null: never expires */
+                expires_at: string | null;
+                /** @description The administrator the client acts for (its creator, or who adopted it); null when unknown */
+                created_by: {
+                    id: number;
+                    username: string;
+                } | null;
+                /**
+                 * @description `suspended` while `created_by` is disabled or no longer an organisation administrator: its tokens are refused until another administrator adopts it
+                 * @enum {string}
+                 */
+                status: "active" | "suspended";
             }[];
+        };
+        AuditEvent: {
+            /** @description Position in the chain; higher is newer */
+            id: number;
+            /**
+             * @description ISO 8601, UTC
+             * @example 2026-03-01T09:30:00.000Z
+             */
+            at: string;
+            org_id: number | null;
+            /**
+             * @description `user:<id>`, `client:<client_id>`, `system`, `operator` or `anonymous`
+             * @example user:12
+             */
+            actor: string;
+            /**
+             * @description What was done, `<area>.<verb>`
+             * @enum {string}
+             */
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            /**
+             * @description What it was done to, by id or reference
+             * @example REF-7K2M9Q4X1B3C
+             */
+            target: string | null;
+            /** @description X-Request-Id of the request that did it; null for jobs and commands */
+            request_id: string | null;
+            /** @description Source address, as the sign-in guard sees it behind TRUST_PROXY */
+            ip: string | null;
+            /** @description Ids, counts and setting names; never personal data */
+            details: {
+                [key: string]: unknown;
+            };
+            /** @description SHA-256 (hex) over the previous event hash and this event; audit:verify recomputes the chain */
+            hash: string;
+        };
+        AuditEventPage: {
+            data: components["schemas"]["AuditEvent"][];
+            /** @description Pass as `cursor` for the next page; null when this is the last page */
+            next_cursor: string | null;
+        };
+        Batch: {
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "paused" | "completed" | "cancelled";
+            /** @enum {string|null} */
+            paused_reason: "insufficient_units" | null;
+            total: number;
+            /** @description Rows that have ended, whichever way: found + not_found + failed + invalid + cancelled */
+            done: number;
+            found: number;
+            not_found: number;
+            failed: number;
+            invalid: number;
+            cancelled: number;
+            units_charged: number;
+            created_at: string;
+            finished_at: string | null;
+        };
+        BatchAccepted: {
+            /** @example BAT-7K2M9Q4X1B8C */
+            id: string;
+            /** @enum {string} */
+            status: "queued";
+            total: number;
+            invalid: number;
+            /** @description Distinct live identifiers: the most the batch can cost */
+            estimated_units: number;
+        };
+        /** @description How the people of the batch agreed to be verified */
+        BatchConsent: {
+            /**
+             * @description When the person agreed: not in the future, at most 90 days old
+             * @example 2026-11-20T09:30:00Z
+             */
+            obtained_at: string;
+            /**
+             * @description How the person agreed
+             * @enum {string}
+             */
+            channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+            /**
+             * @description Which privacy notice the person was shown (1-64 characters)
+             * @example privacy-2026-03
+             */
+            notice_version: string;
+        };
+        BatchInput: {
+            /** @description A key from GET /nimc-reasons */
+            reason: string;
+            rows: components["schemas"]["BatchRowInput"][];
+            consent?: components["schemas"]["BatchConsent"];
+        };
+        BatchList: {
+            data: components["schemas"]["Batch"][];
+            next_cursor: string | null;
+        };
+        BatchResultRow: {
+            /** @description Position of the row in the upload, from 1 (the CSV header excluded) */
+            row: number;
+            client_ref: string | null;
+            /** @enum {string} */
+            status: "pending" | "found" | "not_found" | "failed" | "invalid" | "cancelled";
+            /** @description The verification of this identifier (shared by duplicate rows): requery or print its slip */
+            reference_id: string | null;
+            fname: string | null;
+            mname: string | null;
+            lname: string | null;
+            dob: string | null;
+            gender: string | null;
+            phone: string | null;
+            /** @description Why the row is invalid, not found, failed or cancelled */
+            detail: string | null;
+        };
+        BatchResults: {
+            data: components["schemas"]["BatchResultRow"][];
+            next_cursor: string | null;
+        };
+        /** @description Exactly one of nin, vnin, phone_no. A row that breaks a rule is accepted as invalid, with its reason in the results. */
+        BatchRowInput: {
+            /** @description NIN, 11 digits */
+            nin?: string;
+            /** @description Virtual NIN (not available in batches yet: such rows are invalid) */
+            vnin?: string;
+            /** @description Nigerian phone number, 11 digits starting with 0 */
+            phone_no?: string;
+            /** @description Your own reference for the row (at most 100 characters), echoed in the results */
+            client_ref?: string;
+            consent?: components["schemas"]["BatchConsent"];
         };
         ChangePasswordRequest: {
             current_password: string;
             new_password: string;
         };
+        /** @description An error with a machine-readable code. */
+        CodedError: {
+            detail: string;
+            code: string;
+        };
         CreateApiClientRequest: {
             name: string;
             role: string;
+            /** @description From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows */
+            scopes?: string[];
+            /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from. Default: any */
+            allowed_ips?: string[];
+            /** @description ISO 8601 time in the future after which the client stops working. Default: never */
+            expires_at?: string;
         };
         /** @description The secret is shown here only. */
         CreatedApiClient: {
@@ -626,6 +1111,11 @@ export interface components {
             /** @enum {string} */
             role: "member" | "org_admin";
             created_at: string;
+            scopes: ("verify" | "requery" | "history:read" | "topup")[];
+            /** @description Empty: any address */
+            allowed_ips: string[];
+            /** @description null: never expires */
+            expires_at: string | null;
             /** @description Shown once: only its digest is stored */
             client_secret: string;
         };
@@ -640,6 +1130,22 @@ export interface components {
             created_at: string;
             /** @description Shown once; the user must change it at first sign-in. */
             temporary_password: string;
+        };
+        /** @description One entry per day, oldest first, days without activity included as zeros */
+        DailyUsage: {
+            data: {
+                /**
+                 * @description Lagos calendar day, yyyy-mm-dd
+                 * @example 2026-11-24
+                 */
+                day: string;
+                /** @description Units debited for live verifications that day */
+                units: number;
+                /** @description Ledger lines of live verifications that day */
+                verifications: number;
+                /** @description Fixture (test mode) calls that day, never charged */
+                fixture_verifications: number;
+            }[];
         };
         Detail: {
             detail: string;
@@ -685,6 +1191,13 @@ export interface components {
              * @example 2026-03-01T09:30:00.000Z
              */
             created_at: string;
+            /** @description The user who made the verification or the top-up; null for an API client and on adjustments */
+            username: string | null;
+            /** @description The API client that made the verification or the top-up; null for a user and on adjustments */
+            api_client: {
+                client_id: string;
+                name: string;
+            } | null;
         };
         LedgerPage: {
             data: components["schemas"]["LedgerLine"][];
@@ -702,11 +1215,38 @@ export interface components {
             username?: string;
             /** @description Required with the password grant */
             password?: string;
+            /** @description With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code */
+            otp?: string;
             scope?: string;
             /** @description client_credentials grant: here or as the HTTP Basic user name */
             client_id?: string;
             /** @description client_credentials grant: here or as the HTTP Basic password */
             client_secret?: string;
+        };
+        MatchResponse: {
+            data: components["schemas"]["MatchResult"];
+        };
+        MatchResult: {
+            /**
+             * @description Keep it: requery with it, quote it to support
+             * @example REF-7K2M9Q4XD1AB
+             */
+            reference_id: string;
+            /** @description One boolean per field sent; a field not sent is absent */
+            match: {
+                fname: boolean;
+                lname: boolean;
+                dob?: boolean;
+                gender?: boolean;
+                phone?: boolean;
+            };
+            /** @description Name similarity 0-100; a name matches at 90 or more */
+            scores: {
+                fname: number;
+                lname: number;
+            };
+            /** @description Every field sent matched */
+            all_match: boolean;
         };
         /** @description The caller and their organisation. Wallet and pricing fields appear only for organisation administrators. */
         Me: {
@@ -738,6 +1278,7 @@ export interface components {
             } | null;
         };
         NewTeamMember: {
+            /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
             username: string;
             /** Format: email */
             email: string;
@@ -751,6 +1292,24 @@ export interface components {
             postgres: "ok" | "down";
             /** @enum {string} */
             redis: "ok" | "down";
+        };
+        OneTimeCode: {
+            code: string;
+        };
+        /** @description The caller's organisation's own policies */
+        OrganisationSettings: {
+            require_consent: boolean;
+            /** @description The low-balance alert line in units; null: no alerts */
+            low_balance_units: number | null;
+            require_mfa: boolean;
+        };
+        OrganisationSettingsPatch: {
+            /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
+            require_consent?: boolean;
+            /** @description When a debit takes the balance below this many units, the administrators get one e-mail (again only after it was back above); null turns alerts off */
+            low_balance_units?: number | null;
+            /** @description Administrators must sign in with a second factor; until they enrol they can only enrol (403 `mfa_enrolment_required`) */
+            require_mfa?: boolean;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
@@ -841,6 +1400,9 @@ export interface components {
         ReasonList: {
             data: components["schemas"]["Reason"][];
         };
+        RecoveryCodes: {
+            recovery_codes: string[];
+        };
         RequeryPending: {
             /** @enum {string} */
             status: "pending";
@@ -850,6 +1412,24 @@ export interface components {
              * @example REF-7K2M9Q4XD1AB
              */
             reference_id: string;
+            /** @description The consent statement sent with the verification, or null */
+            consent: {
+                /**
+                 * @description When the person agreed: not in the future, at most 90 days old
+                 * @example 2026-11-20T09:30:00Z
+                 */
+                obtained_at: string;
+                /**
+                 * @description How the person agreed
+                 * @enum {string}
+                 */
+                channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+                /**
+                 * @description Which privacy notice the person was shown (1-64 characters)
+                 * @example privacy-2026-03
+                 */
+                notice_version: string;
+            } | null;
         };
         /**
          * @example {
@@ -864,11 +1444,56 @@ export interface components {
             status: "success";
             /** @example Record retrieved successfully */
             message: string;
-            data: components["schemas"]["VerifiedPerson"];
+            /** @description The person record, or for a match-only verification its result */
+            data: components["schemas"]["VerifiedPerson"] | components["schemas"]["MatchResult"];
+            /** @description The consent statement sent with the verification, or null */
+            consent: {
+                /**
+                 * @description When the person agreed: not in the future, at most 90 days old
+                 * @example 2026-11-20T09:30:00Z
+                 */
+                obtained_at: string;
+                /**
+                 * @description How the person agreed
+                 * @enum {string}
+                 */
+                channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+                /**
+                 * @description Which privacy notice the person was shown (1-64 characters)
+                 * @example privacy-2026-03
+                 */
+                notice_version: string;
+            } | null;
         };
         ResetPasswordRequest: {
             token: string;
             new_password: string;
+        };
+        RotatedApiClient: {
+            client_id: string;
+            name: string;
+            /** @enum {string} */
+            role: "member" | "org_admin";
+            created_at: string;
+            /** @description When the client last obtained a token; null: never */
+            last_used_at: string | null;
+            scopes: ("verify" | "requery" | "history:read" | "topup")[];
+            /** @description Empty: any address */
+            allowed_ips: string[];
+            /** @description null: never expires */
+            expires_at: string | null;
+            /** @description The administrator the client acts for (its creator, or who adopted it); null when unknown */
+            created_by: {
+                id: number;
+                username: string;
+            } | null;
+            /**
+             * @description `suspended` while `created_by` is disabled or no longer an organisation administrator: its tokens are refused until another administrator adopts it
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+            /** @description Shown once */
+            client_secret: string;
         };
         ServerError: {
             detail: string;
@@ -903,6 +1528,18 @@ export interface components {
             disabled?: boolean;
             /** @enum {string} */
             role?: "member" | "org_admin";
+        };
+        /** @description An OAuth 2.0 error response (RFC 6749 section 5.2) that also carries the usual `detail`. */
+        TokenError: {
+            /** @example Incorrect username or password */
+            detail: string;
+            /**
+             * @description RFC 6749 section 5.2 error code
+             * @enum {string}
+             */
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type";
+            /** @description The same text as `detail` */
+            error_description: string;
         };
         /** @description OAuth 2.0 token response; `expires_in` is in seconds (3600). */
         TokenResponse: {
@@ -995,6 +1632,26 @@ export interface components {
             detail: string;
             reference: string;
         };
+        TopupQuote: {
+            /** @description Revenue part of the charge (units x unit_cost), kobo */
+            base_amount: number;
+            /** @description VAT, kobo */
+            vat_amount: number;
+            /** @description Processor's fee passed through, kobo */
+            service_charge: number;
+            /** @description What the payer pays: base + VAT + service charge, kobo */
+            total_amount: number;
+            /** @description Units requested */
+            units: number;
+            /** @description Price per unit, kobo */
+            unit_cost: number;
+            /** @description Always null: no discount applies */
+            discount: null;
+            /** @description Free units added on credit (hosted affiliate tenants, until the promotion ends); 0 otherwise */
+            bonus_units: number;
+            /** @enum {string} */
+            currency: "NGN";
+        };
         TopupVerification: {
             /**
              * @description `Top-up successful` on the call that credits; `Top-up already credited` when the webhook or an earlier verify did
@@ -1014,6 +1671,10 @@ export interface components {
              * @example TOP-42-9f86d081884c7d65
              */
             reference: string;
+        };
+        TotpEnrolment: {
+            secret: string;
+            otpauth_uri: string;
         };
         /** @description Outcome unknown or upstream failed (502/504): nothing was debited; requery with the reference_id. */
         UpstreamError: {
@@ -1035,6 +1696,17 @@ export interface components {
                 type: string;
             }[];
         };
+        VerificationAccepted: {
+            /** @enum {string} */
+            status: "pending";
+            /** @example Verification accepted; requery with the reference_id */
+            message: string;
+            /**
+             * @description Keep it: requery with it, quote it to support
+             * @example REF-7K2M9Q4XD1AB
+             */
+            reference_id: string;
+        };
         VerificationPage: {
             data: components["schemas"]["VerificationSummary"][];
             /** @description Pass as `cursor` for the next page; null when this is the last page */
@@ -1046,8 +1718,26 @@ export interface components {
         VerificationSummary: {
             /** @example REF-7K2M9Q4XD1AB */
             reference_id: string;
-            /** @enum {string} */
-            mode: "nin" | "phone" | "demography";
+            /**
+             * @description How it was asked for: sync (answered in the request), async (Prefer: respond-async) or batch
+             * @enum {string}
+             */
+            mode: "sync" | "async" | "batch";
+            /**
+             * @description What was looked up: nin, vnin, phone, demography or match
+             * @enum {string}
+             */
+            kind: "nin" | "phone" | "demography" | "vnin" | "match";
+            /**
+             * @description The same as mode (kept for clients written against the first asynchronous release)
+             * @enum {string}
+             */
+            delivery: "sync" | "async" | "batch";
+            /**
+             * @description The batch a batch row belongs to; null otherwise
+             * @example null
+             */
+            batch_id: string | null;
             /** @example corporate */
             reason: string;
             /**
@@ -1059,8 +1749,21 @@ export interface components {
             charged: boolean;
             /** @description A fixture NIN (test mode): never charged */
             fixture: boolean;
-            /** @description The user of the organisation who asked */
-            username: string;
+            /** @description The user of the organisation who asked; null when an API client asked */
+            username: string | null;
+            /** @description The API client that asked; null when a user asked */
+            api_client: {
+                /** @example cli_0f3c9a7d21b4e8c6a1b2c3d4 */
+                client_id: string;
+                /** @example KYC backend */
+                name: string;
+            } | null;
+            /** @description The consent statement sent with the verification, or null */
+            consent: {
+                obtained_at: string;
+                channel: string;
+                notice_version: string;
+            } | null;
             /** @description ISO 8601, UTC */
             created_at: string;
         };
@@ -1112,6 +1815,62 @@ export interface components {
             gender: "m" | "f" | "M" | "F";
             /** @default nyscCheck */
             reason?: string;
+            /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
+            consent?: {
+                /**
+                 * @description When the person agreed: not in the future, at most 90 days old
+                 * @example 2026-11-20T09:30:00Z
+                 */
+                obtained_at: string;
+                /**
+                 * @description How the person agreed
+                 * @enum {string}
+                 */
+                channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+                /**
+                 * @description Which privacy notice the person was shown (1-64 characters)
+                 * @example privacy-2026-03
+                 */
+                notice_version: string;
+            };
+        };
+        /**
+         * @example {
+         *       "nin": "12345678901",
+         *       "reason": "corporate",
+         *       "fname": "adaeze",
+         *       "lname": "OKONKWO",
+         *       "dob": "14-03-1991",
+         *       "gender": "f"
+         *     }
+         */
+        VerifyMatchRequest: {
+            nin?: string;
+            vnin?: string;
+            reason: string;
+            fname: string;
+            lname: string;
+            dob?: string;
+            gender?: string;
+            phone?: string;
+            /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
+            consent?: {
+                /**
+                 * @description When the person agreed: not in the future, at most 90 days old
+                 * @example 2026-11-20T09:30:00Z
+                 */
+                obtained_at: string;
+                /**
+                 * @description How the person agreed
+                 * @enum {string}
+                 */
+                channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+                /**
+                 * @description Which privacy notice the person was shown (1-64 characters)
+                 * @example privacy-2026-03
+                 */
+                notice_version: string;
+            };
         };
         /**
          * @description Fixture NINs (see the introduction) answer without reaching the authority and debit nothing.
@@ -1123,6 +1882,24 @@ export interface components {
         VerifyNinRequest: {
             nin: string;
             reason: string;
+            /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
+            consent?: {
+                /**
+                 * @description When the person agreed: not in the future, at most 90 days old
+                 * @example 2026-11-20T09:30:00Z
+                 */
+                obtained_at: string;
+                /**
+                 * @description How the person agreed
+                 * @enum {string}
+                 */
+                channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+                /**
+                 * @description Which privacy notice the person was shown (1-64 characters)
+                 * @example privacy-2026-03
+                 */
+                notice_version: string;
+            };
         };
         /**
          * @example {
@@ -1133,6 +1910,48 @@ export interface components {
         VerifyPhoneRequest: {
             phone_no: string;
             reason: string;
+            /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
+            consent?: {
+                /**
+                 * @description When the person agreed: not in the future, at most 90 days old
+                 * @example 2026-11-20T09:30:00Z
+                 */
+                obtained_at: string;
+                /**
+                 * @description How the person agreed
+                 * @enum {string}
+                 */
+                channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+                /**
+                 * @description Which privacy notice the person was shown (1-64 characters)
+                 * @example privacy-2026-03
+                 */
+                notice_version: string;
+            };
+        };
+        /**
+         * @description A use-once token the person made for our enterprise code (GET /verify-nin/vnin/instructions), valid 72 hours. It is never stored; a lookup that reached the authority is not retried. `nin` in the record is "" unless the authority gives it. Fixture vNINs AA000000000001ZZ, AA000000000002ZZ (found), AA000000000009ZZ, AA000000000008ZZ (refused) answer without reaching the authority.
+         * @example {
+         *       "vnin": "AB012345678910YZ",
+         *       "reason": "corporate"
+         *     }
+         */
+        VerifyVninRequest: {
+            /**
+             * @description 16 letters and digits; lower case is upper-cased
+             * @example AB012345678910YZ
+             */
+            vnin: string;
+            reason: string;
+        };
+        VninInstructions: {
+            /** @example 000000 */
+            enterprise_code: string;
+            /** @example *346*3*<NIN>*000000# */
+            ussd: string;
+            /** @enum {number} */
+            validity_hours: 72;
+            steps: string[];
         };
         WebhookAck: {
             /** @enum {string} */
@@ -1187,8 +2006,8 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflicts with an earlier request (e.g. an Idempotency-Key reused with another body, or still in progress). */
-        Conflict: {
+        /** @description The Accept header allows none of the representations this endpoint offers. */
+        NotAcceptable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1263,15 +2082,6 @@ export interface components {
                 "application/json": components["schemas"]["ServerError"];
             };
         };
-        /** @description No answer in time; the outcome is unknown. Wait 30 s, then requery with the reference_id. */
-        GatewayTimeout: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["UpstreamError"];
-            };
-        };
     };
     parameters: never;
     requestBodies: never;
@@ -1302,18 +2112,44 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            /** @description Incorrect username or password, or Incorrect client credentials */
-            401: {
+            /** @description `invalid_request` (a parameter missing, empty or sent more than once; client credentials both in HTTP Basic and in the form), `unsupported_grant_type`, or `unauthorized_client` (an API client signing in a person of another organisation) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["TokenError"];
                 };
             };
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description `invalid_grant`: Incorrect username or password, or with two-factor sign-in on `mfa_required` (no `otp`) or `mfa_invalid` (a wrong or used code); `invalid_client`: Incorrect client credentials, or an API client that has expired or is used from an address outside its `allowed_ips` */
+            401: {
+                headers: {
+                    /** @description `Basic realm="idverify"` on invalid_client, `Bearer` on invalid_grant */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description `invalid_request`: body too large or too many parameters */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description `invalid_request`: the body is not application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1362,6 +2198,160 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enrolTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Enrolment started */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description An API client, or a first-login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Two-factor sign-in is already on */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OneTimeCode"];
+            };
+        };
+        responses: {
+            /** @description Two-factor sign-in is off */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid one-time code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description An API client, a required enrolment, or `mfa_required_by_organisation` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodedError"];
+                };
+            };
+            /** @description Two-factor sign-in is not on */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OneTimeCode"];
+            };
+        };
+        responses: {
+            /** @description Two-factor sign-in is on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /** @description Invalid one-time code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description An API client, or a first-login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No enrolment to confirm, or already on */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1558,7 +2548,15 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiClient"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A bad name or role, a scope unknown or beyond the role, a malformed address, or expires_at not in the future */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             /** @description Not an organisation administrator, or an API client */
             403: {
@@ -1571,6 +2569,94 @@ export interface operations {
             };
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adoptApiClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Adopted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiClient"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an organisation administrator, or an API client */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API client not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateApiClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedApiClient"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an organisation administrator, or an API client */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API client not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1729,12 +2815,71 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getOrganisationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganisationSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOrganisationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganisationSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description Settings changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganisationSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     verifyNin: {
         parameters: {
             query?: never;
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -1754,6 +2899,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VerificationResponse"];
+                };
+            };
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description `respond-async` */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAccepted"];
                 };
             };
             /** @description A field breaks a rule (format, unknown reason key) or the Idempotency-Key is invalid; nothing charged */
@@ -1776,13 +2934,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found at the authority (`NIN not found` for NIN lookups); nothing charged */
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
                 };
             };
             /** @description Idempotency-Key reused with another body, or its first request is still running */
@@ -1797,7 +2959,145 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description The identity authority failed; nothing charged. Requery later with reference_id */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description The identity authority is rate limiting, or a dependency is down; nothing charged. Retry with backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description No answer in time; outcome unknown. Wait 30 s, then requery with reference_id */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+        };
+    };
+    verifyVnin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
+                "Idempotency-Key"?: string;
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyVninRequest"];
+            };
+        };
+        responses: {
+            /** @description Found; 1 unit debited (0 for fixture NINs) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationResponse"];
+                };
+            };
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description `respond-async` */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAccepted"];
+                };
+            };
+            /** @description A field breaks a rule (format, unknown reason key) or the Idempotency-Key is invalid; nothing charged */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            /** @description No active subscription (live numbers), no organisation account, or a cross-origin call */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with another body, or its first request is still running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description The identity authority failed; nothing charged. Requery later with reference_id */
             502: {
@@ -1834,6 +3134,8 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -1853,6 +3155,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VerificationResponse"];
+                };
+            };
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description `respond-async` */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAccepted"];
                 };
             };
             /** @description A field breaks a rule (format, unknown reason key) or the Idempotency-Key is invalid; nothing charged */
@@ -1875,13 +3190,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found at the authority (`NIN not found` for NIN lookups); nothing charged */
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
                 };
             };
             /** @description Idempotency-Key reused with another body, or its first request is still running */
@@ -1896,7 +3215,17 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description The identity authority failed; nothing charged. Requery later with reference_id */
             502: {
@@ -1933,6 +3262,8 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -1952,6 +3283,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VerificationResponse"];
+                };
+            };
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description `respond-async` */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAccepted"];
                 };
             };
             /** @description A field breaks a rule (format, unknown reason key) or the Idempotency-Key is invalid; nothing charged */
@@ -1974,13 +3318,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found at the authority (`NIN not found` for NIN lookups); nothing charged */
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
                 };
             };
             /** @description Idempotency-Key reused with another body, or its first request is still running */
@@ -1995,7 +3343,167 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description The identity authority failed; nothing charged. Requery later with reference_id */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description The identity authority is rate limiting, or a dependency is down; nothing charged. Retry with backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description No answer in time; outcome unknown. Wait 30 s, then requery with reference_id */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+        };
+    };
+    getVninInstructions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instructions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VninInstructions"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    verifyMatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyMatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Found; 1 unit debited (0 for fixture NINs) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MatchResponse"];
+                };
+            };
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description `respond-async` */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAccepted"];
+                };
+            };
+            /** @description A field breaks a rule (format, unknown reason key) or the Idempotency-Key is invalid; nothing charged */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            /** @description No active subscription (live numbers), no organisation account, or a cross-origin call */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with another body, or its first request is still running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             /** @description The identity authority failed; nothing charged. Requery later with reference_id */
             502: {
@@ -2039,16 +3547,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The stored record */
+            /** @description The stored record (an asynchronous verification: exactly its verification call's 200, `{"data": ...}`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequeryResponse"];
+                    "application/json": components["schemas"]["RequeryResponse"] | components["schemas"]["VerificationResponse"];
                 };
             };
-            /** @description Still in progress; requery again shortly */
+            /** @description Still in progress; requery again shortly. An asynchronous verification answers, once ended, exactly what its verification call would have answered (`{"data": ...}` when found) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -2175,6 +3683,234 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Rows per page, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; opaque */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchList"];
+                };
+            };
+            /** @description A limit or cursor breaks a rule */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: {
+                /** @description CSV only: the reason of rows whose `reason` column is empty */
+                reason?: string;
+                /** @description CSV only: the consent of the whole batch */
+                consent_obtained_at?: string;
+                consent_channel?: string;
+                consent_notice_version?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchInput"];
+                /**
+                 * @example nin,client_ref
+                 *     12345678901,cust-1
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Accepted; follow it with GET /verify-nin/batches/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchAccepted"];
+                };
+            };
+            /** @description No rows, an unknown reason, a CSV that does not parse, or consent missing where the organisation requires it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description Rate-limited, or `code: "org_pending_cap"`: the organisation already has too many rows waiting; nothing was accepted */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The batch id, BAT- and 12 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch and its counts (every count counts rows) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such batch in the caller's organisation (another organisation's batch reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBatchResults: {
+        parameters: {
+            query?: {
+                /** @description Rows per page, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; opaque */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The batch id, BAT- and 12 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows (CSV) or a page of them (JSON) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": components["schemas"]["BatchResults"];
+                };
+            };
+            /** @description A limit or cursor breaks a rule */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such batch in the caller's organisation (another organisation's batch reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The batch id, BAT- and 12 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch after the cancellation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such batch in the caller's organisation (another organisation's batch reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listNimcReasons: {
         parameters: {
             query?: never;
@@ -2269,6 +4005,52 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    quoteTopup: {
+        parameters: {
+            query: {
+                /** @description Units, a multiple of 100 at or above the minimum */
+                units: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The price */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopupQuote"];
+                };
+            };
+            /** @description units is not a positive multiple of 100 or is below the minimum */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller is not an organisation administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -2395,6 +4177,44 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    dailyUsage: {
+        parameters: {
+            query?: {
+                /** @description How many Lagos calendar days, today included (default 30) */
+                days?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Per day, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyUsage"];
+                };
+            };
+            /** @description days is not 1 to 366 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listTransactions: {
         parameters: {
             query?: {
@@ -2423,7 +4243,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LedgerPage"];
                     /**
-                     * @example id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at
+                     * @example id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name
                      *     42,verification,10000,,,-1,8,7,REF-7K2M9Q4XD1AB,"{""mode"": ""nin"", ""reason"": ""corporate""}",2026-03-01T09:30:00.000Z
                      */
                     "text/csv": string;
@@ -2448,6 +4268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            406: components["responses"]["NotAcceptable"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2474,13 +4295,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of top-ups */
+            /** @description A page of top-ups (JSON), or the whole range (CSV) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TopupPage"];
+                    "text/csv": string;
                 };
             };
             /** @description A filter, limit or cursor breaks a rule */
@@ -2502,6 +4324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            406: components["responses"]["NotAcceptable"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2566,8 +4389,14 @@ export interface operations {
             query?: {
                 /** @description Only verifications in this status */
                 status?: "pending" | "found" | "not_found" | "failed" | "expired";
-                /** @description Only verifications of this mode */
-                mode?: "nin" | "phone" | "demography";
+                /** @description Only verifications asked for this way (sync, async, batch); a kind (nin, vnin, phone, demography, match) is accepted too */
+                mode?: "sync" | "async" | "batch" | "nin" | "phone" | "demography" | "vnin" | "match";
+                /** @description Only verifications that looked up this kind of identifier */
+                kind?: "nin" | "phone" | "demography" | "vnin" | "match";
+                /** @description Only verifications asked for this way */
+                delivery?: "sync" | "async" | "batch";
+                /** @description Only the rows of this batch */
+                batch_id?: string;
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1) */
@@ -2583,13 +4412,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of verifications */
+            /** @description A page of verifications (JSON), or the whole range (CSV) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VerificationPage"];
+                    "text/csv": string;
                 };
             };
             /** @description A filter, limit or cursor breaks a rule */
@@ -2603,6 +4433,62 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             /** @description No organisation account, or a cross-origin call */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            406: components["responses"]["NotAcceptable"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this action */
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                from?: string;
+                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                to?: string;
+                /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; opaque */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (JSON), or the whole range (CSV) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                    "text/csv": string;
+                };
+            };
+            /** @description A filter, limit or cursor breaks a rule (unknown action, limit above 200, from after to, a cursor this list did not issue) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller is not an organisation administrator */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2727,6 +4613,15 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description A browser call from an origin outside CORS_ALLOWED_ORIGINS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     readyz: {
@@ -2745,6 +4640,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ready"];
+                };
+            };
+            /** @description A browser call from an origin outside CORS_ALLOWED_ORIGINS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description A dependency is down; take the instance out of rotation */
@@ -2776,6 +4680,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description A browser call from an origin outside CORS_ALLOWED_ORIGINS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -17,12 +17,16 @@
  * - Error bodies come as `{ "error": "<text>" }`, e.g. `{ "error": "vnin not found" }`
  *   (https://api-docs.dojah.io/docs/virtual-nin; no NIN not-found body is published). A 404 with
  *   such a body, or a 400 whose error says "not found", is read as no record.
+ * - vNIN: `GET {baseUrl}/api/v1/kyc/vnin?vnin=<token>`, answer 200 `{ "entity": { vnin, firstname,
+ *   middlename, surname, user_id, gender: "M", mobile, dateOfBirth, photo } }` (no NIN), not found
+ *   `{ "error": "vnin not found" }` (https://api-docs.dojah.io/docs/virtual-nin). The other refusals
+ *   (expired, another enterprise, used) are read from that error's text.
  * - No demography search and no reasons endpoint are documented.
  */
 import { callUpstream, isRecord, joinUrl, shapeError, statusError, type UpstreamResponse } from './http.ts';
-import { withQueriedNin, withSpecAliases } from './raw.ts';
+import { withoutToken, withQueriedNin, withSpecAliases } from './raw.ts';
 import { DEFAULT_REASONS } from './reasons.ts';
-import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome } from './types.ts';
+import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome, VninQuery } from './types.ts';
 import { UpstreamError } from './types.ts';
 
 export interface DojahAuthorityConfig {
@@ -50,15 +54,25 @@ const KEY_ALIASES: Record<string, string> = {
 export function createDojahAuthority(cfg: DojahAuthorityConfig): IdentityAuthority {
   const headers = { accept: 'application/json', AppId: cfg.appId, Authorization: cfg.apiKey };
 
-  async function get(path: string, what: string, query: Record<string, string>, signal?: AbortSignal): Promise<UpstreamOutcome> {
+  async function call(path: string, query: Record<string, string>, signal?: AbortSignal): Promise<UpstreamResponse> {
+    // The URL carries the query: it is never logged, and errors name the upstream only.
     const url = `${joinUrl(cfg.baseUrl, path)}?${new URLSearchParams(query).toString()}`;
-    const res = await callUpstream(url, { method: 'GET', headers }, { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal });
-    return toOutcome(res, what);
+    return callUpstream(url, { method: 'GET', headers }, { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal });
+  }
+  async function get(path: string, what: string, query: Record<string, string>, signal?: AbortSignal): Promise<UpstreamOutcome> {
+    return toOutcome(await call(path, query, signal), what);
   }
 
   return {
     async lookupNin(q: NinQuery, signal?: AbortSignal) {
       return withQueriedNin(await get('/api/v1/kyc/nin', 'NIN lookup', { nin: q.nin }, signal), q.nin);
+    },
+    async lookupVnin(q: VninQuery, signal?: AbortSignal) {
+      // "Virtual NIN Lookup": the entity echoes the token and carries no NIN; refusals are its
+      // not-found (404 `{"error": ...}`) with the reason in the text.
+      const res = await call('/api/v1/kyc/vnin', { vnin: q.vnin }, signal);
+      const outcome = toOutcome(res, 'vNIN lookup');
+      return withoutToken(outcome, isRecord(res.body) ? res.body.error : undefined);
     },
     lookupPhone(q: PhoneQuery, signal?: AbortSignal) {
       return get('/api/v1/kyc/phone_number', 'phone lookup', { phone_number: q.phone }, signal);

@@ -33,9 +33,23 @@ export async function callUpstream(url: string, init: RequestInit, opts: CallOpt
     if (opts.signal?.aborted) {
       throw new UpstreamError(`${opts.upstream}: call aborted by caller`, { retryable: true, cause: err });
     }
-    // fetch rejects with a TypeError for refused connections, resets and DNS failures.
-    throw new UpstreamError(`${opts.upstream}: network error`, { retryable: true, cause: err });
+    // fetch rejects with a TypeError for refused connections, resets and DNS failures. Only a refused
+    // connection or an unknown host proves the request never left (a reset may follow a sent request).
+    throw new UpstreamError(`${opts.upstream}: network error`, { retryable: true, cause: err, unsent: neverSent(err) });
   }
+}
+
+const UNSENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+function neverSent(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNSENT_CODES.has(code)) return true;
+    const inner = (e as { errors?: unknown[] }).errors;
+    if (Array.isArray(inner) && inner.length > 0 && inner.every((x) => UNSENT_CODES.has(String((x as { code?: unknown }).code)))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function parseJson(text: string): unknown {

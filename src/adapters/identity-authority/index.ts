@@ -3,8 +3,8 @@ import { createPremblyAuthority } from './prembly.ts';
 import { createSandboxAuthority } from './sandbox.ts';
 import type { IdentityAuthority } from './types.ts';
 
-export type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome } from './types.ts';
-export { UpstreamError } from './types.ts';
+export type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome, VninQuery, VninRefusal } from './types.ts';
+export { UpstreamError, VNIN_REFUSALS } from './types.ts';
 
 export type IdentityAuthorityDialect = 'sandbox' | 'prembly' | 'dojah';
 

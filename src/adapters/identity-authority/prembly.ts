@@ -22,14 +22,17 @@
  *   00 found; 01 record not found; 02 "verification can't be completed by this time, kindly retry
  *   later"; 03 insufficient wallet balance. They come "in the response_code field of the JSON body,
  *   even when HTTP status is 200", on top of the HTTP status.
+ * - vNIN: the same path and answers ("The responses for both NIN and vNIN are the same"), the
+ *   16-character token sent as `number`. Prembly publishes no refusal bodies for a vNIN; the four
+ *   refusals are read from the not-found answer's `detail` (expired, another enterprise, used).
  * - No demography search and no reasons endpoint are documented.
  *
  * Not verified against a live account: the exact base URL per environment is configuration.
  */
 import { callUpstream, isRecord, joinUrl, shapeError, statusError, type UpstreamResponse } from './http.ts';
-import { withQueriedNin, withSpecAliases } from './raw.ts';
+import { withoutToken, withQueriedNin, withSpecAliases } from './raw.ts';
 import { DEFAULT_REASONS } from './reasons.ts';
-import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome } from './types.ts';
+import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome, VninQuery } from './types.ts';
 import { UpstreamError } from './types.ts';
 
 export interface PremblyAuthorityConfig {
@@ -58,18 +61,27 @@ export function createPremblyAuthority(cfg: PremblyAuthorityConfig): IdentityAut
   };
   if (cfg.appId) headers['app-id'] = cfg.appId;
 
-  async function post(path: string, what: string, body: unknown, signal?: AbortSignal): Promise<UpstreamOutcome> {
-    const res = await callUpstream(
+  async function call(path: string, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return callUpstream(
       joinUrl(apiRoot(cfg.baseUrl), path),
       { method: 'POST', headers, body: JSON.stringify(body) },
       { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal },
     );
-    return toOutcome(res, what);
+  }
+  async function post(path: string, what: string, body: unknown, signal?: AbortSignal): Promise<UpstreamOutcome> {
+    return toOutcome(await call(path, body, signal), what);
   }
 
   return {
     async lookupNin(q: NinQuery, signal?: AbortSignal) {
       return withQueriedNin(await post('/verification/vnin', 'NIN lookup', { number_nin: q.nin }, signal), q.nin);
+    },
+    async lookupVnin(q: VninQuery, signal?: AbortSignal) {
+      // The same path as the NIN: a 16-character `number` is a vNIN. A refusal is Prembly's not-found
+      // (response_code 01) whose `detail` says which.
+      const res = await call('/verification/vnin', { number: q.vnin }, signal);
+      const outcome = toOutcome(res, 'vNIN lookup');
+      return withoutToken(outcome, isRecord(res.body) ? res.body.detail : undefined);
     },
     lookupPhone(q: PhoneQuery, signal?: AbortSignal) {
       return post('/verification/phone_number/advance', 'phone lookup', { number: q.phone }, signal);

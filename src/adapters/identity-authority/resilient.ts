@@ -8,7 +8,7 @@ import { UpstreamError, type IdentityAuthority, type Reason, type UpstreamOutcom
 const MAX_RETRY_AFTER_MS = 10_000;
 const MAX_BACKOFF_MS = 5_000;
 
-export type Operation = 'nin' | 'phone' | 'demography' | 'reasons';
+export type Operation = 'nin' | 'vnin' | 'phone' | 'demography' | 'reasons';
 
 /** How the caller watches the calls; references only reach these, never the query. */
 export type UpstreamHooks = {
@@ -41,6 +41,19 @@ const worthRetrying = handleWhen(
 );
 
 /**
+ * A use-once token (vNIN) is spent by the first call that reaches the authority, so only faults that
+ * prove the call never got there are retried: a refused connection or unknown host, and a 429 (the
+ * authority turned the call away before looking the token up).
+ */
+export function neverReachedAuthority(err: unknown): boolean {
+  return err instanceof UpstreamError && (err.unsent || err.status === 429);
+}
+
+const worthRetryingOnce = handleWhen(
+  (err) => neverReachedAuthority(err) && !((err as UpstreamError).retryAfterMs !== undefined && (err as UpstreamError).retryAfterMs! > MAX_RETRY_AFTER_MS),
+);
+
+/**
  * Exponential backoff with full jitter (a random wait up to base * 2^(n-1), capped, after the n-th
  * attempt), and never shorter than the Retry-After the upstream asked for.
  */
@@ -57,9 +70,9 @@ function upstreamBackoff(baseMs: number): DelegateBackoff<IRetryBackoffContext<u
  * The retry policy for upstream calls: `maxAttempts` calls in all, only retryable faults retried.
  * Further policies (a circuit breaker) compose with it through cockatiel's `wrap`.
  */
-export function upstreamRetry(opts: { maxAttempts: number; backoffMs: number }, hooks: UpstreamHooks = {}): RetryPolicy {
+export function upstreamRetry(opts: { maxAttempts: number; backoffMs: number; useOnce?: boolean }, hooks: UpstreamHooks = {}): RetryPolicy {
   // cockatiel counts the retries after the first call.
-  const policy = retry(worthRetrying, { maxAttempts: Math.max(0, opts.maxAttempts - 1), backoff: upstreamBackoff(opts.backoffMs) });
+  const policy = retry(opts.useOnce ? worthRetryingOnce : worthRetrying, { maxAttempts: Math.max(0, opts.maxAttempts - 1), backoff: upstreamBackoff(opts.backoffMs) });
   if (hooks.retrying) {
     const retrying = hooks.retrying;
     policy.onRetry((r) => retrying({ attempt: r.attempt, code: 'error' in r ? failureCode(r.error) : 'upstream_error', delayMs: r.delay }));
@@ -91,6 +104,7 @@ export function resilient(identity: IdentityAuthority, policy: IPolicy<IRetryCon
   // The caller's signal goes to every attempt as it is; each attempt has the adapter's own timeout.
   return {
     lookupNin: (q, signal) => run('nin', () => identity.lookupNin(q, signal)),
+    lookupVnin: (q, signal) => run('vnin', () => identity.lookupVnin(q, signal)),
     lookupPhone: (q, signal) => run('phone', () => identity.lookupPhone(q, signal)),
     lookupDemography: (q, signal) => run('demography', () => identity.lookupDemography(q, signal)),
     listReasons: (signal) => run('reasons', () => identity.listReasons(signal)),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { callUpstream, joinUrl, shapeError, statusError, type UpstreamResponse } from './http.ts';
-import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome } from './types.ts';
+import { withoutToken } from './raw.ts';
+import type { DemographyQuery, IdentityAuthority, NinQuery, PhoneQuery, Reason, UpstreamOutcome, VninQuery } from './types.ts';
 import { UpstreamError } from './types.ts';
 
 /**
@@ -18,6 +19,8 @@ const UPSTREAM = 'sandbox identity authority';
 
 const foundSchema = z.object({ status: z.literal(true), data: z.record(z.string(), z.unknown()) });
 const notFoundSchema = z.object({ status: z.literal(false), message: z.literal('Record not found') });
+// The simulator's four vNIN refusals (its README); all 404 with this envelope.
+const vninRefusalSchema = z.object({ status: z.literal(false), message: z.enum(['vNIN not found', 'vNIN expired', 'vNIN issued for another enterprise', 'vNIN already used']) });
 const reasonsSchema = z.object({
   data: z.array(z.object({ key: z.string(), label: z.string(), description: z.string() })),
 });
@@ -29,18 +32,29 @@ export function createSandboxAuthority(cfg: SandboxAuthorityConfig): IdentityAut
     return h;
   };
 
-  async function lookup(path: string, what: string, body: unknown, signal?: AbortSignal): Promise<UpstreamOutcome> {
-    const res = await callUpstream(
+  async function call(path: string, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return callUpstream(
       joinUrl(cfg.baseUrl, path),
       { method: 'POST', headers: headers(), body: JSON.stringify(body) },
       { upstream: UPSTREAM, timeoutMs: cfg.timeoutMs, signal },
     );
-    return toOutcome(res, what);
+  }
+  async function lookup(path: string, what: string, body: unknown, signal?: AbortSignal): Promise<UpstreamOutcome> {
+    return toOutcome(await call(path, body, signal), what);
   }
 
   return {
     lookupNin(q: NinQuery, signal?: AbortSignal) {
       return lookup('/v1/nin', 'NIN lookup', { nin: q.nin, reason: q.reason }, signal);
+    },
+    async lookupVnin(q: VninQuery, signal?: AbortSignal) {
+      const res = await call('/v1/vnin', { vnin: q.vnin, reason: q.reason }, signal);
+      if (res.status === 404) {
+        const refused = vninRefusalSchema.safeParse(res.body);
+        if (refused.success) return withoutToken({ kind: 'not_found' }, refused.data.message);
+      }
+      const outcome = toOutcome(res, 'vNIN lookup');
+      return outcome.kind === 'found' ? withoutToken(outcome) : outcome;
     },
     lookupPhone(q: PhoneQuery, signal?: AbortSignal) {
       return lookup('/v1/phone', 'phone lookup', { phone: q.phone, reason: q.reason }, signal);

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { apiClientList, changePasswordBody, createApiClientBody, createdApiClient, detailResponse, forgotPasswordBody, resetPasswordBody } from './accounts.schemas.ts';
+import { registerMfa } from './mfa.openapi.ts';
+import { apiClientList, changePasswordBody, createApiClientBody, createdApiClient, detailResponse, forgotPasswordBody, listedApiClient, resetPasswordBody } from './accounts.schemas.ts';
 
 export function register(registry: OpenAPIRegistry): void {
+  registerMfa(registry);
   const Detail = detailResponse.meta({ id: 'Detail' });
   const firstLogin = 'A first-login token (`require_password_change`) may call it.';
 
@@ -76,10 +78,17 @@ export function register(registry: OpenAPIRegistry): void {
     summary: 'Create API credentials for a server',
     description:
       'Organisation administrators (persons) only. The server exchanges `client_id` and `client_secret` for a token at `POST /login` ' +
-      'with `grant_type=client_credentials`; the token acts with the given role in this organisation.',
+      'with `grant_type=client_credentials`; the token acts with the given role in this organisation, limited to its `scopes` ' +
+      '(an endpoint outside them answers 403 `insufficient_scope`), from its `allowed_ips` (elsewhere: 401 at the token grant, 403 on use), ' +
+      'until `expires_at` (then 401).',
     security: bearer,
     request: { body: jsonBody(createApiClientBody.meta({ id: 'CreateApiClientRequest' })) },
-    responses: { 201: json(ApiClient, 'Created'), ...errors(400, 401, 415, 422, 429), 403: forbidden },
+    responses: {
+      201: json(ApiClient, 'Created'),
+      ...errors(401, 415, 422, 429),
+      400: errorResponse('A bad name or role, a scope unknown or beyond the role, a malformed address, or expires_at not in the future'),
+      403: forbidden,
+    },
   });
 
   registry.registerPath({
@@ -90,6 +99,42 @@ export function register(registry: OpenAPIRegistry): void {
     summary: "The organisation's API clients",
     security: bearer,
     responses: { 200: json(apiClientList.meta({ id: 'ApiClientList' })), ...errors(401, 429), 403: forbidden },
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: '/api-clients/{client_id}/adopt',
+    operationId: 'adoptApiClient',
+    tags: [TAGS.auth],
+    summary: 'Take over an API client',
+    description:
+      'The caller becomes `created_by`. A client acts only while the administrator it acts for is enabled and an organisation administrator; ' +
+      'adopting a `suspended` client makes it `active` again. Tokens issued before the adoption stay refused: the server obtains a new one with its secret.',
+    security: bearer,
+    request: { params: z.object({ client_id: z.string().meta({ example: 'cli_0123456789abcdef01234567' }) }) },
+    responses: {
+      200: json(listedApiClient.meta({ id: 'ApiClient' }), 'Adopted'),
+      ...errors(401, 429),
+      403: forbidden,
+      404: errorResponse('API client not found'),
+    },
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: '/api-clients/{client_id}/rotate',
+    operationId: 'rotateApiClient',
+    tags: [TAGS.auth],
+    summary: "Replace an API client's secret",
+    description: 'A new secret, shown once in this answer (`Cache-Control: no-store`). The old secret and every token issued under it stop working at once.',
+    security: bearer,
+    request: { params: z.object({ client_id: z.string().meta({ example: 'cli_0123456789abcdef01234567' }) }) },
+    responses: {
+      200: json(listedApiClient.extend({ client_secret: z.string().meta({ description: 'Shown once' }) }).meta({ id: 'RotatedApiClient' }), 'Rotated'),
+      ...errors(401, 429),
+      403: forbidden,
+      404: errorResponse('API client not found'),
+    },
   });
 
   registry.registerPath({

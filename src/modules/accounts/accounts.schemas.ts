@@ -25,6 +25,9 @@ export const apiClientRole = z.enum(['member', 'org_admin'], { message: 'role mu
 export const createApiClientBody = z.object({
   name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is too long'),
   role: z.string().pipe(apiClientRole),
+  scopes: z.array(z.string().max(40)).max(10).optional().meta({ description: 'From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows' }),
+  allowed_ips: z.array(z.string().max(64)).max(50).optional().meta({ description: 'IPv4/IPv6 addresses and CIDR ranges the client may be used from. Default: any' }),
+  expires_at: z.string().max(40).optional().meta({ description: 'ISO 8601 time in the future after which the client stops working. Default: never' }),
 });
 
 export const apiClient = z.object({
@@ -33,12 +36,26 @@ export const apiClient = z.object({
   role: z.enum(['member', 'org_admin']),
   created_at: z.string(),
   last_used_at: z.string().nullable().meta({ description: 'When the client last obtained a token; null: never' }),
+  scopes: z.array(z.enum(['verify', 'requery', 'history:read', 'topup'])),
+  allowed_ips: z.array(z.string()).meta({ description: 'Empty: any address' }),
+  expires_at: z.string().nullable().meta({ description: 'null: never expires' }),
 });
 
 export const createdApiClient = apiClient.omit({ last_used_at: true }).extend({
   client_secret: z.string().meta({ description: 'Shown once: only its digest is stored' }),
 });
 
-export const apiClientList = z.object({ data: z.array(apiClient) });
+/** A client as listed (and as answered by adopt): who vouches for it, and whether it may act. */
+export const listedApiClient = apiClient.extend({
+  created_by: z
+    .object({ id: z.number().int(), username: z.string() })
+    .nullable()
+    .meta({ description: 'The administrator the client acts for (its creator, or who adopted it); null when unknown' }),
+  status: z.enum(['active', 'suspended']).meta({
+    description: '`suspended` while `created_by` is disabled or no longer an organisation administrator: its tokens are refused until another administrator adopts it',
+  }),
+});
+
+export const apiClientList = z.object({ data: z.array(listedApiClient) });
 
 export const CLIENT_ID_RE = /^cli_[0-9a-f]{24}$/;

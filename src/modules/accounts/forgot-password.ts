@@ -41,21 +41,28 @@ export async function sendResetMail(deps: Deps, username: string): Promise<void>
   const user = await findUserForLogin(deps.db, username.trim());
   if (!user || user.disabled || user.org_deleted || !user.email) return;
   const now = deps.clock.now();
-  const windowStart = new Date(now.getTime() - RESET_TOKEN_MINUTES * 60_000);
-  if ((await repo.countRecentResets(deps.db, user.id, windowStart)) >= MAX_RESETS_PER_WINDOW) {
-    deps.logger.info({ userId: user.id }, 'password reset not sent: too many recent requests');
-    return;
-  }
   const { token, digest } = newResetToken();
   const email = user.email;
   const outboxId = await deps.db.transaction(async (tx) => {
-    const resetId = await repo.insertReset(tx, { userId: user.id, tokenHash: digest, expiresAt: new Date(now.getTime() + RESET_TOKEN_MINUTES * 60_000) });
+    const resetId = await repo.insertResetWithinCap(tx, {
+      userId: user.id,
+      tokenHash: digest,
+      now,
+      expiresAt: new Date(now.getTime() + RESET_TOKEN_MINUTES * 60_000),
+      since: new Date(now.getTime() - RESET_TOKEN_MINUTES * 60_000),
+      max: MAX_RESETS_PER_WINDOW,
+    });
+    if (resetId === null) return null;
     return queueSealedMail(tx, deps.config.encryptionKeys, {
       kind: 'password_reset_email',
       dedupeKey: `password-reset-${resetId}`,
       mail: renderResetMail(deps.config, email, user.username, token),
     });
   });
+  if (outboxId === null) {
+    deps.logger.info({ userId: user.id }, 'password reset not sent: too many recent requests');
+    return;
+  }
   try {
     await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
   } catch (err) {

@@ -5,9 +5,10 @@ import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { accountsRoutes as passwordRoutes } from './accounts.routes.ts';
 import { apiClientsRoutes } from './api-clients.routes.ts';
+import { mfaRoutes } from './mfa.routes.ts';
 
 export { register as registerAccountsOpenApi } from './accounts.openapi.ts';
 
 export function accountsRoutes(ctx: AppContext): Router {
-  return Router().use(passwordRoutes(ctx), apiClientsRoutes(ctx));
+  return Router().use(passwordRoutes(ctx), apiClientsRoutes(ctx), mfaRoutes(ctx));
 }

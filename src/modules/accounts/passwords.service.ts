@@ -2,6 +2,7 @@ import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { verifyPassword } from '../../lib/passwords.ts';
+import { recordAudit } from '../audit/index.ts';
 import { guardedSignIn, type Principal, type SignInDeps } from '../auth/index.ts';
 import { findUserById, setPassword } from '../organisations/index.ts';
 import { checkNewPassword, SAME_AS_CURRENT } from './password-rules.ts';
@@ -39,15 +40,22 @@ export async function changePassword(
  * Uses a reset token once and sets the new password, in one transaction: a password that breaks a
  * rule leaves the token usable for a second try.
  */
-export async function resetPassword(deps: { db: DatabasePool; clock: Clock }, body: { token: string; new_password: string }): Promise<void> {
+export async function resetPassword(
+  deps: { db: DatabasePool; clock: Clock },
+  body: { token: string; new_password: string },
+  origin: { requestId: string | null; ip: string | null },
+): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     const userId = await repo.claimReset(tx, digestToken(body.token), now);
     const user = userId === null ? null : await findUserById(tx, userId);
-    if (!user) throw new AppError('bad_request', BAD_RESET_TOKEN);
+    // Refused exactly like an unknown token: a disabled user or a retired organisation's user.
+    if (!user || user.disabled || user.org_deleted) throw new AppError('bad_request', BAD_RESET_TOKEN);
     checkNewPassword(body.new_password, user.username);
     if (await verifyPassword(user.password_hash, body.new_password)) throw new AppError('bad_request', SAME_AS_CURRENT);
     await setPassword(tx, user.id, body.new_password);
     await repo.voidOpenResets(tx, user.id, now);
+    // The token proved who asked: the event is the user's own.
+    await recordAudit(tx, { orgId: user.org_id, actor: `user:${user.id}`, action: 'account.password_reset', target: `user:${user.id}`, ...origin });
   });
 }

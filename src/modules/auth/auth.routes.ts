@@ -1,40 +1,15 @@
 import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
-import { AppError } from '../../lib/errors.ts';
-import { parseInput, requireContentType } from '../../lib/http.ts';
 import { getOrganisation } from '../organisations/index.ts';
-import { clientCredentials, grantType, loginForm } from './auth.schemas.ts';
-import { BAD_CLIENT_CREDENTIALS, BAD_CREDENTIALS, login, loginClient } from './auth.service.ts';
 import { principalOf } from './auth.middleware.ts';
-import { clientAuthentication } from './client-authentication.ts';
-import { clientAddress, guardedSignIn } from './sign-in-guard.ts';
+import { tokenRoutes } from './token.routes.ts';
 
 export function authRoutes(ctx: AppContext): Router {
   const r = Router();
   const c = ctx.config;
-  const tokens = { secret: c.JWT_SECRET, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS };
+  const tokens = { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS };
 
-  r.post('/login', requireContentType('form'), express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
-    if (parseInput(grantType, req.body).grant_type === 'client_credentials') {
-      const creds = parseInput(clientCredentials, clientAuthentication(req.get('authorization'), req.body));
-      const issued = await loginClient(ctx.db, ctx.clock, tokens, creds.client_id, creds.client_secret);
-      ctx.metrics.logins.inc({ outcome: issued ? 'success' : 'failure' });
-      if (!issued) throw new AppError('unauthorized', BAD_CLIENT_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Basic realm="idverify"' } });
-      res.json(issued);
-      return;
-    }
-    const form = parseInput(loginForm, req.body);
-    // A failure point is taken before the password is checked and given back on success (sign-in-guard.ts).
-    const result = await guardedSignIn(ctx, form.username, clientAddress(req), () => login(ctx.db, ctx.clock, tokens, form.username, form.password));
-    if (!result) {
-      ctx.metrics.logins.inc({ outcome: 'failure' });
-      throw new AppError('unauthorized', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': 'Bearer' } });
-    }
-    ctx.metrics.logins.inc({ outcome: 'success' });
-    const { userId: _userId, ...answer } = result;
-    res.json(answer);
-  });
+  tokenRoutes(ctx, r, tokens);
 
   const me = async (req: express.Request, res: express.Response) => {
     const p = principalOf(req);

@@ -1,31 +1,12 @@
 import { z } from 'zod';
-
-/** The grant decides which other fields are required: see passwordGrant and clientGrant. */
-export const grantType = z.object({
-  grant_type: z.enum(['password', 'client_credentials'], { message: 'grant_type must be "password" or "client_credentials"' }).optional(),
-});
-
-export const loginForm = z.object({
-  username: z.string().min(1, 'username must not be empty').max(254),
-  password: z.string().min(1, 'password must not be empty').max(1024),
-  // OAuth 2.0 password flow: grant_type is optional here, but when sent it must say "password".
-  grant_type: z.literal('password', { message: 'grant_type must be "password"' }).optional(),
-  scope: z.string().optional(),
-  client_id: z.string().optional(),
-  client_secret: z.string().optional(),
-});
-
-/** OAuth 2.0 client credentials: the pair comes in the form or in HTTP Basic (RFC 6749 section 2.3.1). */
-export const clientCredentials = z.object({
-  client_id: z.string().min(1, 'client_id must not be empty').max(100),
-  client_secret: z.string().min(1, 'client_secret must not be empty').max(200),
-});
+import type { Scope } from '../../lib/api-scopes.ts';
 
 /** What the OpenAPI document shows: either grant in one form. */
 export const loginFormDoc = z.object({
   grant_type: z.enum(['password', 'client_credentials']).optional().meta({ description: '`password` (default) or `client_credentials`' }),
   username: z.string().optional().meta({ description: 'Required with the password grant' }),
   password: z.string().optional().meta({ description: 'Required with the password grant' }),
+  otp: z.string().optional().meta({ description: 'With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code' }),
   scope: z.string().optional(),
   client_id: z.string().optional().meta({ description: 'client_credentials grant: here or as the HTTP Basic user name' }),
   client_secret: z.string().optional().meta({ description: 'client_credentials grant: here or as the HTTP Basic password' }),
@@ -52,8 +33,10 @@ export const tokenClaims = z.object({
   exp: z.number(),
   nbf: z.number().optional(),
   jti: z.string(),
-  // The user's token_version when the token was issued; tokens issued before versions existed carry none (0).
+  // The user's (or API client's) token_version when the token was issued; tokens issued before versions existed carry none (0).
   ver: z.number().int().optional(),
+  // An API client's scopes, space-separated (OAuth 2.0 style); tokens issued before scopes existed carry none.
+  scope: z.string().max(200).optional(),
 });
 export type TokenClaims = z.infer<typeof tokenClaims>;
 
@@ -73,6 +56,12 @@ export type Principal = {
   maxInFlight: number | null;
   /** Set until a user given a password by someone else has chosen their own. */
   mustChangePassword: boolean;
+  /** An API client's token's scopes; null for a user (a user's role decides). */
+  scopes: readonly Scope[] | null;
+  /** The addresses an API client may be used from; null or empty: any. */
+  allowedIps: readonly string[] | null;
+  /** Set for an administrator of an organisation that requires two-factor sign-in, until they enrol. */
+  mfaEnrolmentRequired: boolean;
   tokenId: string;
   /** The token's exp (seconds since the epoch). */
   tokenExpiresAt: number;

@@ -1,28 +1,17 @@
-import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { dummyHash, verifyPassword } from '../../lib/passwords.ts';
-import { checkClientCredentials, findClientPrincipal, findPrincipal, findUserForLogin } from '../organisations/index.ts';
+import { isScope, roleScopes } from '../../lib/api-scopes.ts';
+import { CLIENT_EXPIRED, checkClientCredentials, effectiveScopes, findClientPrincipal, findPrincipal, findUserForLogin } from '../organisations/index.ts';
 import { CLIENT_SUBJECT, tokenClaims, type Principal, type TokenClaims } from './auth.schemas.ts';
+import { jwtKeys } from './jwt-keys.ts';
 import type { Revocations } from './revocations.ts';
 
-export type TokenSettings = { secret: string; issuer: string; ttlSeconds: number };
-
-const keys = new Map<string, KeyObject>();
-/**
- * The HMAC key as a KeyObject, built once: given a string, jsonwebtoken first tries to parse it as a
- * public key on every call (and throws and catches), which costs CPU on every request.
- */
-export function signingKey(secret: string): KeyObject {
-  let key = keys.get(secret);
-  if (!key) {
-    key = createSecretKey(Buffer.from(secret, 'utf8'));
-    keys.set(secret, key);
-  }
-  return key;
-}
+/** `secrets`: JWT_SECRETS, the signing one first (see jwt-keys.ts). */
+export type TokenSettings = { secrets: readonly string[]; issuer: string; ttlSeconds: number };
 
 export const ALGORITHM = 'HS256' as const;
 const BAD_CREDENTIALS = 'Incorrect username or password';
@@ -36,30 +25,54 @@ export async function checkCredentials(db: DatabasePool, username: string, passw
   return user;
 }
 
-function issue(clock: Clock, tokens: TokenSettings, claims: Pick<TokenClaims, 'sub' | 'org' | 'role' | 'ver'>) {
+function issue(clock: Clock, tokens: TokenSettings, claims: Pick<TokenClaims, 'sub' | 'org' | 'role' | 'ver' | 'scope'>) {
   const now = Math.floor(clock.now().getTime() / 1000);
-  const token = jwt.sign({ ...claims, iat: now, nbf: now, exp: now + tokens.ttlSeconds, jti: randomUUID() }, signingKey(tokens.secret), {
+  const { signing } = jwtKeys(tokens.secrets);
+  const token = jwt.sign({ ...claims, iat: now, nbf: now, exp: now + tokens.ttlSeconds, jti: randomUUID() }, signing.key, {
     algorithm: ALGORITHM,
     issuer: tokens.issuer,
+    keyid: signing.kid,
   });
   return { access_token: token, token_type: 'bearer' as const, expires_in: tokens.ttlSeconds };
 }
 
-export async function login(db: DatabasePool, clock: Clock, tokens: TokenSettings, username: string, password: string) {
+/**
+ * A token for these credentials, or null. `secondFactor` runs once the password is proven, before
+ * anything is issued; its false refuses the sign-in like a wrong password (the guard keeps the count).
+ */
+export async function login(
+  db: DatabasePool,
+  clock: Clock,
+  tokens: TokenSettings,
+  username: string,
+  password: string,
+  secondFactor: (userId: number) => Promise<boolean> = async () => true,
+) {
   const user = await checkCredentials(db, username, password);
-  if (!user) return null;
+  if (!user || !(await secondFactor(user.id))) return null;
   const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: user.token_version });
-  return { ...answer, ...(user.must_change_password ? { require_password_change: true as const } : {}), userId: user.id };
+  return { ...answer, ...(user.must_change_password ? { require_password_change: true as const } : {}), userId: user.id, orgId: user.org_id };
 }
 
-/** OAuth 2.0 client credentials grant: a token for an organisation's API client, or null. */
-export async function loginClient(db: DatabasePool, clock: Clock, tokens: TokenSettings, clientId: string, clientSecret: string) {
-  const client = await checkClientCredentials(db, clientId, clientSecret);
+/**
+ * OAuth 2.0 client credentials grant: a token for an organisation's API client, null for wrong
+ * credentials, or `suspended` for right credentials of a client whose creator may no longer create it.
+ * Expired or used from an address outside its list: a 401 naming why (checkClientCredentials).
+ */
+export async function loginClient(db: DatabasePool, clock: Clock, tokens: TokenSettings, clientId: string, clientSecret: string, address: string) {
+  const client = await checkClientCredentials(db, clientId, clientSecret, { address, now: clock.now() });
   if (!client) return null;
-  return issue(clock, tokens, { sub: `${CLIENT_SUBJECT}${client.client_id}`, org: client.org_id, role: client.role });
+  if (client.suspended) return { suspended: true as const };
+  const scope = effectiveScopes(client).join(' ');
+  return { ...issue(clock, tokens, { sub: `${CLIENT_SUBJECT}${client.client_id}`, org: client.org_id, role: client.role, ver: client.token_version, scope }), clientId: client.client_id, orgId: client.org_id };
 }
 
 export const BAD_CLIENT_CREDENTIALS = 'Incorrect client credentials';
+
+/** The `code` beside the detail of a 401 for a suspended API client (token grant and every request). */
+export const API_CLIENT_SUSPENDED_CODE = 'api_client_suspended';
+export const API_CLIENT_SUSPENDED =
+  'API client suspended: the administrator who created it is disabled or no longer an organisation administrator; another administrator may adopt it or delete it';
 
 export { BAD_CREDENTIALS };
 
@@ -75,7 +88,7 @@ export async function principalFromClaims(
   revocations: Revocations,
   payload: unknown,
   maxLifetimeSeconds: number,
-): Promise<Principal | { error: string }> {
+): Promise<Principal | { error: string; code?: string }> {
   const parsed = tokenClaims.safeParse(payload);
   if (!parsed.success) return { error: 'Could not validate credentials' };
   const c = parsed.data;
@@ -88,7 +101,9 @@ export async function principalFromClaims(
   const token = { tokenId: c.jti, tokenExpiresAt: c.exp };
   if (c.sub.startsWith(CLIENT_SUBJECT)) {
     const [p, revoked] = await Promise.all([findClientPrincipal(db, c.sub.slice(CLIENT_SUBJECT.length)), revocations.isRevoked(c.jti)]);
-    if (!p || !p.active || revoked || p.role !== c.role || p.org_id !== c.org) return invalid;
+    if (!p || !p.active || revoked || p.role !== c.role || p.org_id !== c.org || p.token_version !== (c.ver ?? 0)) return invalid;
+    if (p.suspended) return { error: API_CLIENT_SUSPENDED, code: API_CLIENT_SUSPENDED_CODE };
+    if (p.expires_at !== null && new Date(p.expires_at).getTime() <= clock.now().getTime()) return { error: CLIENT_EXPIRED };
     return {
       userId: null,
       apiClientId: p.id,
@@ -99,6 +114,9 @@ export async function principalFromClaims(
       subscriptionActive: p.subscription_active,
       maxInFlight: p.max_in_flight,
       mustChangePassword: false,
+      scopes: c.scope === undefined ? roleScopes(p.role) : c.scope.split(' ').filter(isScope),
+      allowedIps: p.allowed_ips,
+      mfaEnrolmentRequired: false,
       ...token,
     };
   }
@@ -117,6 +135,9 @@ export async function principalFromClaims(
     subscriptionActive: p.subscription_active ?? false,
     maxInFlight: p.max_in_flight,
     mustChangePassword: p.must_change_password,
+    scopes: null,
+    allowedIps: null,
+    mfaEnrolmentRequired: p.mfa_enrolment_required,
     ...token,
   };
 }

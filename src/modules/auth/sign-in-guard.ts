@@ -58,7 +58,8 @@ function keys(deps: SignInDeps, username: string, address: string): [string, str
     name = keyNamer(c.JWT_SECRET);
     namers.set(c.JWT_SECRET, name);
   }
-  const user = username.trim().toLowerCase();
+  // Normalised as usernames are, so full-width or other compatibility forms of one name share its count.
+  const user = username.normalize('NFKC').trim().toLowerCase();
   // Both keys carry the address's hash as their hash tag: one script touches both, so on a Redis
   // Cluster they must share a slot, while different addresses still spread over the masters.
   const addr = name(address);

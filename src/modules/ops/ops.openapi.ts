@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { json, TAGS, unversioned, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { errorResponse, json, TAGS, unversioned, type OpenAPIRegistry } from '../../openapi/common.ts';
 
 // Written by hand in app.ts; described here so the document covers every route the API answers.
 const health = z.object({ status: z.literal('ok') });
 const ready = z.object({ status: z.literal('ready'), postgres: z.literal('ok'), redis: z.literal('ok') });
 const notReady = z.object({ detail: z.literal('Not ready'), postgres: z.enum(['ok', 'down']), redis: z.enum(['ok', 'down']) });
+
+// The one refusal a public read can get: the CORS policy answers every route, these too.
+const crossOrigin = { 403: errorResponse('A browser call from an origin outside CORS_ALLOWED_ORIGINS') };
 
 export function register(registry: OpenAPIRegistry): void {
   registry.registerPath({
@@ -16,7 +19,7 @@ export function register(registry: OpenAPIRegistry): void {
     description: 'Answers while the process runs; checks no dependency. Outside the versioned base.',
     servers: unversioned,
     security: [],
-    responses: { 200: json(health.meta({ id: 'Health' }), 'Alive') },
+    responses: { 200: json(health.meta({ id: 'Health' }), 'Alive'), ...crossOrigin },
   });
   registry.registerPath({
     method: 'get',
@@ -30,6 +33,7 @@ export function register(registry: OpenAPIRegistry): void {
     responses: {
       200: json(ready.meta({ id: 'Ready' }), 'Ready to serve'),
       503: json(notReady.meta({ id: 'NotReady' }), 'A dependency is down; take the instance out of rotation'),
+      ...crossOrigin,
     },
   });
   registry.registerPath({
@@ -39,6 +43,6 @@ export function register(registry: OpenAPIRegistry): void {
     tags: [TAGS.ops],
     summary: 'This OpenAPI 3.1 document',
     security: [],
-    responses: { 200: json(z.record(z.string(), z.unknown()).meta({ description: 'OpenAPI 3.1 document' }), 'The document') },
+    responses: { 200: json(z.record(z.string(), z.unknown()).meta({ description: 'OpenAPI 3.1 document' }), 'The document'), ...crossOrigin },
   });
 }

@@ -5,6 +5,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import { Router, type RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
+import { checkSignInCode } from '../mfa/index.ts';
 import { assertSignInAllowed, BAD_CREDENTIALS, checkCredentials, clientAddress, guardedSignIn, principalOf } from '../auth/index.ts';
 import { findUserForLogin } from '../organisations/index.ts';
 
@@ -49,10 +50,19 @@ export function operatorAuth(ctx: AppContext): RequestHandler {
     if (known && known.until > Date.now()) {
       await assertSignInAllowed(ctx, username, address);
       const row = await findUserForLogin(ctx.db, username);
-      if (row && stampOf(row) === known.stamp && row.role === 'platform_admin' && !row.disabled) return;
+      // Two-factor sign-in turned on since: the remembered Basic check no longer suffices.
+      if (row && stampOf(row) === known.stamp && row.role === 'platform_admin' && !row.disabled && (await checkSignInCode(ctx, row.id, undefined)) === 'off') return;
       remembered.delete(digest);
     }
-    const user = await guardedSignIn(ctx, username, address, async () => (colon > 0 ? checkCredentials(ctx.db, username, password) : null));
+    // HTTP Basic cannot carry a one-time code: with two-factor sign-in on, the sign-in is not complete
+    // (and counts as failed); such an operator uses a bearer token from POST /login.
+    let needsToken = false;
+    const user = await guardedSignIn(ctx, username, address, async () => {
+      const found = colon > 0 ? await checkCredentials(ctx.db, username, password) : null;
+      if (found && (await checkSignInCode(ctx, found.id, undefined)) !== 'off') needsToken = true;
+      return needsToken ? null : found;
+    });
+    if (needsToken) throw new AppError('unauthorized', 'Two-factor sign-in is on: use a bearer token from POST /login', { extra: { code: 'mfa_required' } });
     if (!user) throw new AppError('unauthorized', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': REALM } });
     if (user.role !== 'platform_admin') throw new AppError('forbidden', 'Only platform administrators may do this');
     if (remembered.size > 1000) remembered.clear();

@@ -1,10 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
+import { addressAllowed, parseAddressEntry } from '../../lib/address-list.ts';
+import { isScope, roleScopes, SCOPES, type Scope } from '../../lib/api-scopes.ts';
 import { AppError } from '../../lib/errors.ts';
 import * as repo from './api-clients.repository.ts';
 import { requireOrganisation } from './organisations.service.ts';
 
-export type { ApiClientRow } from './api-clients.repository.ts';
+export type { ApiClientRow, ListedApiClient } from './api-clients.repository.ts';
 export { findClientPrincipal } from './api-clients.repository.ts';
 
 /**
@@ -13,7 +15,41 @@ export { findClientPrincipal } from './api-clients.repository.ts';
  */
 const digest = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
 
-export async function createApiClient(db: DatabasePool, c: { orgId: number; name: string; role: 'org_admin' | 'member'; createdBy: number | null }) {
+export type ApiClientLimits = { scopes?: readonly string[] | undefined; allowedIps?: readonly string[] | undefined; expiresAt?: string | undefined };
+
+/** What the client may do: its own list, or (clients created before scopes existed) all its role allows. */
+export function effectiveScopes(row: { scopes: readonly string[] | null; role: 'org_admin' | 'member' }): Scope[] {
+  return row.scopes ? row.scopes.filter(isScope) : roleScopes(row.role);
+}
+
+/** Each refusal is a 400 naming the field: these are choices an administrator makes, not types. */
+function checkedLimits(role: 'org_admin' | 'member', l: ApiClientLimits, now: Date) {
+  const allowed = roleScopes(role);
+  const scopes = l.scopes === undefined ? allowed : [...new Set(l.scopes)];
+  if (scopes.length === 0) throw new AppError('bad_request', 'scopes: name at least one scope, or leave it out for all the role allows');
+  for (const s of scopes) {
+    if (!isScope(s)) throw new AppError('bad_request', `scopes: unknown scope ${JSON.stringify(s).slice(0, 60)}; choose from ${SCOPES.join(', ')}`);
+    if (!allowed.includes(s)) throw new AppError('bad_request', `scopes: the scope ${s} is beyond the ${role} role`);
+  }
+  const allowedIps = (l.allowedIps ?? []).map((entry) => {
+    const parsed = parseAddressEntry(entry);
+    if (!parsed) throw new AppError('bad_request', `allowed_ips: ${JSON.stringify(entry).slice(0, 60)} is not an IP address or CIDR range`);
+    return parsed;
+  });
+  let expiresAt: Date | null = null;
+  if (l.expiresAt !== undefined) {
+    expiresAt = new Date(l.expiresAt);
+    if (Number.isNaN(expiresAt.getTime())) throw new AppError('bad_request', 'expires_at must be an ISO 8601 time');
+    if (expiresAt.getTime() <= now.getTime()) throw new AppError('bad_request', 'expires_at must be in the future');
+  }
+  return { scopes: scopes as Scope[], allowedIps: [...new Set(allowedIps)], expiresAt };
+}
+
+export async function createApiClient(
+  db: DatabasePool,
+  c: { orgId: number; name: string; role: 'org_admin' | 'member'; createdBy: number | null; now: Date } & ApiClientLimits,
+) {
+  const limits = checkedLimits(c.role, c, c.now);
   await requireOrganisation(db, c.orgId);
   const clientSecret = randomBytes(32).toString('base64url');
   const row = await repo.insertApiClient(db, {
@@ -23,12 +59,28 @@ export async function createApiClient(db: DatabasePool, c: { orgId: number; name
     role: c.role,
     secretHash: digest(clientSecret),
     createdBy: c.createdBy,
+    ...limits,
   });
   return { ...row, client_secret: clientSecret };
 }
 
 export async function listApiClients(db: DatabasePool, orgId: number) {
   return repo.listApiClients(db, orgId);
+}
+
+/** The caller (an organisation administrator) becomes the client's creator: a suspended client acts again. */
+export async function adoptApiClient(db: DatabasePool, orgId: number, clientId: string, userId: number) {
+  const row = await repo.adoptApiClient(db, orgId, clientId, userId);
+  if (!row) throw new AppError('not_found', 'API client not found');
+  return row;
+}
+
+/** POST /api-clients/{id}/rotate: a fresh secret, shown once; the old secret and its tokens stop at once. */
+export async function rotateApiClient(db: DatabasePool, orgId: number, clientId: string) {
+  const clientSecret = randomBytes(32).toString('base64url');
+  const row = await repo.rotateApiClientSecret(db, orgId, clientId, digest(clientSecret));
+  if (!row) throw new AppError('not_found', 'API client not found');
+  return { ...row, client_secret: clientSecret };
 }
 
 export async function retireApiClient(db: DatabasePool, orgId: number, clientId: string): Promise<void> {
@@ -38,12 +90,23 @@ export async function retireApiClient(db: DatabasePool, orgId: number, clientId:
 // Compared against when the client id is unknown, so both failures cost the same.
 const NO_SECRET = Buffer.alloc(32);
 
-/** The active client with these credentials (last_used_at updated), or null. */
-export async function checkClientCredentials(db: DatabasePool, clientId: string, clientSecret: string) {
+export const CLIENT_EXPIRED = 'This API client has expired';
+export const ADDRESS_NOT_ALLOWED = 'This API client may not be used from this address';
+
+/**
+ * The active client with these credentials, or null. A suspended one (its creator disabled or
+ * demoted) is returned with `suspended: true` only once its secret has proved right, and obtains
+ * no token, so last_used_at is left as it was. A right secret from an address outside the client's
+ * list, or after its expiry, is a 401 saying so: whoever holds the secret learns nothing they could
+ * not guess, and the integrator learns what to fix.
+ */
+export async function checkClientCredentials(db: DatabasePool, clientId: string, clientSecret: string, from: { address: string; now: Date }) {
   const row = /^cli_[0-9a-f]{24}$/.test(clientId) ? await repo.findApiClientForLogin(db, clientId) : null;
   const stored = row?.secret_hash.length === 32 ? row.secret_hash : NO_SECRET;
   const ok = timingSafeEqual(stored, digest(clientSecret));
   if (!row || !ok || !row.active) return null;
-  await repo.touchApiClient(db, row.id);
+  if (row.expires_at !== null && new Date(row.expires_at).getTime() <= from.now.getTime()) throw new AppError('unauthorized', CLIENT_EXPIRED);
+  if (!addressAllowed(row.allowed_ips, from.address)) throw new AppError('unauthorized', ADDRESS_NOT_ALLOWED);
+  if (!row.suspended) await repo.touchApiClient(db, row.id);
   return row;
 }

@@ -1,6 +1,19 @@
 // The organisations module's door: other modules and entry points import from here only.
 export { loyaltyBadge, type LoyaltyBadge } from './loyalty.ts';
-export { checkClientCredentials, createApiClient, findClientPrincipal, listApiClients, retireApiClient, type ApiClientRow } from './api-clients.ts';
+export {
+  ADDRESS_NOT_ALLOWED,
+  adoptApiClient,
+  CLIENT_EXPIRED,
+  checkClientCredentials,
+  createApiClient,
+  effectiveScopes,
+  findClientPrincipal,
+  listApiClients,
+  retireApiClient,
+  rotateApiClient,
+  type ApiClientRow,
+  type ListedApiClient,
+} from './api-clients.ts';
 export { seedSandbox, type SeededCredentials } from './sandbox-seed.ts';
 export type { CreateOrganisationInput, CreateUserInput, OrganisationRow, Role, Tenancy } from './organisations.schemas.ts';
 export {
@@ -22,4 +35,7 @@ export {
   type OrgDefaults,
 } from './organisations.service.ts';
 export { findTeamMember, LAST_ADMIN, listTeamMembers, updateTeamMember, type TeamMember } from './team-members.ts';
-export { listOrganisations, usersByOrganisation } from './directory.ts';
+export { findUsernameProblems, listOrganisations, usersByOrganisation } from './directory.ts';
+export { normaliseUsername, USERNAME_RULES, usernameProblems, usernameSchema } from './usernames.ts';
+export { organisationSettings, organisationSettingsRow, settingsPatch, updateOrganisationSettings, type OrganisationSettings, type SettingsPatch } from './settings.ts';
+export { lowBalanceRecipients, LOW_BALANCE_MAX, setLowBalanceUnits } from './low-balance.ts';

@@ -37,7 +37,8 @@ export async function setMaxInFlight(db: CommonQueryMethods, id: number, maxInFl
 
 export async function markDeleted(db: CommonQueryMethods, id: number): Promise<void> {
   await db.query(sql.unsafe`UPDATE organisations SET deleted_at = now(), subscription_active = false WHERE id = ${id}`);
-  await db.query(sql.unsafe`UPDATE users SET disabled = true WHERE org_id = ${id}`);
+  // Retiring is an operator's act: an organisation administrator never re-enables these users.
+  await db.query(sql.unsafe`UPDATE users SET disabled = true, disabled_by = 'operator' WHERE org_id = ${id}`);
 }
 
 export async function insertUser(
@@ -50,10 +51,12 @@ export async function insertUser(
     RETURNING id, org_id, username, email, role, disabled, must_change_password`);
 }
 
+/** The operator's switch (`user:disable`, `user:enable`): recorded as an operator's, so only an operator undoes it. */
 export async function setUserDisabled(db: CommonQueryMethods, by: { id?: number; username?: string }, disabled: boolean) {
   const where = by.id !== undefined ? sql.fragment`id = ${by.id}` : sql.fragment`username = ${(by.username ?? '').toLowerCase()}`;
   return db.maybeOne(sql.type(userRow)`
-    UPDATE users SET disabled = ${disabled} WHERE ${where} RETURNING id, org_id, username, email, role, disabled, must_change_password`);
+    UPDATE users SET disabled = ${disabled}, disabled_by = ${disabled ? 'operator' : null}
+    WHERE ${where} RETURNING id, org_id, username, email, role, disabled, must_change_password`);
 }
 
 export async function listUsers(db: CommonQueryMethods, orgId: number) {
@@ -73,12 +76,20 @@ export const authUserRow = z.object({
   must_change_password: z.boolean(),
 });
 
+/**
+ * New usernames are stored NFKC-normalised, so the name as typed is normalised the same way (a
+ * full-width `ａｄｍｉｎ` finds `admin`); the lower-cased name as typed still finds a row stored before
+ * normalisation, and wins when both exist.
+ */
 export async function findUserForLogin(db: CommonQueryMethods, username: string) {
+  const typed = username.toLowerCase();
+  const normalised = username.normalize('NFKC').toLowerCase().normalize('NFKC');
   return db.maybeOne(sql.type(authUserRow)`
     SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.email, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted,
            u.token_version, u.must_change_password
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
-    WHERE u.username = ${username.toLowerCase()}`);
+    WHERE u.username IN (${typed}, ${normalised})
+    ORDER BY u.username = ${typed} DESC LIMIT 1`);
 }
 
 export async function findUserById(db: CommonQueryMethods, id: number) {
@@ -104,6 +115,7 @@ export const principalRow = z.object({
   max_in_flight: z.coerce.number().nullable(),
   token_version: z.coerce.number(),
   must_change_password: z.boolean(),
+  mfa_enrolment_required: z.boolean(),
 });
 
 /** Read on every authenticated request, so a disabled user's tokens stop working at once. */
@@ -111,7 +123,11 @@ export async function findPrincipal(db: CommonQueryMethods, userId: number) {
   return db.maybeOne(sql.type(principalRow)`
     SELECT u.id, u.org_id, u.username, u.role,
            (NOT u.disabled AND (u.org_id IS NULL OR o.deleted_at IS NULL)) AS active,
-           o.subscription_active, o.max_in_flight, u.token_version, u.must_change_password
+           o.subscription_active, o.max_in_flight, u.token_version, u.must_change_password,
+           -- Read here, in the one query of every request, rather than by a second round trip: the
+           -- enrolment itself is the mfa module's table, this only asks whether it exists.
+           (u.role = 'org_admin' AND coalesce(o.require_mfa, false)
+             AND NOT EXISTS (SELECT 1 FROM user_mfa m WHERE m.user_id = u.id AND m.enabled_at IS NOT NULL)) AS mfa_enrolment_required
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
     WHERE u.id = ${userId}`);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { usernameSchema } from './usernames.ts';
 
 export const tenancySchema = z.enum(['hosted', 'self-hosted']);
 export type Tenancy = z.infer<typeof tenancySchema>;
@@ -54,8 +55,12 @@ export type CreateOrganisationInput = z.input<typeof createOrganisationInput>;
 
 export const createUserInput = z.object({
   orgId: z.number().int().positive().nullable(),
-  username: z.string().trim().toLowerCase().min(1).max(254),
-  password: z.string().min(8, 'password must be at least 8 characters').max(1024),
+  username: usernameSchema,
+  password: z
+    .string()
+    .min(8, 'password must be at least 8 characters')
+    .max(1024)
+    .refine((p) => !/\p{Cc}/u.test(p), 'must not contain control characters'),
   role: roleSchema,
   email: z.email().optional(),
   /** Must the user change this password at first login? Default: yes for organisation users. */

@@ -31,6 +31,6 @@ export async function seedSandbox(db: DatabasePool, config: Config): Promise<See
   // The quick start logs in with these printed passwords as they are: never asked to change them.
   await createUser(db, { orgId: org.id, ...admin, role: 'org_admin', email: 'admin@sandbox-demo.example', requirePasswordChange: false });
   await createUser(db, { orgId: org.id, ...member, role: 'member', requirePasswordChange: false });
-  await adjustWallet(db, org.id, 100, 'sandbox welcome units');
+  await adjustWallet(db, org.id, 100, 'sandbox welcome units', 'system');
   return { organisation: org.id, admin, member };
 }

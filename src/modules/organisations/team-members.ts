@@ -16,6 +16,7 @@ export const teamMemberRow = z.object({
 export type TeamMember = z.infer<typeof teamMemberRow>;
 
 export const LAST_ADMIN = "Cannot remove the organisation's last administrator";
+export const DISABLED_BY_OPERATOR = 'This user was disabled by an operator: only an operator can enable them again (user:enable)';
 // First key of pg_advisory_xact_lock(int, int) for team changes; the second is the organisation.
 const TEAM_LOCK = 0x7465616d;
 
@@ -41,10 +42,16 @@ export async function findTeamMember(db: DatabasePool, orgId: number, userId: nu
 export async function updateTeamMember(db: DatabasePool, orgId: number, userId: number, change: { disabled?: boolean; role?: 'org_admin' | 'member' }): Promise<TeamMember> {
   return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${TEAM_LOCK}, (${orgId}::bigint % 2147483647)::int)`);
-    const current = await tx.maybeOne(sql.type(teamMemberRow)`SELECT ${columns} FROM users WHERE id = ${userId} AND org_id = ${orgId}`);
+    // FOR UPDATE: an operator's user:disable landing between this read and the write below waits,
+    // so it is never overwritten by an administrator's enable.
+    const current = await tx.maybeOne(sql.type(teamMemberRow.extend({ disabled_by: z.string().nullable() }))`
+      SELECT ${columns}, disabled_by FROM users WHERE id = ${userId} AND org_id = ${orgId} FOR UPDATE`);
     if (!current) throw new AppError('not_found', 'User not found');
     const role = change.role ?? current.role;
     const disabled = change.disabled ?? current.disabled;
+    if (current.disabled_by === 'operator' && !disabled) throw new AppError('forbidden', DISABLED_BY_OPERATOR);
+    // An operator's disabling stays the operator's; a fresh one here is the administrator's.
+    const disabledBy = !disabled ? null : current.disabled ? current.disabled_by : 'org_admin';
     const wasActiveAdmin = current.role === 'org_admin' && !current.disabled;
     if (wasActiveAdmin && (role !== 'org_admin' || disabled)) {
       const others = await tx.oneFirst(sql.type(z.object({ n: int }))`
@@ -53,6 +60,7 @@ export async function updateTeamMember(db: DatabasePool, orgId: number, userId: 
     }
     // Ending the user's tokens on a role or disabled change is the users_token_version trigger's job.
     return tx.one(sql.type(teamMemberRow)`
-      UPDATE users SET role = ${role}, disabled = ${disabled} WHERE id = ${userId} AND org_id = ${orgId} RETURNING ${columns}`);
+      UPDATE users SET role = ${role}, disabled = ${disabled}, disabled_by = ${disabledBy}
+      WHERE id = ${userId} AND org_id = ${orgId} RETURNING ${columns}`);
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
-import type { TeamMember } from '../organisations/index.ts';
+import { organisationSettingsRow, settingsPatch, type TeamMember } from '../organisations/index.ts';
 import { createdTeamMember, newTeamMember, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
 
 type _memberMatches = Assert<Same<z.infer<typeof teamMember>, TeamMember>>;
@@ -47,7 +47,9 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'updateTeamMember',
     tags: [TAGS.team],
     summary: 'Enable, disable, promote or demote a user',
-    description: `${MANAGERS} Disabling a user or changing a role ends the user's tokens at once.`,
+    description:
+      `${MANAGERS} Disabling a user or changing a role ends the user's tokens at once. A user an operator disabled (\`user:disable\`) ` +
+      'can be enabled again only by an operator (403). Disabling or demoting a user suspends the API clients they created until another administrator adopts them.',
     security: bearer,
     request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The user id' }) }), body: jsonBody(Change) },
     responses: {
@@ -55,5 +57,30 @@ export function register(registry: OpenAPIRegistry): void {
       ...errors(400, 401, 403, 404, 415, 422, 429),
       409: errorResponse("Cannot remove the organisation's last administrator"),
     },
+  });
+}
+
+export function registerSettings(registry: OpenAPIRegistry): void {
+  const Settings = organisationSettingsRow.meta({ id: 'OrganisationSettings', description: "The caller's organisation's own policies" });
+  registry.registerPath({
+    method: 'get',
+    path: '/me/organisation',
+    operationId: 'getOrganisationSettings',
+    tags: [TAGS.team],
+    summary: "The caller's organisation's settings",
+    description: 'Every member may read them.',
+    security: bearer,
+    responses: { 200: json(Settings), ...errors(401, 403, 429) },
+  });
+  registry.registerPath({
+    method: 'patch',
+    path: '/me/organisation',
+    operationId: 'updateOrganisationSettings',
+    tags: [TAGS.team],
+    summary: "Change the organisation's settings",
+    description: `${MANAGERS} Send only the settings to change; the answer is every setting as it now stands.`,
+    security: bearer,
+    request: { body: jsonBody(settingsPatch) },
+    responses: { 200: json(Settings, 'Settings changed'), ...errors(400, 401, 403, 415, 422, 429) },
   });
 }

@@ -2,6 +2,7 @@ import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf } from '../auth/index.ts';
 import { newTeamMember, teamMemberChange } from './team.schemas.ts';
 import { addTeamMember, changeTeamMember, listTeam } from './team.service.ts';
@@ -17,6 +18,7 @@ export function teamRoutes(ctx: AppContext): Router {
 
   r.post('/team', ...guard, ...json, async (req, res) => {
     const created = await addTeamMember(ctx.db, principalOf(req), parseInput(newTeamMember, req.body));
+    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'team.user_created', target: `user:${created.id}`, details: { role: created.role } });
     // The temporary password is in this answer only: no cache may keep it.
     res.setHeader('Cache-Control', 'no-store');
     res.status(201).json(created);
@@ -27,7 +29,10 @@ export function teamRoutes(ctx: AppContext): Router {
     const id = String(req.params.id);
     const change = parseInput(teamMemberChange, req.body);
     if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'User not found');
-    res.json(await changeTeamMember(ctx.db, p, Number(id), change));
+    const changed = await changeTeamMember(ctx.db, p, Number(id), change);
+    // The fields asked for and where they ended: a role and a flag, nothing personal.
+    await recordAudit(ctx.db, { ...auditContext(req, p), action: 'team.user_updated', target: `user:${changed.id}`, details: { changed: Object.keys(change).sort(), role: changed.role, disabled: changed.disabled } });
+    res.json(changed);
   });
   return r;
 }

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { usernameSchema } from '../organisations/index.ts';
 
 const teamRole = z.enum(['member', 'org_admin']);
 
 export const newTeamMember = z.object({
-  username: z.string().trim().toLowerCase().min(1, 'must not be empty').max(254),
+  username: usernameSchema.meta({ description: 'NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek' }),
   email: z.email({ error: (issue) => (issue.input === undefined ? undefined : 'must be an e-mail address') }),
   role: teamRole,
 });

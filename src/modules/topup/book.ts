@@ -1,5 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { addLifetimeUnits, loyaltyBadge } from '../organisations/index.ts';
+import { recordAudit, type AuditActor } from '../audit/index.ts';
 import { addUnits } from '../wallet/index.ts';
 import * as repo from './topup.repository.ts';
 import type { TopupRow } from './topup.schemas.ts';
@@ -22,7 +23,7 @@ export class RetiredOrganisation extends Error {
  */
 export async function bookCredit(
   tx: CommonQueryMethods,
-  c: { claimed: TopupRow; recipients: string[]; now: Date; details: Record<string, unknown> },
+  c: { claimed: TopupRow; recipients: string[]; now: Date; details: Record<string, unknown>; by?: AuditActor },
 ) {
   const { claimed } = c;
   // The organisation row is locked from here to COMMIT, so a retirement either committed before
@@ -58,5 +59,14 @@ export async function bookCredit(
     details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, ...c.details },
   });
   if (!moved) throw new Error(`no wallet for organisation ${claimed.org_id}`);
+  // Last before COMMIT, after the wallet: every transaction takes the wallet row before the audit
+  // chain's head, so the two locks are never waited for in opposite orders.
+  await recordAudit(tx, {
+    orgId: claimed.org_id,
+    actor: c.by ?? 'system',
+    action: 'topup.credited',
+    target: claimed.reference,
+    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, ...c.details },
+  });
   return { moved, outboxId };
 }

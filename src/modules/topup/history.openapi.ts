@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, listEnvelope, listParams, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { topupView } from './history.schemas.ts';
+import { TOPUP_CSV_COLUMNS, topupView } from './history.schemas.ts';
 import { topupStatus } from './topup.schemas.ts';
 
 export function register(registry: OpenAPIRegistry): void {
@@ -11,12 +11,20 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'listTopups',
     tags: [TAGS.history],
     summary: "The organisation's top-ups",
-    description: 'Organisation administrators only. Newest first, a page at a time.',
+    description:
+      'Organisation administrators only. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV ' +
+      '(`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).',
     security: bearer,
     request: { query: z.object({ status: topupStatus.optional().meta({ description: 'Only top-ups in this status' }), ...listParams }) },
     responses: {
-      200: json(listEnvelope(Topup).meta({ id: 'TopupPage' }), 'A page of top-ups'),
-      ...errors(401, 422, 429),
+      200: {
+        description: 'A page of top-ups (JSON), or the whole range (CSV)',
+        content: {
+          'application/json': { schema: listEnvelope(Topup).meta({ id: 'TopupPage' }) },
+          'text/csv': { schema: z.string().meta({ description: `Columns: ${TOPUP_CSV_COLUMNS.join(', ')}; RFC 4180, CRLF line ends; amounts in kobo` }) },
+        },
+      },
+      ...errors(401, 406, 422, 429),
       400: errorResponse('A filter, limit or cursor breaks a rule'),
       403: errorResponse('The caller is not an organisation administrator'),
     },

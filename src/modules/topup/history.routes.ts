@@ -1,14 +1,26 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
+import { sendCsv, wantsCsv } from '../../lib/csv-export.ts';
 import { parseInput } from '../../lib/http.ts';
 import { principalOf } from '../auth/index.ts';
-import { getTopup, listTopups } from './history.ts';
-import { topupListQuery } from './history.schemas.ts';
+import { getTopup, listTopups, streamTopupCsv, TOPUP_CSV_HEADER } from './history.ts';
+import { topupFilters, topupListQuery } from './history.schemas.ts';
 
 export function topupHistoryRoutes(ctx: AppContext): Router {
   const r = Router();
   r.get('/topups', ctx.authenticate, ctx.rateLimit, async (req, res) => {
-    res.json(await listTopups(ctx.db, principalOf(req), parseInput(topupListQuery, req.query)));
+    if (!wantsCsv(req)) {
+      res.json(await listTopups(ctx.db, principalOf(req), parseInput(topupListQuery, req.query)));
+      return;
+    }
+    const csv = streamTopupCsv(ctx.exportDb, principalOf(req), parseInput(topupFilters, req.query));
+    const release = await ctx.csvExports.take(csv.orgId);
+    try {
+      const file = { filename: `topups-${csv.orgId}.csv`, header: TOPUP_CSV_HEADER, stream: csv.stream };
+      await sendCsv({ logger: ctx.logger, limits: ctx.csvExports.limits }, res, file, { orgId: csv.orgId, list: 'topups' });
+    } finally {
+      release();
+    }
   });
   r.get('/topups/:reference', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     res.json(await getTopup(ctx.db, principalOf(req), String(req.params.reference)));

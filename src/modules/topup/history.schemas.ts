@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
 import { topupStatus } from './topup.schemas.ts';
 
-export const topupListQuery = z.object({
+/** The filters of GET /topups, JSON and CSV alike. */
+export const topupFilters = z.object({
   status: z.enum(topupStatus.options, `status must be one of ${topupStatus.options.join(', ')}`).optional(),
   from: dayParam('from').optional(),
   to: dayParam('to').optional(),
-  limit: limitParam,
-  cursor: cursorParam,
 });
+export type TopupFilters = z.infer<typeof topupFilters>;
+
+export const topupListQuery = topupFilters.extend({ limit: limitParam, cursor: cursorParam });
 export type TopupListQuery = z.infer<typeof topupListQuery>;
 
 const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
@@ -47,3 +49,6 @@ export const topupView = z.object({
   credited_at: z.string().nullable().meta({ description: 'When the wallet was credited; null until then' }),
 });
 export type TopupView = z.infer<typeof topupView>;
+
+/** The CSV export's columns: a top-up's fields in their JSON order. */
+export const TOPUP_CSV_COLUMNS = Object.keys(topupView.shape) as (keyof TopupView)[];

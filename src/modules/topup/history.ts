@@ -1,14 +1,14 @@
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
-import { decodeCursor, encodeCursor, lagosRange, pageOf } from '../../lib/pagination.ts';
+import { cursorTimestamp, decodeCursor, encodeCursor, lagosRange, pageOf } from '../../lib/pagination.ts';
 import { requireOrgAdmin, type Principal } from '../auth/index.ts';
-import { findTopupView, listTopupPage } from './history.repository.ts';
-import type { TopupHistoryRow, TopupListQuery, TopupView } from './history.schemas.ts';
+import { findTopupView, listTopupPage, streamTopupCsvLines } from './history.repository.ts';
+import { TOPUP_CSV_COLUMNS, type TopupFilters, type TopupHistoryRow, type TopupListQuery, type TopupView } from './history.schemas.ts';
 import { TOPUP_REFERENCE } from './topup.schemas.ts';
 
 const SCOPE = 'topups';
-const cursorShape = z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().regex(TOPUP_REFERENCE)]);
+const cursorShape = z.tuple([cursorTimestamp, z.string().regex(TOPUP_REFERENCE)]);
 
 function view(r: TopupHistoryRow): TopupView {
   return {
@@ -49,4 +49,13 @@ export async function getTopup(db: DatabasePool, principal: Principal, reference
   if (!row) throw new AppError('not_found', 'Top-up reference not found');
   if (row.org_id !== orgId) throw new AppError('forbidden', 'This top-up belongs to another organisation');
   return view(row);
+}
+
+export const TOPUP_CSV_HEADER = `${TOPUP_CSV_COLUMNS.join(',')}\r\n`;
+
+/** GET /topups as CSV: the whole filtered range, newest first, streamed from `db` (the export pool). */
+export function streamTopupCsv(db: DatabasePool, principal: Principal, q: TopupFilters) {
+  const orgId = requireOrgAdmin(principal);
+  const filter = { orgId, ...(q.status ? { status: q.status } : {}), range: lagosRange(q.from, q.to) };
+  return { orgId, stream: (onStream: (rows: NodeJS.ReadableStream) => void) => streamTopupCsvLines(db, filter, onStream) };
 }

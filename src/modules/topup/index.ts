@@ -13,3 +13,4 @@ export { topupRoutes } from './topup.routes.ts';
 export { topupHistoryRoutes } from './history.routes.ts';
 export { webhookRoutes } from './webhook.routes.ts';
 export { lastCreditedTopups, type LastTopup } from './latest.ts';
+export { resealOutbox, sealedOutboxCounts } from './reseal.ts';

@@ -12,7 +12,10 @@ import { TOPUP_REFERENCE } from './topup.schemas.ts';
  * never here: the processor only needs a quick 200, and the job re-verifies the charge anyway.
  */
 export async function receiveProcessorEvent(deps: TopupDeps, rawBody: Buffer, signature: string | undefined, requestId?: string): Promise<void> {
-  if (!verifyPaystackSignature(rawBody, signature, deps.config.PAYSTACK_SECRET_KEY)) {
+  // During a change of processor key, events signed with the key being replaced still count.
+  const c = deps.config;
+  const signed = verifyPaystackSignature(rawBody, signature, c.PAYSTACK_SECRET_KEY) || (c.PAYSTACK_SECRET_KEY_PREVIOUS !== '' && verifyPaystackSignature(rawBody, signature, c.PAYSTACK_SECRET_KEY_PREVIOUS));
+  if (!signed) {
     throw new AppError('unauthorized', 'Invalid signature');
   }
   let json: unknown;

@@ -1,6 +1,8 @@
+import type { CommonQueryMethods } from 'slonik';
 import { ProcessorError, type Refund } from '../../adapters/payment-processor/paystack.ts';
 import { AppError, describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { recordAudit } from '../audit/index.ts';
 import type { TopupDeps } from './deps.ts';
 import * as troubled from './troubled.repository.ts';
 
@@ -94,7 +96,12 @@ async function send(deps: OperatorDeps, row: troubled.RefundRow): Promise<Refund
 
 async function record(deps: OperatorDeps, row: troubled.RefundRow, refund: Refund): Promise<RefundAnswer> {
   if (refund.status === 'processed') {
-    await settle(deps, row, { status: 'refunded', refund, error: null });
+    // The refund and its event commit together; a rerun finds it refunded and records nothing more.
+    await deps.db.transaction(async (tx) => {
+      if (!(await settle({ ...deps, db: tx }, row, { status: 'refunded', refund, error: null }))) return;
+      // An operator's command or the refund reconciliation sweep found it: the money went back either way.
+      await recordAudit(tx, { orgId: row.org_id, actor: 'system', action: 'topup.refunded', target: row.reference, details: { refund_id: refund.id, amount: refund.amountKobo } });
+    });
     deps.metrics.topups.inc({ state: 'refunded' });
     deps.logger.info({ reference: row.reference, orgId: row.org_id, refundId: refund.id }, 'top-up refunded');
   } else if (refund.status === 'failed') {
@@ -105,7 +112,7 @@ async function record(deps: OperatorDeps, row: troubled.RefundRow, refund: Refun
   return answerOf((await troubled.findRefundRow(deps.db, row.reference)) ?? row);
 }
 
-function settle(deps: OperatorDeps, row: troubled.RefundRow, s: { status: 'refunded' | 'refunding' | 'refund_due'; refund: Refund | null; error: string | null }) {
+function settle(deps: { db: CommonQueryMethods; clock: OperatorDeps['clock'] }, row: troubled.RefundRow, s: { status: 'refunded' | 'refunding' | 'refund_due'; refund: Refund | null; error: string | null }) {
   return troubled.settleRefund(deps.db, {
     reference: row.reference,
     status: s.status,

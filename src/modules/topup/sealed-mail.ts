@@ -6,15 +6,17 @@ import * as repo from './topup.repository.ts';
 /** An e-mail another module has rendered whole; it goes through the receipts' outbox, sealed. */
 export const sealedMail = z.object({ to: z.string(), subject: z.string(), text: z.string() });
 export type SealedMail = z.infer<typeof sealedMail>;
+export type SealedMailKind = 'password_reset_email' | 'low_balance_email';
 
 // The associated data binds the ciphertext to its row, so a body copied onto another row does not open.
-const aad = (dedupeKey: string) => `outbox:${dedupeKey}`;
+export const sealedMailAad = (dedupeKey: string) => `outbox:${dedupeKey}`;
+const aad = sealedMailAad;
 
 /**
  * Queues the mail in the caller's transaction; the caller enqueues `outbox.deliver` after commit
  * (the outbox sweep sends it if that enqueue is lost).
  */
-export async function queueSealedMail(db: CommonQueryMethods, ring: KeyRing, m: { kind: 'password_reset_email'; dedupeKey: string; mail: SealedMail }): Promise<number> {
+export async function queueSealedMail(db: CommonQueryMethods, ring: KeyRing, m: { kind: SealedMailKind; dedupeKey: string; mail: SealedMail }): Promise<number> {
   const sealed = sealJson(ring, m.mail, aad(m.dedupeKey));
   return repo.insertSealedMail(db, { kind: m.kind, dedupeKey: m.dedupeKey, keyId: sealed.keyId, body: sealed.data });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { paystackEventSchema } from '../../adapters/payment-processor/webhook.ts';
 import { bearer, errorResponse, errors, formBody, json, jsonBody, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { initializeForm, initializeResponse, TOPUP_REFERENCE, verifyForm, verifyResponse } from './topup.schemas.ts';
+import { initializeForm, initializeResponse, TOPUP_REFERENCE, topupPrice, verifyForm, verifyResponse } from './topup.schemas.ts';
 
 const pendingError = z
   .object({ detail: z.string(), reference: z.string().regex(TOPUP_REFERENCE) })
@@ -39,6 +39,23 @@ export function register(registry: OpenAPIRegistry): void {
     responses: {
       200: json(initializeResponse.meta({ id: 'TopupInitialization' }), 'Payment link created'),
       ...errors(401, 415, 422, 429, 502),
+      400: errorResponse('units is not a positive multiple of 100 or is below the minimum'),
+      403: errorResponse('The caller is not an organisation administrator'),
+    },
+  });
+
+  registry.registerPath({
+    method: 'get',
+    path: '/topup/quote',
+    operationId: 'quoteTopup',
+    tags: [TAGS.topup],
+    summary: 'Price a top-up without starting it',
+    description: 'Organisation administrators only. The same breakdown /topup/initialize would answer for these units; nothing is created.',
+    security: bearer,
+    request: { query: z.object({ units: z.string().regex(/^\d+$/).meta({ description: 'Units, a multiple of 100 at or above the minimum', example: '500' }) }) },
+    responses: {
+      200: json(topupPrice.extend({ currency: z.literal('NGN') }).meta({ id: 'TopupQuote' }), 'The price'),
+      ...errors(401, 422, 429),
       400: errorResponse('units is not a positive multiple of 100 or is below the minimum'),
       403: errorResponse('The caller is not an organisation administrator'),
     },

@@ -31,7 +31,24 @@ export function pricingRulesFrom(c: Config): PricingRules {
 // ---------------------------------------------------------------------------------------------
 // POST /topup/initialize
 
-export async function initializeTopup(deps: TopupDeps, principal: Principal, units: number): Promise<InitializeResponse> {
+/** GET /topup/quote: what a top-up of this many units would cost, computed as initialize computes it; nothing is written. */
+export async function quoteTopup(deps: Pick<TopupDeps, 'db' | 'clock' | 'config'>, principal: Principal, units: number) {
+  const orgId = requireOrgAdmin(principal);
+  const org = await requireOrganisation(deps.db, orgId);
+  const invalid = validateTopupUnits(units, org.min_topup_units);
+  if (invalid) throw new AppError('bad_request', invalid);
+  const price = computeTopupPrice(
+    { units, unitCostKobo: org.unit_cost_kobo, tenancy: org.tenancy, affiliate: org.affiliate, now: deps.clock.now() },
+    pricingRulesFrom(deps.config),
+  );
+  return { ...price, currency: CURRENCY };
+}
+
+/**
+ * `returnUrl`: where the processor sends the payer back. The portal's top-ups carry their own (the
+ * portal's page that waits for the credit); an API caller's use PAYSTACK_CALLBACK_URL.
+ */
+export async function initializeTopup(deps: TopupDeps, principal: Principal, units: number, opts: { returnUrl?: string } = {}): Promise<InitializeResponse> {
   const orgId = requireOrgAdmin(principal);
   const org = await requireOrganisation(deps.db, orgId);
   const invalid = validateTopupUnits(units, org.min_topup_units);
@@ -70,7 +87,7 @@ export async function initializeTopup(deps: TopupDeps, principal: Principal, uni
       reference,
       currency: CURRENCY,
       metadata: { org: orgId, units, reference },
-      callbackUrl: deps.config.PAYSTACK_CALLBACK_URL || undefined,
+      callbackUrl: opts.returnUrl ?? (deps.config.PAYSTACK_CALLBACK_URL || undefined),
     });
   } catch (err) {
     if (!(err instanceof ProcessorError)) throw err;

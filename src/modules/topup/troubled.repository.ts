@@ -62,14 +62,15 @@ export async function claimRefund(db: CommonQueryMethods, reference: string, at:
 export async function settleRefund(
   db: CommonQueryMethods,
   s: { reference: string; status: 'refunded' | 'refunding' | 'refund_due'; refundId: string | null; refundStatus: string | null; amount: number | null; error: string | null; at: Date },
-): Promise<void> {
+): Promise<boolean> {
   const refundedAt = s.status === 'refunded' ? sql.fragment`${sql.timestamp(s.at)}` : sql.fragment`NULL`;
-  await db.query(sql.unsafe`
+  const r = await db.query(sql.unsafe`
     UPDATE topups
     SET status = ${s.status}, refund_id = coalesce(${s.refundId}, refund_id), refund_status = coalesce(${s.refundStatus}, refund_status),
         refund_amount = coalesce(${s.amount}, refund_amount), refund_error = ${s.error}, refunded_at = ${refundedAt},
         last_checked_at = ${sql.timestamp(s.at)}
     WHERE reference = ${s.reference} AND status = 'refunding'`);
+  return r.rowCount === 1;
 }
 
 /** Claimed refunds old enough that no command is still sending them, least recently checked first. */

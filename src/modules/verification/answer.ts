@@ -5,10 +5,12 @@ import { openJson } from '../../lib/crypto.ts';
 import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import type { Answer } from './idempotency.ts';
+import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import * as repo from './verification.repository.ts';
 import type { VerificationRow } from './verification.schemas.ts';
+import { isVninRefusal, rowByVnin, VNIN_FAILED, vninRefused } from './vnin.ts';
 
 export type { Answer };
 
@@ -20,6 +22,7 @@ export const UPSTREAM_CIRCUIT_OPEN = 'Identity authority is failing; verificatio
 export const STILL_PENDING = 'Verification still in progress; requery with the reference_id';
 export const RECORD_EXPIRED = 'Record has expired and was erased under the retention policy';
 export const UNKNOWN_REFERENCE = 'Unknown reference_id';
+export const ACCEPTED_ASYNC = 'Verification accepted; requery with the reference_id';
 
 /** How a stored verification is answered, by the verification call itself or by a requery. */
 export function answerOf(deps: { config: Config; clock: Clock }, row: VerificationRow, style: 'verify' | 'requery'): Answer {
@@ -30,14 +33,18 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
   switch (row.status) {
     case 'found': {
       if (!row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);
-      const record = openJson<PersonRecord>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref);
-      const data = { ...record, reference_id: ref };
+      const kept = openJson<PersonRecord | MatchOutcome>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref);
+      // A match-only verification kept its comparison alone; a lookup, the record.
+      const data = row.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref };
       return style === 'verify'
         ? { status: 200, body: { data } }
-        : { status: 200, body: { status: 'success', message: 'Record retrieved successfully', data } };
+        : { status: 200, body: { status: 'success', message: 'Record retrieved successfully', data, consent: row.consent ?? null } };
     }
     case 'not_found':
-      throw new AppError('not_found', row.mode === 'nin' ? NIN_NOT_FOUND : RECORD_NOT_FOUND);
+      // A vNIN refusal keeps its code, whichever mode looked the token up.
+      if (isVninRefusal(row.failure_code)) throw vninRefused(row.failure_code);
+      if (row.mode === 'vnin') throw vninRefused('vnin_not_found');
+      throw new AppError('not_found', row.mode === 'nin' || row.mode === 'match' ? NIN_NOT_FOUND : RECORD_NOT_FOUND);
     case 'failed':
       if (row.failure_code === 'queue_unavailable') {
         throw new AppError('unavailable', QUEUE_UNAVAILABLE, { extra: { reference_id: ref, code: row.failure_code } });
@@ -48,9 +55,9 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       if (row.failure_code === 'upstream_rate_limited') {
         throw new AppError('unavailable', UPSTREAM_RATE_LIMITED, { extra: { reference_id: ref, code: row.failure_code } });
       }
-      throw new AppError('upstream_failed', UPSTREAM_FAILED, { extra: { reference_id: ref, code: row.failure_code ?? 'upstream_unavailable' } });
+      throw new AppError('upstream_failed', rowByVnin(deps.config.encryptionKeys, row) ? VNIN_FAILED : UPSTREAM_FAILED, { extra: { reference_id: ref, code: row.failure_code ?? 'upstream_unavailable' } });
     case 'pending':
-      if (style === 'requery') return { status: 202, body: { status: 'pending', message: 'Verification still in progress', reference_id: ref } };
+      if (style === 'requery') return { status: 202, body: { status: 'pending', message: 'Verification still in progress', reference_id: ref, consent: row.consent ?? null } };
       throw new AppError('timeout', STILL_PENDING, { extra: { reference_id: ref } });
   }
 }
@@ -61,5 +68,13 @@ export async function requery(deps: { db: DatabasePool; config: Config; clock: C
   const row = await repo.findVerification(deps.db, referenceId, orgId);
   // Another organisation's reference reads exactly like an unknown one.
   if (!row) throw new AppError('not_found', UNKNOWN_REFERENCE);
+  // An asynchronous (or batch) verification: 202 as when it was accepted while it waits, then
+  // exactly what the verification call would have answered.
+  if (row.delivery !== 'sync') {
+    if (row.status === 'pending' && row.expires_at.getTime() > deps.clock.now().getTime()) {
+      return { status: 202, body: { status: 'pending', message: ACCEPTED_ASYNC, reference_id: referenceId } };
+    }
+    return answerOf(deps, row, 'verify');
+  }
   return answerOf(deps, row, 'requery');
 }

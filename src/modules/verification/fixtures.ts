@@ -1,3 +1,4 @@
+import type { VninRefusal } from '../../adapters/identity-authority/index.ts';
 import type { PersonRecord } from './person.ts';
 
 /**
@@ -8,7 +9,7 @@ export const FIXTURE_NINS = ['12345678901', '12345678902', '99999999999'] as con
 
 export type FixtureNin = (typeof FIXTURE_NINS)[number];
 
-export type FixtureOutcome = { kind: 'found'; record: PersonRecord } | { kind: 'not_found' };
+export type FixtureOutcome = { kind: 'found'; record: PersonRecord } | { kind: 'not_found'; refusal?: VninRefusal };
 
 /** A real 8x8 baseline JPEG (310 bytes): integrators decode the placeholder, so it must be valid. */
 const FIXTURE_JPEG_BASE64 =
@@ -70,4 +71,25 @@ export function fixtureOutcome(nin: string): FixtureOutcome | null {
 
 export function isFixtureNin(nin: string): nin is FixtureNin {
   return (FIXTURE_NINS as readonly string[]).includes(nin);
+}
+
+/**
+ * Reserved test-mode vNINs (README: vNIN): the full fixture person (the authority giving the NIN),
+ * the sparse one as a vNIN answer without a NIN, and two refusals.
+ */
+export const FIXTURE_VNINS = ['AA000000000001ZZ', 'AA000000000002ZZ', 'AA000000000009ZZ', 'AA000000000008ZZ'] as const;
+
+export function fixtureVninOutcome(vnin: string): FixtureOutcome | null {
+  switch (vnin) {
+    case 'AA000000000001ZZ':
+      return { kind: 'found', record: { ...FULL_RECORD, transaction_id: 'FIXTURE-TXN-VNIN-0001' } };
+    case 'AA000000000002ZZ':
+      return { kind: 'found', record: { ...SPARSE_RECORD, nin: '', transaction_id: 'FIXTURE-TXN-VNIN-0002' } };
+    case 'AA000000000009ZZ':
+      return { kind: 'not_found', refusal: 'vnin_not_found' };
+    case 'AA000000000008ZZ':
+      return { kind: 'not_found', refusal: 'vnin_expired' };
+    default:
+      return null;
+  }
 }

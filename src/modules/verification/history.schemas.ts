@@ -1,16 +1,54 @@
 import { z } from 'zod';
 import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
-import { MODES, REFERENCE_RE, STATUSES } from './verification.schemas.ts';
+import { DELIVERIES, MODES, REFERENCE_RE, STATUSES } from './verification.schemas.ts';
 
-export const verificationListQuery = z.object({
+/**
+ * `mode=` filters on how the verification was asked for (sync, async, batch); the lookup's kinds
+ * (nin, vnin, phone, demography, match) are accepted there too, as before `kind` existed: the two
+ * sets of names do not overlap.
+ */
+const MODE_FILTERS = [...DELIVERIES, ...MODES] as const;
+export const BATCH_ID_RE = /^BAT-[A-Z0-9]{12}$/;
+
+/** The filters of GET /verifications, JSON and CSV alike. */
+export const verificationFilters = z.object({
   status: z.enum(STATUSES, `status must be one of ${STATUSES.join(', ')}`).optional(),
-  mode: z.enum(MODES, `mode must be one of ${MODES.join(', ')}`).optional(),
+  mode: z.enum(MODE_FILTERS, `mode must be one of ${MODE_FILTERS.join(', ')}`).optional(),
+  kind: z.enum(MODES, `kind must be one of ${MODES.join(', ')}`).optional(),
+  delivery: z.enum(DELIVERIES, `delivery must be one of ${DELIVERIES.join(', ')}`).optional(),
+  batch_id: z.string().regex(BATCH_ID_RE, 'batch_id must be BAT- and 12 letters or digits').optional(),
   from: dayParam('from').optional(),
   to: dayParam('to').optional(),
-  limit: limitParam,
-  cursor: cursorParam,
 });
+export type VerificationFilters = z.infer<typeof verificationFilters>;
+
+export const verificationListQuery = verificationFilters.extend({ limit: limitParam, cursor: cursorParam });
 export type VerificationListQuery = z.infer<typeof verificationListQuery>;
+
+/** The CSV export's columns: a summary's fields, the API client and the consent flattened into columns of their own. */
+export const VERIFICATION_CSV_COLUMNS = [
+  'reference_id',
+  'mode',
+  'kind',
+  'batch_id',
+  'reason',
+  'status',
+  'charged',
+  'fixture',
+  'username',
+  'api_client_id',
+  'api_client_name',
+  'consent_obtained_at',
+  'consent_channel',
+  'consent_notice_version',
+  'created_at',
+] as const;
+
+/** Who asked, when an API client did: its public id and its name (never its secret). */
+export const apiClientRef = z.object({
+  client_id: z.string().meta({ example: 'cli_0f3c9a7d21b4e8c6a1b2c3d4' }),
+  name: z.string().meta({ example: 'KYC backend' }),
+});
 
 /**
  * What the history shows of a verification: who asked, why, how it ended and whether it was
@@ -18,17 +56,27 @@ export type VerificationListQuery = z.infer<typeof verificationListQuery>;
  */
 export const verificationSummary = z.object({
   reference_id: z.string().regex(REFERENCE_RE).meta({ example: 'REF-7K2M9Q4XD1AB' }),
-  mode: z.enum(MODES),
+  mode: z.enum(DELIVERIES).meta({ description: 'How it was asked for: sync (answered in the request), async (Prefer: respond-async) or batch' }),
+  kind: z.enum(MODES).meta({ description: 'What was looked up: nin, vnin, phone, demography or match' }),
+  delivery: z.enum(DELIVERIES).meta({ description: 'The same as mode (kept for clients written against the first asynchronous release)' }),
+  batch_id: z.string().nullable().meta({ description: 'The batch a batch row belongs to; null otherwise', example: null }),
   reason: z.string().meta({ example: 'corporate' }),
   status: z.enum(STATUSES).meta({ description: 'expired: the stored record was erased after the retention period' }),
   charged: z.boolean().meta({ description: 'True when this verification debited a unit' }),
   fixture: z.boolean().meta({ description: 'A fixture NIN (test mode): never charged' }),
-  username: z.string().meta({ description: 'The user of the organisation who asked' }),
+  username: z.string().nullable().meta({ description: 'The user of the organisation who asked; null when an API client asked' }),
+  api_client: apiClientRef.nullable().meta({ description: 'The API client that asked; null when a user asked' }),
+  consent: z
+    .object({ obtained_at: z.string(), channel: z.string(), notice_version: z.string() })
+    .nullable()
+    .meta({ description: 'The consent statement sent with the verification, or null' }),
   created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
 });
 export type VerificationSummary = z.infer<typeof verificationSummary>;
 
-export const verificationSummaryRow = verificationSummary.extend({
+export const verificationSummaryRow = verificationSummary.omit({ api_client: true }).extend({
+  client_id: z.string().nullable(),
+  client_name: z.string().nullable(),
   created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
   /** created_at to the microsecond, as text: the cursor must name the row exactly. */
   created_key: z.string(),

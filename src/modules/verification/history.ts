@@ -1,14 +1,43 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor, lagosRange, pageOf } from '../../lib/pagination.ts';
+import { cursorTimestamp, decodeCursor, encodeCursor, lagosRange, pageOf } from '../../lib/pagination.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
-import { verificationSummaryRow, type VerificationListQuery, type VerificationSummary } from './history.schemas.ts';
-import { REFERENCE_RE } from './verification.schemas.ts';
+import {
+  VERIFICATION_CSV_COLUMNS,
+  verificationSummaryRow,
+  type VerificationFilters,
+  type VerificationListQuery,
+  type VerificationSummary,
+} from './history.schemas.ts';
+import { csvInstant, csvLine, csvName, csvText, streamCsvLines } from '../../lib/csv-sql.ts';
+import { DELIVERIES, REFERENCE_RE } from './verification.schemas.ts';
 
 const SCOPE = 'verifications';
-const cursorShape = z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().regex(REFERENCE_RE)]);
+const cursorShape = z.tuple([cursorTimestamp, z.string().regex(REFERENCE_RE)]);
+
+function filterParts(orgId: number, q: VerificationFilters) {
+  const range = lagosRange(q.from, q.to);
+  const parts = [sql.fragment`v.org_id = ${orgId}`];
+  if (q.status) parts.push(sql.fragment`v.status = ${q.status}`);
+  // `mode=sync|async|batch` filters on the delivery; a lookup kind there filters on the kind.
+  if (q.mode) parts.push((DELIVERIES as readonly string[]).includes(q.mode) ? sql.fragment`v.delivery = ${q.mode}` : sql.fragment`v.mode = ${q.mode}`);
+  if (q.kind) parts.push(sql.fragment`v.mode = ${q.kind}`);
+  if (q.delivery) parts.push(sql.fragment`v.delivery = ${q.delivery}`);
+  if (q.batch_id) parts.push(sql.fragment`v.batch_id = ${q.batch_id}`);
+  if (range.since) parts.push(sql.fragment`v.created_at >= ${sql.timestamp(range.since)}`);
+  if (range.before) parts.push(sql.fragment`v.created_at < ${sql.timestamp(range.before)}`);
+  return parts;
+}
+
+const withActor = sql.fragment`
+  verifications v
+  LEFT JOIN users u ON u.id = v.user_id
+  LEFT JOIN api_clients c ON c.id = v.api_client_id`;
+const charged = sql.fragment`EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.kind = 'verification' AND t.reference = v.reference_id)`;
 
 /**
+ * Every verification of the organisation, whoever asked: a user (users row) or an API client
+ * (api_clients row, retired ones too); exactly one of the two is set (verifications_one_actor).
  * Newest first by (created_at, reference_id), served by verifications_org_idx. `charged` is read
  * from the ledger, not from the status: once a record is erased its status is `expired`, but its
  * debit line stays (found through the one-debit unique index).
@@ -17,19 +46,13 @@ async function listPage(
   db: CommonQueryMethods,
   f: { orgId: number; q: VerificationListQuery; after?: readonly [string, string]; limit: number },
 ) {
-  const { orgId, q } = f;
-  const range = lagosRange(q.from, q.to);
-  const parts = [sql.fragment`v.org_id = ${orgId}`];
-  if (q.status) parts.push(sql.fragment`v.status = ${q.status}`);
-  if (q.mode) parts.push(sql.fragment`v.mode = ${q.mode}`);
-  if (range.since) parts.push(sql.fragment`v.created_at >= ${sql.timestamp(range.since)}`);
-  if (range.before) parts.push(sql.fragment`v.created_at < ${sql.timestamp(range.before)}`);
+  const parts = filterParts(f.orgId, f.q);
   if (f.after) parts.push(sql.fragment`(v.created_at, v.reference_id) < (${f.after[0]}::timestamptz, ${f.after[1]})`);
   return db.any(sql.type(verificationSummaryRow)`
-    SELECT v.reference_id, v.mode, v.reason, v.status, v.fixture, u.username, v.created_at,
-           EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.kind = 'verification' AND t.reference = v.reference_id) AS charged,
+    SELECT v.reference_id, v.delivery AS mode, v.mode AS kind, v.delivery, v.batch_id, v.reason, v.status, v.fixture, u.username, c.client_id, c.name AS client_name, v.consent, v.created_at,
+           ${charged} AS charged,
            to_char(v.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key
-    FROM verifications v JOIN users u ON u.id = v.user_id
+    FROM ${withActor}
     WHERE ${sql.join(parts, sql.fragment` AND `)}
     ORDER BY v.created_at DESC, v.reference_id DESC
     LIMIT ${f.limit}`);
@@ -49,13 +72,54 @@ export async function listVerifications(
     data: page.data.map((r) => ({
       reference_id: r.reference_id,
       mode: r.mode,
+      kind: r.kind,
+      delivery: r.delivery,
+      batch_id: r.batch_id,
       reason: r.reason,
       status: r.status,
       charged: r.charged,
       fixture: r.fixture,
       username: r.username,
+      api_client: r.client_id === null ? null : { client_id: r.client_id, name: r.client_name ?? '' },
+      consent: r.consent,
       created_at: r.created_at,
     })),
     next_cursor: page.next,
+  };
+}
+
+const csvField: Record<(typeof VERIFICATION_CSV_COLUMNS)[number], ReturnType<typeof sql.fragment>> = {
+  reference_id: sql.fragment`v.reference_id`,
+  mode: csvText(sql.fragment`v.delivery`),
+  kind: csvText(sql.fragment`v.mode`),
+  batch_id: csvText(sql.fragment`v.batch_id`),
+  reason: csvText(sql.fragment`v.reason`),
+  status: csvText(sql.fragment`v.status`),
+  charged: sql.fragment`${charged}::text`,
+  fixture: sql.fragment`v.fixture::text`,
+  username: csvName(sql.fragment`u.username`),
+  api_client_id: csvText(sql.fragment`c.client_id`),
+  api_client_name: csvName(sql.fragment`c.name`),
+  consent_obtained_at: csvText(sql.fragment`v.consent->>'obtained_at'`),
+  consent_channel: csvName(sql.fragment`v.consent->>'channel'`),
+  consent_notice_version: csvName(sql.fragment`v.consent->>'notice_version'`),
+  created_at: csvInstant(sql.fragment`v.created_at`),
+};
+
+export const VERIFICATION_CSV_HEADER = `${VERIFICATION_CSV_COLUMNS.join(',')}\r\n`;
+
+/** GET /verifications as CSV: the whole filtered range, newest first, streamed from `db` (the export pool). */
+export function streamVerificationCsv(db: DatabasePool, principal: Principal, q: VerificationFilters) {
+  const orgId = requireOrgMember(principal);
+  const parts = filterParts(orgId, q);
+  return {
+    orgId,
+    stream: (onStream: (rows: NodeJS.ReadableStream) => void) =>
+      streamCsvLines(
+        db,
+        csvLine(VERIFICATION_CSV_COLUMNS, csvField),
+        sql.fragment`FROM ${withActor} WHERE ${sql.join(parts, sql.fragment` AND `)} ORDER BY v.created_at DESC, v.reference_id DESC`,
+        onStream,
+      ),
   };
 }

@@ -22,6 +22,7 @@ export const DIFFERENT_REQUEST = 'Idempotency-Key was used with a different requ
 
 export type Answer = { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
 
+/** keyId: the key the request fingerprint is computed with (the answer is sealed with the active key). */
 export type Claim = { orgId: number; key: string; endpoint: string; requestHash: string; keyId: string };
 
 export function parseIdempotencyKey(value: string | undefined): string | null {
@@ -69,7 +70,7 @@ function sameHash(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-const aad = (orgId: number, key: string) => `idempotency:${orgId}:${key}`;
+export const aad = (orgId: number, key: string) => `idempotency:${orgId}:${key}`;
 
 export type ClaimResult =
   | { kind: 'claimed'; claim: Claim }
@@ -102,7 +103,7 @@ export async function claimKey(
   const existing = claimOf(ring, c, row);
   if (!sameHash(existing.requestHash, row.request_hash)) throw new AppError('conflict', DIFFERENT_REQUEST);
   if (row.status_code !== null && row.response_enc) {
-    const body = openJson<Record<string, unknown>>(ring, { keyId: existing.keyId, data: row.response_enc }, aad(c.orgId, c.key));
+    const body = openJson<Record<string, unknown>>(ring, { keyId: row.key_id ?? existing.keyId, data: row.response_enc }, aad(c.orgId, c.key));
     return { kind: 'replay', answer: { status: row.status_code, body, headers: { 'Idempotent-Replayed': 'true' } } };
   }
   if (row.reference_id) return { kind: 'linked', claim: existing, referenceId: row.reference_id };
@@ -111,7 +112,7 @@ export async function claimKey(
 
 /** The stored claim, with this request's hash recomputed under the key the claim was hashed with. */
 function claimOf(ring: KeyRing, c: { orgId: number; key: string; endpoint: string; body: unknown }, row: IdempotencyRow): Claim {
-  const keyId = row.key_id ?? ring[0]!.id;
+  const keyId = row.hash_key_id ?? row.key_id ?? ring[0]!.id;
   return { orgId: c.orgId, key: c.key, endpoint: c.endpoint, keyId, requestHash: requestHash(ring, keyId, c.endpoint, c.body) };
 }
 
@@ -121,14 +122,14 @@ export function isFinal(status: number): boolean {
 }
 
 export async function storeAnswer(db: CommonQueryMethods, ring: KeyRing, claim: Claim, answer: Answer): Promise<void> {
-  const sealed = sealJson([keyEntry(ring, claim.keyId)], answer.body, aad(claim.orgId, claim.key));
+  const sealed = sealJson(ring, answer.body, aad(claim.orgId, claim.key));
   await repo.storeIdempotentResponse(db, {
     orgId: claim.orgId,
     key: claim.key,
     requestHash: claim.requestHash,
     statusCode: answer.status,
     responseEnc: sealed.data,
-    keyId: claim.keyId,
+    keyId: sealed.keyId,
   });
 }
 

@@ -3,7 +3,27 @@ export { verificationRoutes } from './verification.routes.ts';
 export { verificationHistoryRoutes } from './history.routes.ts';
 export { releaseLookupSlot, runLookup, type AuthorityGuards } from './lookup.job.ts';
 export { createInlineLookup } from './inline-lookup.ts';
+export { enqueueBackgroundLookup, RetryLater, RETRY_MAX_DELAY_MS, type BackgroundPayload, type Delivery } from './background.ts';
+export { assertPendingWithinCap, reservePendingSlots, ORG_PENDING_CAP } from './pending.ts';
 
 export { eraseExpired, sweepPending } from './maintenance.ts';
 export { register as registerVerificationOpenApi } from './verification.openapi.ts';
 export { register as registerVerificationHistoryOpenApi } from './history.openapi.ts';
+export { eraseSubjectData, exportSubject, type SubjectVerification } from './subjects.ts';
+export { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from './reseal.ts';
+export {
+  BATCH_CANCELLED,
+  batchOutcomes,
+  cancelQueuedBatchLookup,
+  enqueueBatchLookup,
+  findBatchVerification,
+  recordBatchFixture,
+  startBatchLookup,
+  type BatchLookupStart,
+  type BatchOutcome,
+} from './batch-lookups.ts';
+export { isFixtureNin } from './fixtures.ts';
+export { ninBody, phoneBody } from './verification.schemas.ts';
+export { newReferenceId } from './run.ts';
+export { SUBSCRIPTION_REQUIRED } from './verify.ts';
+export { consentSchema, type Consent } from './consent.ts';

@@ -1,20 +1,25 @@
 import type { DatabasePool } from 'slonik';
 import { failureCode, resilient, upstreamRetry, type UpstreamHooks } from '../../adapters/identity-authority/resilient.ts';
 import type { SharedBreaker } from '../../adapters/identity-authority/breaker.ts';
-import type { IdentityAuthority, UpstreamOutcome } from '../../adapters/identity-authority/types.ts';
+import { UpstreamError, type IdentityAuthority, type UpstreamOutcome, type VninQuery } from '../../adapters/identity-authority/types.ts';
 import type { CallSpacer } from '../../lib/call-spacing.ts';
 import type { Config } from '../../config.ts';
+import type { Clock } from '../../lib/clock.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
 import { openJson, type Sealed } from '../../lib/crypto.ts';
 import { describe } from '../../lib/errors.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
+import { afterFailedTry, deadlineOf, oneShotOnceSent, RetryLater } from './background.ts';
+import { compareClaims } from './match.ts';
 import { normalisePerson } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { settle, type Decision } from './settle.ts';
+import { subjectOfRecord } from './subject.ts';
 import * as repo from './verification.repository.ts';
-import { verificationQuerySchema, type VerificationQuery, type VerificationRow } from './verification.schemas.ts';
+import { verificationQuerySchema, type StoredQuery, type VerificationQuery, type VerificationRow } from './verification.schemas.ts';
+import { VNIN_LOST_DETAIL } from './vnin.ts';
 
 /** The authority as a shared resource: one breaker and one call rate for every worker process. */
 export type AuthorityGuards = { breaker: SharedBreaker; spacer: CallSpacer };
@@ -26,6 +31,8 @@ export type LookupDeps = {
   identity: IdentityAuthority;
   metrics: Metrics;
   authority: AuthorityGuards;
+  /** Background deadlines are read on it (a test's manual clock); the system clock without. */
+  clock?: Clock;
 };
 
 // An authority 429 without a Retry-After still pauses every caller this long.
@@ -37,8 +44,9 @@ function resultOf(row: VerificationRow | null): LookupResult {
   if (!row) return { outcome: 'failed', code: 'unknown_reference' };
   switch (row.status) {
     case 'found':
+      return { outcome: 'found' };
     case 'not_found':
-      return { outcome: row.status };
+      return row.failure_code ? { outcome: 'not_found', code: row.failure_code } : { outcome: 'not_found' };
     case 'failed':
       return { outcome: 'failed', code: row.failure_code ?? 'upstream_unavailable' };
     case 'expired':
@@ -52,6 +60,11 @@ function lookup(identity: IdentityAuthority, q: VerificationQuery): Promise<Upst
   switch (q.mode) {
     case 'nin':
       return identity.lookupNin({ nin: q.nin, reason: q.reason });
+    case 'match':
+      // By NIN or by vNIN; a vNIN here gets the same one-attempt rule (askUpstream sees the token).
+      return 'nin' in q ? identity.lookupNin({ nin: q.nin, reason: q.reason }) : identity.lookupVnin({ vnin: q.vnin, reason: q.reason });
+    case 'vnin':
+      return identity.lookupVnin({ vnin: q.vnin, reason: q.reason });
     case 'phone':
       return identity.lookupPhone({ phone: q.phone, reason: q.reason });
     case 'demography':
@@ -61,10 +74,20 @@ function lookup(identity: IdentityAuthority, q: VerificationQuery): Promise<Upst
 
 /**
  * The upstream call with its retries. Never throws for an upstream fault: the fault becomes a
- * `failed` decision, with the number of attempts it took, for the settlement to record.
+ * `failed` decision, with the number of attempts it took, for the settlement to record. A query
+ * carrying a vNIN (use-once at the authority) is retried only when the call never reached the
+ * authority; any fault after the call went out ends it as `upstream_unavailable`. Any mode that
+ * looks a person up by vNIN comes through here and gets that rule.
  */
-async function askUpstream(deps: LookupDeps, q: VerificationQuery, referenceId: string, log: Logger): Promise<{ outcome: UpstreamOutcome | Extract<Decision, { kind: 'failed' }>; attempts: number }> {
+export async function askUpstream(
+  deps: LookupDeps,
+  q: VerificationQuery,
+  referenceId: string,
+  log: Logger,
+  maxAttempts = deps.config.IDENTITY_MAX_ATTEMPTS,
+): Promise<{ outcome: UpstreamOutcome | Extract<Decision, { kind: 'failed' }>; attempts: number; unsent?: boolean }> {
   const c = deps.config;
+  const useOnce = 'vnin' in q;
   let attempts = 0;
   const hooks: UpstreamHooks = {
     attempted: (a) => {
@@ -79,13 +102,29 @@ async function askUpstream(deps: LookupDeps, q: VerificationQuery, referenceId: 
       await deps.authority.spacer.pause(retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
     },
   };
-  const identity = resilient(deps.identity, upstreamRetry({ maxAttempts: c.IDENTITY_MAX_ATTEMPTS, backoffMs: c.IDENTITY_BACKOFF_MS }, hooks), hooks);
+  const identity = resilient(deps.identity, upstreamRetry({ maxAttempts, backoffMs: c.IDENTITY_BACKOFF_MS, useOnce }, hooks), hooks);
   try {
     // The breaker sees one outcome per lookup (its retries inside), so one faulty record is one failure.
     return { outcome: await deps.authority.breaker.execute(() => lookup(identity, q)), attempts };
   } catch (err) {
-    return { outcome: { kind: 'failed', code: failureCode(err), detail: err instanceof Error ? err.message : String(err) }, attempts };
+    const code = failureCode(err);
+    // unsent: the call never reached the authority (refused connection), so even a vNIN may go again.
+    const unsent = err instanceof UpstreamError && err.unsent;
+    return { outcome: { kind: 'failed', code: useOnce && code === 'upstream_timeout' ? 'upstream_unavailable' : code, detail: err instanceof Error ? err.message : String(err) }, attempts, unsent };
   }
+}
+
+/**
+ * A vNIN lookup for any mode (a vNIN verification, or another mode identifying the person by vNIN):
+ * the authority's outcome (found with the raw record, a refusal, or a failed decision), asked once.
+ */
+export function lookupVnin(deps: LookupDeps, q: VninQuery, referenceId: string, log: Logger) {
+  return askUpstream(deps, { mode: 'vnin', vnin: q.vnin, reason: q.reason }, referenceId, log);
+}
+
+/** A stored vNIN query keeps only the token's hash: the lookup can no longer run. */
+function tokenGone(q: VerificationQuery | StoredQuery): boolean {
+  return 'vninHash' in q && !('vnin' in q);
 }
 
 /**
@@ -97,28 +136,65 @@ export async function runLookup(
   deps: LookupDeps,
   referenceId: string,
   log: Logger,
-  opts: { sealedQuery?: { keyId: string; data: string }; firstRun?: boolean } = {},
+  opts: { sealedQuery?: { keyId: string; data: string }; firstRun?: boolean; useOnce?: boolean; background?: { acceptedAt: number; tries: number } } = {},
 ): Promise<LookupResult> {
   const ring = deps.config.encryptionKeys;
+  const bg = opts.background;
+  const deadline = bg ? deadlineOf(deps.config, bg.acceptedAt) : 0;
+  // A background lookup past its deadline ends without another call (it may have been re-queued by
+  // the sweep, or woken from its last delay).
+  const nowMs = () => deps.clock?.now().getTime() ?? Date.now();
+  if (bg && nowMs() >= deadline) return endAtDeadline(deps, referenceId, log, 'upstream_unavailable');
   let sealedQuery: Sealed;
-  if (opts.sealedQuery && opts.firstRun) {
+  if (opts.useOnce) {
+    // A token is spent by the call: one primary-key read first, so a verification already decided
+    // (the sweep gave up, the API recorded the queue as unreachable) never sends it to the authority.
+    const row = await repo.findVerification(deps.db, referenceId);
+    if (!row || row.status !== 'pending') return resultOf(row);
+  }
+  if (opts.sealedQuery && (opts.firstRun || bg)) {
     // A job's first run follows the insert of its pending row: no need to read the row back. A rerun
-    // (retry, stalled worker, sweep) reads it, so a settled verification is not looked up again.
+    // (retry, stalled worker, sweep) reads it, so a settled verification is not looked up again. A
+    // background lookup's next try carries its query again (a vNIN's only lives there); its row was
+    // read above when it is use-once, and settle() guards every other case.
     sealedQuery = { keyId: opts.sealedQuery.keyId, data: Buffer.from(opts.sealedQuery.data, 'base64') };
   } else {
     const row = await repo.findVerification(deps.db, referenceId);
     if (!row || row.status !== 'pending' || !row.query_enc || !row.key_id) return resultOf(row);
     sealedQuery = { keyId: row.key_id, data: row.query_enc };
   }
-  const query = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId));
+  const opened = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId)) as VerificationQuery | StoredQuery;
 
-  const call = await askUpstream(deps, query, referenceId, log);
   let decision: Decision;
+  // A vNIN job run again (a retry, a stalled worker): its first run erased the token and may have
+  // used it at the authority, so it is never looked up twice. The unit goes back.
+  const call: Awaited<ReturnType<typeof askUpstream>> = tokenGone(opened)
+    ? { outcome: { kind: 'failed', code: 'lookup_abandoned', detail: VNIN_LOST_DETAIL }, attempts: 0 }
+    : // A background lookup makes one call per try: its retries wait in the delayed set, not in a slot.
+      await askUpstream(deps, opened as VerificationQuery, referenceId, log, bg ? 1 : deps.config.IDENTITY_MAX_ATTEMPTS);
+  const query = opened;
   if (call.outcome.kind === 'found') {
     const record = normalisePerson(call.outcome.raw);
     // Some upstreams leave the NIN out of a NIN answer; it is the one that was asked for.
-    if (query.mode === 'nin' && record.nin === '') record.nin = query.nin;
-    decision = { kind: 'found', record };
+    if ((query.mode === 'nin' || query.mode === 'match') && 'nin' in query && record.nin === '') record.nin = query.nin;
+    // A match-only verification keeps the comparison; the record is dropped here, in the worker.
+    decision = {
+      kind: 'found',
+      record: query.mode === 'match' ? compareClaims(query, record) : record,
+      transactionId: record.transaction_id,
+      // Whom it concerns: the returned record's NIN (a vNIN, phone or demography lookup learns it here).
+      subjectHash: subjectOfRecord(deps.config.SUBJECT_HASH_KEY, record),
+    };
+  } else if (call.outcome.kind === 'not_found') {
+    decision = call.outcome.refusal ? { kind: 'not_found', code: call.outcome.refusal } : { kind: 'not_found' };
+  } else if (call.outcome.kind === 'failed' && bg && call.outcome.code !== 'lookup_abandoned') {
+    const next = afterFailedTry({ code: call.outcome.code, tries: bg.tries, now: nowMs(), deadline, oneShot: oneShotOnceSent(query) && !call.unsent });
+    if ('retryAt' in next) {
+      // In milliseconds from now: the deadline is on the service clock, the delayed set on Redis's.
+      await repo.countAttempts(deps.db, referenceId, call.attempts);
+      throw new RetryLater(next.retryAt - nowMs(), call.outcome.code);
+    }
+    decision = next.endWith === call.outcome.code ? call.outcome : { kind: 'failed', code: next.endWith, detail: `no answer within ASYNC_MAX_WAIT_HOURS (last: ${call.outcome.code})` };
   } else {
     decision = call.outcome;
   }
@@ -133,8 +209,16 @@ export async function runLookup(
       log.warn({ referenceId, code: decision.code, upstreamAttempts: call.attempts }, 'lookup failed; unit released');
       return { outcome: 'failed', code: decision.code };
     case 'not_found':
-      return { outcome: 'not_found' };
+      return decision.code ? { outcome: 'not_found', code: decision.code } : { outcome: 'not_found' };
   }
+}
+
+async function endAtDeadline(deps: LookupDeps, referenceId: string, log: Logger, code: string): Promise<LookupResult> {
+  const decision = { kind: 'failed' as const, code, detail: 'no answer within ASYNC_MAX_WAIT_HOURS' };
+  const settled = await settle(deps.db, deps.config.encryptionKeys, { referenceId, keyId: null, decision, attempts: 0 });
+  if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
+  log.warn({ referenceId, code }, 'background lookup past its deadline; unit released');
+  return { outcome: 'failed', code };
 }
 
 /**
@@ -142,10 +226,10 @@ export async function runLookup(
  * asked the authority feed the running mean of how long its slots stay busy. Best effort: a lost
  * slot goes stale by itself.
  */
-export async function releaseLookupSlot(fairShare: FairShare, o: { orgId: number; referenceId: string; result: LookupResult; startedAt: number }, log: Logger): Promise<void> {
+export async function releaseLookupSlot(fairShare: FairShare, o: { orgId: number; referenceId: string; result: LookupResult; startedAt: number; background?: boolean }, log: Logger): Promise<void> {
   const { result } = o;
   const asked = result.outcome !== 'failed' || (result.code?.startsWith('upstream_') && result.code !== 'upstream_circuit_open');
-  await fairShare
-    .finish({ orgId: o.orgId, referenceId: o.referenceId, ...(asked ? { durationMs: Date.now() - o.startedAt } : {}) })
+  const finish = { orgId: o.orgId, referenceId: o.referenceId, ...(asked ? { durationMs: Date.now() - o.startedAt } : {}) };
+  await (o.background ? fairShare.background.finish(finish) : fairShare.finish(finish))
     .catch((err: unknown) => log.warn({ err: describe(err), referenceId: o.referenceId }, 'in-flight slot not given back; it goes stale'));
 }

@@ -5,12 +5,15 @@ import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { FairShare } from '../../lib/fair-share.ts';
+import { deadlineOf, enqueueBackgroundLookup } from './background.ts';
 import * as idem from './idempotency.ts';
 import { settle } from './settle.ts';
+import { VNIN_LOST_DETAIL } from './vnin.ts';
 import * as repo from './verification.repository.ts';
 
 /** What the scheduled verification jobs need; WorkerDeps provides it. */
-export type MaintenanceDeps = { db: DatabasePool; config: Config; clock: Clock; producer: Producer };
+export type MaintenanceDeps = { db: DatabasePool; config: Config; clock: Clock; producer: Producer; fairShare: FairShare };
 
 // A pending row younger than this still belongs to its API request and its job (the request waits
 // VERIFY_WAIT_MS; the job's own retries fit well inside), so the sweep never touches it.
@@ -19,9 +22,20 @@ const SWEEP_MIN_AGE_FACTOR = 4;
 const SWEEP_GIVE_UP_MS = 3600 * 1000;
 const SWEEP_BATCH = 100;
 
+/** Removes a job that no worker holds (an active job's lock refuses removal; it settles by itself). */
+async function removeIdleJob(queue: ReturnType<Producer['queue']>, jobId: string, log: Logger): Promise<void> {
+  try {
+    const job = await queue.getJob(jobId);
+    if (job && (await job.getState()) !== 'active') await job.remove();
+  } catch (err) {
+    log.warn({ err: describe(err), jobId }, 'lookup job not removed; it settles nothing when it runs');
+  }
+}
+
 /**
- * `verification.sweep`: pending rows whose job was lost (Redis flushed, failed past its attempts)
- * are queued again under the same job id; rows pending for over an hour are failed and released.
+ * `verification.sweep`: synchronous pending rows whose job was lost (Redis flushed, failed past its
+ * attempts) are queued again under the same job id (a vNIN's cannot be: its token went with the job,
+ * so it is failed and released); rows pending for over an hour are failed and released.
  * It cannot race the normal path into a double debit: re-adding an existing job id is a no-op, and
  * every outcome goes through settle()'s status guard and the one-debit unique index.
  */
@@ -33,15 +47,24 @@ export async function sweepPending(deps: MaintenanceDeps, log: Logger): Promise<
   let released = 0;
   for (const row of rows) {
     const ref = row.reference_id;
+    const jobId = jobIds.lookup(ref);
     if (row.created_at.getTime() < now - SWEEP_GIVE_UP_MS) {
       const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: 'no outcome within one hour' };
       if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
+      // A job still waiting would look its query up for nothing; a vNIN job holds a sealed token.
+      await removeIdleJob(queue, jobId, log);
       continue;
     }
-    const jobId = jobIds.lookup(ref);
     const job = await queue.getJob(jobId);
     const state = job ? await job.getState() : 'missing';
     if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
+    if (row.mode === 'vnin') {
+      // The token lived only in the lost job: nothing to look up again. The unit goes back.
+      const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: VNIN_LOST_DETAIL };
+      if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
+      if (job) await removeIdleJob(queue, jobId, log);
+      continue;
+    }
     try {
       if (job) await job.remove();
       // Overdue already: the front of the queue (every lookup job carries a priority; see fair-share.ts).
@@ -51,7 +74,53 @@ export async function sweepPending(deps: MaintenanceDeps, log: Logger): Promise<
       log.warn({ err: describe(err), referenceId: ref }, 'lookup not re-queued; next sweep retries');
     }
   }
+  const bg = await sweepBackground(deps, log, now);
+  requeued += bg.requeued;
+  released += bg.released;
   if (requeued > 0 || released > 0) log.info({ requeued, released }, 'verification sweep');
+  return { requeued, released };
+}
+
+// A background row younger than this may still be on its way into the queue (the API queues it
+// right after COMMIT): not looked for yet.
+const BACKGROUND_MIN_AGE_MS = 60_000;
+const BACKGROUND_PAGE = 1000;
+// Where this process's walk through the waiting background rows stopped; the sweep looks at one
+// page per run, so a job lost with Redis is found within (waiting rows / 1000) minutes.
+let backgroundCursor: readonly [string, string] | null = null;
+
+/**
+ * Asynchronous and batch rows queued for the authority are left alone by the rules above: they end
+ * by their lookup, by cancel, or ASYNC_MAX_WAIT_HOURS after acceptance (ended here as failed
+ * `upstream_unavailable`, unit released, if their job did not do it first). One whose job was lost
+ * (Redis flushed or failed over, the job failed on our own faults) is queued again.
+ */
+async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number): Promise<{ requeued: number; released: number }> {
+  const rows = await repo.findWaitingBackground(deps.db, { acceptedBefore: new Date(now - BACKGROUND_MIN_AGE_MS), after: backgroundCursor, limit: BACKGROUND_PAGE });
+  backgroundCursor = rows.length === BACKGROUND_PAGE ? [rows.at(-1)!.created_key, rows.at(-1)!.reference_id] : null;
+  const queue = deps.producer.queue(QUEUES.lookups);
+  let requeued = 0;
+  let released = 0;
+  for (const row of rows) {
+    const ref = row.reference_id;
+    const acceptedAt = row.created_at.getTime();
+    if (now >= deadlineOf(deps.config, acceptedAt)) {
+      const decision = { kind: 'failed' as const, code: 'upstream_unavailable', detail: 'no answer within ASYNC_MAX_WAIT_HOURS' };
+      if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
+      continue;
+    }
+    try {
+      const job = await queue.getJob(jobIds.lookup(ref));
+      const state = job ? await job.getState() : 'missing';
+      if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
+      if (job) await job.remove();
+      // A batch row keeps its batch, so that its end feeds the batch again.
+      await enqueueBackgroundLookup(deps, { referenceId: ref, orgId: row.org_id, delivery: row.delivery, acceptedAt, ...(row.batch_id ? { batchId: row.batch_id } : {}) });
+      requeued++;
+    } catch (err) {
+      log.warn({ err: describe(err), referenceId: ref }, 'background lookup not re-queued; next sweep retries');
+    }
+  }
   return { requeued, released };
 }
 

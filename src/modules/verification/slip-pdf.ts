@@ -4,7 +4,7 @@ import QRCode from 'qrcode';
 /** What a printed slip shows; the caller has decrypted the record and keeps it in memory only. */
 export type SlipContent = {
   referenceId: string;
-  mode: 'nin' | 'phone' | 'demography';
+  mode: 'nin' | 'vnin' | 'phone' | 'demography';
   fixture: boolean;
   verifiedAt: Date;
   organisation: string;
@@ -16,7 +16,7 @@ const MARGIN = 48;
 const INK = '#111111';
 const MUTED = '#555555';
 const WARNING = '#b00020';
-const MODE_LABEL = { nin: 'NIN', phone: 'phone number', demography: 'demographic details' } as const;
+const MODE_LABEL = { nin: 'NIN', vnin: 'virtual NIN', phone: 'phone number', demography: 'demographic details' } as const;
 
 // Characters the PDF standard fonts can draw (WinAnsi): Latin-1 plus a few punctuation marks.
 const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');

@@ -10,6 +10,7 @@ import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { renderSlip } from './slip-pdf.ts';
 import * as repo from './verification.repository.ts';
+import { isVninRefusal, vninRefused } from './vnin.ts';
 
 export const SLIP_PENDING = 'Verification still in progress';
 
@@ -27,11 +28,16 @@ export async function printSlip(deps: { db: DatabasePool; config: Config; clock:
     case 'pending':
       throw new AppError('conflict', SLIP_PENDING);
     case 'not_found':
+      // A vNIN refusal keeps its code, whichever mode looked the token up.
+      if (isVninRefusal(row.failure_code)) throw vninRefused(row.failure_code);
+      if (row.mode === 'vnin') throw vninRefused('vnin_not_found');
       throw new AppError('not_found', row.mode === 'nin' ? NIN_NOT_FOUND : RECORD_NOT_FOUND);
     // A failed lookup has no record to print; a requery explains the failure itself.
     case 'failed':
       throw new AppError('not_found', RECORD_NOT_FOUND);
     case 'found':
+      // A match-only verification kept no record: there is nothing to print.
+      if (row.mode === 'match') throw new AppError('not_found', RECORD_NOT_FOUND);
       break;
   }
   if (!row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);

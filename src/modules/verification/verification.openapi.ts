@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { systemClock } from '../../lib/clock.ts';
 import { bearer, dataEnvelope, errorResponse, errors, json, jsonBody, TAGS, upstreamErrorBody, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { personRecordSchema } from './person.ts';
-import { demographyBody, idempotencyKeyHeader, ninBody, phoneBody, REFERENCE_RE, requeryBody } from './verification.schemas.ts';
+import { consentSchema } from './consent.ts';
+import { NAME_MATCH_SCORE } from './match.ts';
+import { demographyBody, idempotencyKeyHeader, matchBody, ninBody, phoneBody, REFERENCE_RE, requeryBody, vninBody } from './verification.schemas.ts';
+import { VNIN_REFUSALS } from '../../adapters/identity-authority/index.ts';
 
 const referenceId = z.string().regex(REFERENCE_RE).meta({ description: 'Keep it: requery with it, quote it to support', example: 'REF-7K2M9Q4XD1AB' });
 
@@ -12,6 +15,15 @@ const idempotencyHeaders = z.object({
       'Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; ' +
       'the same key with another body, or while the first is still running, answers 409. Kept 24 hours.',
     example: '7f1c2a9e-2d7e-4c3b-9a59-0b8c2f6d1e11',
+  }),
+});
+
+const preferHeader = z.object({
+  Prefer: z.string().optional().meta({
+    description:
+      'Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages ' +
+      '(up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given.',
+    example: 'respond-async',
   }),
 });
 
@@ -27,12 +39,24 @@ export function register(registry: OpenAPIRegistry): void {
   const Verification = dataEnvelope(VerifiedPerson).meta({ id: 'VerificationResponse' });
   const upstream = (description: string) => errorResponse(description, upstreamErrorBody);
 
+  const Accepted = z
+    .object({ status: z.literal('pending'), message: z.string().meta({ example: 'Verification accepted; requery with the reference_id' }), reference_id: referenceId })
+    .meta({ id: 'VerificationAccepted' });
   const verifyResponses = {
     200: { ...json(Verification, 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed },
-    ...errors(401, 402, 413, 415, 422, 429),
+    202: {
+      ...json(Accepted, 'With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call\'s answer)'),
+      headers: { ...replayed, 'Preference-Applied': { description: '`respond-async`', schema: { type: 'string' as const } } },
+    },
+    ...errors(401, 402, 413, 415, 422),
+    429: { ...errorResponse('Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After'), headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' as const } } } },
     400: errorResponse('A field breaks a rule (format, unknown reason key) or the Idempotency-Key is invalid; nothing charged'),
     403: errorResponse('No active subscription (live numbers), no organisation account, or a cross-origin call'),
-    404: errorResponse('Not found at the authority (`NIN not found` for NIN lookups); nothing charged'),
+    404: errorResponse(
+      'Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: ' +
+        '`vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged',
+      z.object({ detail: z.string(), code: z.enum(VNIN_REFUSALS).optional() }),
+    ),
     409: errorResponse('Idempotency-Key reused with another body, or its first request is still running', upstreamErrorBody),
     502: upstream('The identity authority failed; nothing charged. Requery later with reference_id'),
     503: upstream('The identity authority is rate limiting, or a dependency is down; nothing charged. Retry with backoff'),
@@ -40,7 +64,12 @@ export function register(registry: OpenAPIRegistry): void {
   };
 
   // Built with the system clock only for its shape; the app's own instance checks the dates.
-  const base = demographyBody(systemClock);
+  const consent = {
+    consent: consentSchema(systemClock)
+      .optional()
+      .meta({ description: 'How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`).' }),
+  };
+  const base = demographyBody(systemClock).extend(consent);
   const demography = base.extend({
     gender: base.shape.gender.meta({ enum: ['m', 'f', 'M', 'F'], description: 'm or f, case-insensitive' }),
     date_of_birth: base.shape.date_of_birth.meta({ description: 'dd-mm-yyyy, a real date, not in the future', example: '01-02-1990' }),
@@ -51,16 +80,30 @@ export function register(registry: OpenAPIRegistry): void {
       path: '/verify-nin',
       operationId: 'verifyNin',
       summary: 'Verify a NIN',
-      body: ninBody.meta({ id: 'VerifyNinRequest',
+      body: ninBody.extend(consent).meta({ id: 'VerifyNinRequest',
         example: { nin: '12345678901', reason: 'corporate' },
         description: 'Fixture NINs (see the introduction) answer without reaching the authority and debit nothing.',
       }),
     },
     {
+      path: '/verify-nin/vnin',
+      operationId: 'verifyVnin',
+      summary: 'Verify a virtual NIN (vNIN)',
+      body: vninBody
+        .extend({ vnin: vninBody.shape.vnin.meta({ pattern: '^[A-Za-z0-9]{16}$', description: '16 letters and digits; lower case is upper-cased', example: 'AB012345678910YZ' }) })
+        .meta({ id: 'VerifyVninRequest',
+          example: { vnin: 'AB012345678910YZ', reason: 'corporate' },
+          description:
+            'A use-once token the person made for our enterprise code (GET /verify-nin/vnin/instructions), valid 72 hours. It is never stored; ' +
+            'a lookup that reached the authority is not retried. `nin` in the record is "" unless the authority gives it. Fixture vNINs AA000000000001ZZ, ' +
+            'AA000000000002ZZ (found), AA000000000009ZZ, AA000000000008ZZ (refused) answer without reaching the authority.',
+        }),
+    },
+    {
       path: '/verify-nin/phone',
       operationId: 'verifyPhone',
       summary: 'Verify by phone number',
-      body: phoneBody.meta({ id: 'VerifyPhoneRequest', example: { phone_no: '08012345678', reason: 'corporate' } }),
+      body: phoneBody.extend(consent).meta({ id: 'VerifyPhoneRequest', example: { phone_no: '08012345678', reason: 'corporate' } }),
     },
     {
       path: '/verify-nin/demography',
@@ -84,16 +127,77 @@ export function register(registry: OpenAPIRegistry): void {
         'A success debits 1 unit and issues a reference_id. Not safe to retry blindly (see "Retrying verifications"): ' +
         'after a 5xx or a timeout, wait 30 s and requery; or send an Idempotency-Key.',
       security: bearer,
-      request: { headers: idempotencyHeaders, body: jsonBody(m.body) },
+      request: { headers: idempotencyHeaders.extend(preferHeader.shape), body: jsonBody(m.body) },
       responses: verifyResponses,
     });
   }
 
+  registry.registerPath({
+    method: 'get',
+    path: '/verify-nin/vnin/instructions',
+    operationId: 'getVninInstructions',
+    tags: [TAGS.verification],
+    summary: 'How a person makes a vNIN for us',
+    description: 'Our NIMC enterprise code, the USSD string (with `<NIN>` to be replaced by the person), how long a vNIN is valid, and the steps to show a customer.',
+    security: bearer,
+    responses: {
+      200: json(
+        z
+          .object({
+            enterprise_code: z.string().meta({ example: '000000' }),
+            ussd: z.string().meta({ example: '*346*3*<NIN>*000000#' }),
+            validity_hours: z.literal(72),
+            steps: z.array(z.string()),
+          })
+          .meta({ id: 'VninInstructions' }),
+        'The instructions',
+      ),
+      ...errors(401, 429),
+    },
+  });
+
+  const MatchResult = z
+    .object({
+      reference_id: referenceId,
+      match: z
+        .object({ fname: z.boolean(), lname: z.boolean(), dob: z.boolean().optional(), gender: z.boolean().optional(), phone: z.boolean().optional() })
+        .meta({ description: 'One boolean per field sent; a field not sent is absent' }),
+      scores: z.object({ fname: z.number().int().min(0).max(100), lname: z.number().int().min(0).max(100) }).meta({ description: `Name similarity 0-100; a name matches at ${NAME_MATCH_SCORE} or more` }),
+      all_match: z.boolean().meta({ description: 'Every field sent matched' }),
+    })
+    .meta({ id: 'MatchResult' });
+  const m = matchBody(systemClock).extend(consent);
+  registry.registerPath({
+    method: 'post',
+    path: '/verify-nin/match',
+    operationId: 'verifyMatch',
+    tags: [TAGS.verification],
+    summary: 'Confirm typed details against the national record, without receiving it',
+    description:
+      'Looks the person up by `nin` (exactly one of `nin` and `vnin`) and answers only whether the details sent match. ' +
+      'The record is neither returned nor stored; requery answers the same `data`; there is no slip. 1 unit when the person is found ' +
+      '(fixture NINs free). Names compare ignoring case, accents, spaces and hyphens.',
+    security: bearer,
+    request: {
+      headers: idempotencyHeaders,
+      body: jsonBody(
+        m.meta({ id: 'VerifyMatchRequest', example: { nin: '12345678901', reason: 'corporate', fname: 'adaeze', lname: 'OKONKWO', dob: '14-03-1991', gender: 'f' } }),
+      ),
+    },
+    responses: { ...verifyResponses, 200: { ...json(dataEnvelope(MatchResult).meta({ id: 'MatchResponse' }), 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed } },
+  });
+
+  const consentShown = consentSchema(systemClock).nullable().meta({ description: 'The consent statement sent with the verification, or null' });
   const Requery = z
-    .object({ status: z.literal('success'), message: z.string().meta({ example: 'Record retrieved successfully' }), data: VerifiedPerson })
+    .object({
+      status: z.literal('success'),
+      message: z.string().meta({ example: 'Record retrieved successfully' }),
+      data: z.union([VerifiedPerson, MatchResult]).meta({ description: 'The person record, or for a match-only verification its result' }),
+      consent: consentShown,
+    })
     .meta({ id: 'RequeryResponse' });
   const RequeryPending = z
-    .object({ status: z.literal('pending'), message: z.string(), reference_id: referenceId })
+    .object({ status: z.literal('pending'), message: z.string(), reference_id: referenceId, consent: consentShown })
     .meta({ id: 'RequeryPending' });
 
   registry.registerPath({
@@ -106,8 +210,8 @@ export function register(registry: OpenAPIRegistry): void {
     security: bearer,
     request: { body: jsonBody(requeryBody.meta({ id: 'RequeryRequest', example: { reference_id: 'REF-7K2M9Q4XD1AB' } })) },
     responses: {
-      200: json(Requery, 'The stored record'),
-      202: json(RequeryPending, 'Still in progress; requery again shortly'),
+      200: json(z.union([Requery, Verification]), 'The stored record (an asynchronous verification: exactly its verification call\'s 200, `{"data": ...}`)'),
+      202: json(RequeryPending, 'Still in progress; requery again shortly. An asynchronous verification answers, once ended, exactly what its verification call would have answered (`{"data": ...}` when found)'),
       ...errors(401, 413, 415, 422, 429),
       400: errorResponse('reference_id is not REF- followed by 12 characters'),
       403: errorResponse('No organisation account, or a cross-origin call'),

@@ -1,15 +1,17 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { captureHeldUnit, holdUnit, recordFixtureCall, releaseHeldUnit } from '../wallet/index.ts';
+import type { Consent } from './consent.ts';
 import {
   idempotencyRow,
   verificationRow,
+  type Delivery,
   type Mode,
   type VerificationStatus,
 } from './verification.schemas.ts';
 
 const columns = sql.fragment`
-  reference_id, org_id, mode, reason, fixture, status, query_enc, record_enc, key_id, failure_code, created_at, expires_at`;
+  reference_id, org_id, mode, reason, fixture, status, query_enc, record_enc, key_id, failure_code, consent, created_at, expires_at, delivery`;
 
 type NewVerification = {
   referenceId: string;
@@ -20,13 +22,22 @@ type NewVerification = {
   mode: Mode;
   reason: string;
   queryEnc: Buffer;
+  /** How the person agreed, as the caller stated it (not personal data); null when not stated. */
+  consent: Consent | null;
   keyId: string;
+  /** HMAC of the NIN asked for (subject.ts); null until a record is found for other modes. */
+  subjectHash: Buffer | null;
   requestId: string | null;
   createdAt: Date;
   expiresAt: Date;
+  /** Absent: sync. */
+  delivery?: Delivery;
+  batchId?: string | null;
 };
 
 type DecidedVerification = NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string };
+
+const binaryOrNull = (b: Buffer | null) => (b ? sql.binary(b) : null);
 
 /** A verification decided on the spot (a circuit open): no unit is held. */
 export async function insertVerification(db: CommonQueryMethods, v: DecidedVerification): Promise<void> {
@@ -42,11 +53,15 @@ function decidedInsert(v: DecidedVerification) {
   const completedAt = v.status === 'pending' ? null : sql.timestamp(v.createdAt);
   return sql.fragment`
     INSERT INTO verifications
-      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, query_enc, record_enc, key_id, request_id, created_at, completed_at, expires_at)
+      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id)
     VALUES
-      (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.failureCode ?? null}, ${v.holdsUnit},
-       ${sql.binary(v.queryEnc)}, ${v.recordEnc ? sql.binary(v.recordEnc) : null}, ${v.keyId}, ${v.requestId},
-       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)})`;
+      (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.failureCode ?? null}, ${v.holdsUnit}, ${consentValue(v.consent)},
+       ${sql.binary(v.queryEnc)}, ${v.recordEnc ? sql.binary(v.recordEnc) : null}, ${v.keyId}, ${binaryOrNull(v.subjectHash)}, ${v.requestId},
+       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)}, ${v.delivery ?? 'sync'}, ${v.batchId ?? null})`;
+}
+
+function consentValue(c: Consent | null) {
+  return c === null ? null : sql.jsonb(c);
 }
 
 /** With orgId, another organisation's reference reads as unknown. */
@@ -65,9 +80,10 @@ export async function findVerification(db: CommonQueryMethods, referenceId: stri
 export async function insertPendingHoldingUnit(db: CommonQueryMethods, v: NewVerification): Promise<boolean> {
   return holdUnit(db, v.orgId, sql.fragment`
     INSERT INTO verifications
-      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, query_enc, key_id, request_id, created_at, expires_at)
-    SELECT ${v.referenceId}, hold.org_id, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, false, 'pending', true,
-           ${sql.binary(v.queryEnc)}, ${v.keyId}, ${v.requestId}, ${sql.timestamp(v.createdAt)}, ${sql.timestamp(v.expiresAt)}
+      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, consent, query_enc, key_id, subject_hash, request_id, created_at, expires_at, delivery, batch_id)
+    SELECT ${v.referenceId}, hold.org_id, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, false, 'pending', true, ${consentValue(v.consent)},
+           ${sql.binary(v.queryEnc)}, ${v.keyId}, ${binaryOrNull(v.subjectHash)}, ${v.requestId}, ${sql.timestamp(v.createdAt)}, ${sql.timestamp(v.expiresAt)},
+           ${v.delivery ?? 'sync'}, ${v.batchId ?? null}
     FROM hold`);
 }
 
@@ -79,17 +95,24 @@ export async function insertPendingHoldingUnit(db: CommonQueryMethods, v: NewVer
  */
 export async function settleFoundCapturingUnit(
   db: CommonQueryMethods,
-  s: { referenceId: string; recordEnc: Buffer; attempts: number; upstreamTransactionId: string },
+  s: { referenceId: string; recordEnc: Buffer; keyId: string; attempts: number; upstreamTransactionId: string; subjectHash: Buffer | null },
 ): Promise<boolean> {
   return captureHeldUnit(db, {
     reference: s.referenceId,
     decide: sql.fragment`
       UPDATE verifications
       SET status = 'found', record_enc = ${sql.binary(s.recordEnc)}, failure_code = NULL, failure_detail = NULL,
+          subject_hash = coalesce(subject_hash, ${binaryOrNull(s.subjectHash)}),
           attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
-      WHERE reference_id = ${s.referenceId} AND status = 'pending'
+      WHERE reference_id = ${s.referenceId} AND status = 'pending' AND key_id = ${s.keyId}
       RETURNING org_id, jsonb_build_object('mode', mode, 'reason', reason, 'transaction_id', ${s.upstreamTransactionId}::text) AS details`,
   });
+}
+
+/** The status and key of a verification, to tell a decided one from one re-sealed under another key meanwhile. */
+export async function findStatusAndKey(db: CommonQueryMethods, referenceId: string) {
+  return db.maybeOne(sql.type(z.object({ status: z.string(), key_id: z.string().nullable() }))`
+    SELECT status, key_id FROM verifications WHERE reference_id = ${referenceId}`);
 }
 
 /** Decides a pending verification as not found or failed and gives its held unit back, in one statement. */
@@ -105,13 +128,35 @@ export async function settleReleasingUnit(
     RETURNING org_id`);
 }
 
-const staleRow = z.object({ reference_id: z.string(), org_id: z.coerce.number(), created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)) });
+/** A background lookup's failed try, recorded while it stays pending (the status is untouched). */
+export async function countAttempts(db: CommonQueryMethods, referenceId: string, attempts: number): Promise<void> {
+  if (attempts > 0) await db.query(sql.unsafe`UPDATE verifications SET attempts = attempts + ${attempts} WHERE reference_id = ${referenceId} AND status = 'pending'`);
+}
 
+const staleRow = z.object({ reference_id: z.string(), org_id: z.coerce.number(), mode: z.string(), created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)) });
+
+/** Synchronous rows only: asynchronous and batch rows wait out outages (see findWaitingBackground). */
 export async function findStalePending(db: CommonQueryMethods, olderThan: Date, limit: number) {
   return db.any(sql.type(staleRow)`
-    SELECT reference_id, org_id, created_at FROM verifications
-    WHERE status = 'pending' AND created_at < ${sql.timestamp(olderThan)}
+    SELECT reference_id, org_id, mode, created_at FROM verifications
+    WHERE status = 'pending' AND delivery = 'sync' AND created_at < ${sql.timestamp(olderThan)}
     ORDER BY created_at LIMIT ${limit}`);
+}
+
+const waitingRow = staleRow.extend({ delivery: z.enum(['async', 'batch']), batch_id: z.string().nullable(), created_key: z.string() });
+
+/**
+ * Asynchronous and batch rows queued for the authority (they hold their unit), oldest first, after
+ * the keyset position `after` (created_at to the microsecond, reference).
+ */
+export async function findWaitingBackground(db: CommonQueryMethods, o: { acceptedBefore: Date; after: readonly [string, string] | null; limit: number }) {
+  const after = o.after ? sql.fragment`AND (created_at, reference_id) > (${o.after[0]}::timestamptz, ${o.after[1]})` : sql.fragment``;
+  return db.any(sql.type(waitingRow)`
+    SELECT reference_id, org_id, mode, created_at, delivery, batch_id,
+           to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key
+    FROM verifications
+    WHERE status = 'pending' AND delivery <> 'sync' AND holds_unit AND created_at < ${sql.timestamp(o.acceptedBefore)} ${after}
+    ORDER BY created_at, reference_id LIMIT ${o.limit}`);
 }
 
 const countRow = z.object({ n: z.coerce.number() });
@@ -153,10 +198,10 @@ export async function claimIdempotencyKey(
   c: { orgId: number; key: string; endpoint: string; requestHash: string; keyId: string; now: Date; expiredBefore: Date; abandonedBefore: Date },
 ): Promise<boolean> {
   const row = await db.maybeOne(sql.type(z.object({ claimed: z.boolean() }))`
-    INSERT INTO idempotency_keys (org_id, key, endpoint, request_hash, key_id, created_at)
-    VALUES (${c.orgId}, ${c.key}, ${c.endpoint}, ${c.requestHash}, ${c.keyId}, ${sql.timestamp(c.now)})
+    INSERT INTO idempotency_keys (org_id, key, endpoint, request_hash, key_id, hash_key_id, created_at)
+    VALUES (${c.orgId}, ${c.key}, ${c.endpoint}, ${c.requestHash}, ${c.keyId}, ${c.keyId}, ${sql.timestamp(c.now)})
     ON CONFLICT (org_id, key) DO UPDATE
-      SET endpoint = EXCLUDED.endpoint, request_hash = EXCLUDED.request_hash, key_id = EXCLUDED.key_id,
+      SET endpoint = EXCLUDED.endpoint, request_hash = EXCLUDED.request_hash, key_id = EXCLUDED.key_id, hash_key_id = EXCLUDED.hash_key_id,
           created_at = EXCLUDED.created_at, reference_id = NULL, status_code = NULL, response_enc = NULL
       WHERE idempotency_keys.created_at < ${sql.timestamp(c.expiredBefore)}
          OR (idempotency_keys.status_code IS NULL AND idempotency_keys.reference_id IS NULL
@@ -167,7 +212,7 @@ export async function claimIdempotencyKey(
 
 export async function findIdempotencyKey(db: CommonQueryMethods, orgId: number, key: string) {
   return db.maybeOne(sql.type(idempotencyRow)`
-    SELECT endpoint, request_hash, reference_id, status_code, response_enc, key_id, created_at
+    SELECT endpoint, request_hash, reference_id, status_code, response_enc, key_id, hash_key_id, created_at
     FROM idempotency_keys WHERE org_id = ${orgId} AND key = ${key}`);
 }
 
@@ -187,7 +232,8 @@ export async function storeIdempotentResponse(
   s: { orgId: number; key: string; requestHash: string; statusCode: number; responseEnc: Buffer; keyId: string },
 ): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE idempotency_keys SET status_code = ${s.statusCode}, response_enc = ${sql.binary(s.responseEnc)}, key_id = ${s.keyId}
+    UPDATE idempotency_keys SET status_code = ${s.statusCode}, response_enc = ${sql.binary(s.responseEnc)}, key_id = ${s.keyId},
+      hash_key_id = coalesce(hash_key_id, key_id)
     WHERE org_id = ${s.orgId} AND key = ${s.key} AND request_hash = ${s.requestHash} AND status_code IS NULL`);
 }
 

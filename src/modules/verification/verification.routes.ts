@@ -1,12 +1,26 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
+import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf } from '../auth/index.ts';
 import { parseIdempotencyKey } from './idempotency.ts';
-import { demographyBody, ninBody, phoneBody, requeryBody } from './verification.schemas.ts';
+import { consentSchema } from './consent.ts';
+import { demographyBody, matchBody, ninBody, phoneBody, requeryBody, VNIN_INVALID, vninBody } from './verification.schemas.ts';
 import { requery, type Answer } from './answer.ts';
+import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
 import { verify, type VerifyInput } from './verify.ts';
+import { vninInstructions } from './vnin.ts';
+
+/**
+ * RFC 7240: `Prefer` holds comma-separated preferences, each a token with optional `=value` and
+ * `;` parameters; tokens are case-insensitive. Only `respond-async` is honoured; others are ignored.
+ */
+export function prefersAsync(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((p) => p.split(';')[0]!.split('=')[0]!.trim().toLowerCase() === 'respond-async');
+}
 
 function send(res: Response, answer: Answer): void {
   // Answers carry personal data: no shared cache may keep them.
@@ -15,32 +29,59 @@ function send(res: Response, answer: Answer): void {
   res.status(answer.status).json(answer.body);
 }
 
+/**
+ * A vNIN string that is not 16 letters and digits gets the contract's own sentence, whatever else is
+ * wrong with it (a control character in it would otherwise be reported as such first).
+ */
+function vninFirst(body: unknown): unknown {
+  const v = (body as { vnin?: unknown } | null)?.vnin;
+  if (typeof v === 'string' && !/^[A-Za-z0-9]{16}$/.test(v)) throw new AppError('bad_request', VNIN_INVALID);
+  return body;
+}
+
 export function verificationRoutes(ctx: AppContext): Router {
   const r = Router();
   const json = [requireContentType('json'), express.json({ limit: '16kb' })];
   // Authentication and rate limits come before the body is read, so anonymous or throttled
   // callers never get to exercise the parser and validation.
   const guard = [ctx.authenticate, ctx.rateLimit, ...json];
-  const demography = demographyBody(ctx.clock);
+  // Every verification POST takes an optional consent statement; its dates follow the app's clock.
+  const consent = { consent: consentSchema(ctx.clock).optional() };
+  const nin = ninBody.extend(consent);
+  const vnin = vninBody.extend(consent);
+  const phone = phoneBody.extend(consent);
+  const demography = demographyBody(ctx.clock).extend(consent);
+  const match = matchBody(ctx.clock).extend(consent);
+  registerPendingGauge(ctx.metrics, ctx.db);
 
   const verifyRoute = (parse: (body: unknown) => VerifyInput) => async (req: Request, res: Response) => {
     const input = parse(req.body);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
-    send(res, await verify(ctx, { principal: principalOf(req), input, idempotencyKey, requestId: req.id }));
+    const respondAsync = prefersAsync(req.get('prefer'));
+    send(res, await verify(ctx, { principal: principalOf(req), input, idempotencyKey, requestId: req.id, respondAsync }));
   };
 
-  r.post('/verify-nin', ...guard, verifyRoute((b) => ({ mode: 'nin', body: parseInput(ninBody, b) })));
-  r.post('/verify-nin/phone', ...guard, verifyRoute((b) => ({ mode: 'phone', body: parseInput(phoneBody, b) })));
+  r.post('/verify-nin', ...guard, verifyRoute((b) => ({ mode: 'nin', body: parseInput(nin, b) })));
+  r.post('/verify-nin/vnin', ...guard, verifyRoute((b) => ({ mode: 'vnin', body: parseInput(vnin, vninFirst(b)) })));
+  r.get('/verify-nin/vnin/instructions', ctx.authenticate, ctx.rateLimit, (_req, res) => {
+    res.json(vninInstructions(ctx.config));
+  });
+  r.post('/verify-nin/phone', ...guard, verifyRoute((b) => ({ mode: 'phone', body: parseInput(phone, b) })));
   r.post('/verify-nin/demography', ...guard, verifyRoute((b) => ({ mode: 'demography', body: parseInput(demography, b) })));
+  r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
 
   r.post('/verify-nin/requery', ...guard, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, req.body);
-    send(res, await requery(ctx, principalOf(req), reference_id));
+    const answer = await requery(ctx, principalOf(req), reference_id);
+    // A read of a stored record is on the trail before the record leaves; no event, no record.
+    if (answer.status === 200) await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.requeried', target: reference_id });
+    send(res, answer);
   });
 
   r.get('/verify-nin/slip/:reference_id', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, { reference_id: req.params.reference_id });
     const pdf = await printSlip(ctx, principalOf(req), reference_id);
+    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.slip_printed', target: reference_id });
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Disposition', `inline; filename="slip-${reference_id}.pdf"`);
     res.type('application/pdf').send(pdf);

@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import type { Clock } from '../../lib/clock.ts';
 
-export const MODES = ['nin', 'phone', 'demography'] as const;
+export const MODES = ['nin', 'phone', 'demography', 'vnin', 'match'] as const;
 export type Mode = (typeof MODES)[number];
+
+/** How a verification was asked for: in the request, accepted and finished later, or as a batch row. */
+export const DELIVERIES = ['sync', 'async', 'batch'] as const;
+export type Delivery = (typeof DELIVERIES)[number];
 
 export const STATUSES = ['pending', 'found', 'not_found', 'failed', 'expired'] as const;
 export type VerificationStatus = (typeof STATUSES)[number];
@@ -16,6 +20,14 @@ export const ninBody = z.object({
   nin: z.string().regex(/^\d{11}$/, 'NIN must be exactly 11 digits'),
   reason,
 });
+
+export const VNIN_INVALID = 'vnin must be 16 letters and digits';
+
+/**
+ * The token as typed: lower case is accepted and upper-cased. The detail is the field's own sentence
+ * (it names the field), without the usual `vnin:` prefix.
+ */
+export const vninBody = z.object({ vnin: z.string(), reason });
 
 export const phoneBody = z.object({
   phone_no: z.string().regex(/^0[1-9]\d{9}$/, 'phone_no must be a Nigerian number of 11 digits starting with 0'),
@@ -57,18 +69,57 @@ export function demographyBody(clock: Clock) {
   });
 }
 
+/**
+ * POST /verify-nin/match: the identifier to look up and the details the caller wants confirmed.
+ * Built per app: the birth date must not be in the future by the injectable clock.
+ */
+export function matchBody(clock: Clock) {
+  const demo = demographyBody(clock).shape;
+  return z.object({
+    nin: ninBody.shape.nin.optional(),
+    vnin: z.string().optional(),
+    reason,
+    fname: name('fname'),
+    lname: name('lname'),
+    dob: z
+      .string()
+      .regex(/^\d{2}-\d{2}-\d{4}$/, 'dob must be dd-mm-yyyy')
+      .refine((v) => calendarDate(v) !== null, 'dob is not a valid calendar date')
+      .refine((v) => (calendarDate(v)?.getTime() ?? 0) <= lagosToday(clock), 'dob must not be in the future')
+      .optional(),
+    gender: demo.gender.optional(),
+    phone: z.string().trim().regex(/^(\+?234|0)[1-9]\d{9}$/, 'phone must be a Nigerian number: 0 and 10 digits, or 234 and 10 digits').optional(),
+  });
+}
+
 export const requeryBody = z.object({
   reference_id: z.string().trim().regex(REFERENCE_RE, 'reference_id must be REF- followed by 12 characters A-Z or 0-9'),
 });
 
-/** What is stored (encrypted) as the query and sent to the upstream authority. */
+/**
+ * What is sent to the upstream authority. Stored encrypted as it is, except a vNIN: the token never
+ * reaches PostgreSQL, its row keeps `StoredQuery` (a keyed hash instead); only the lookup job's payload
+ * carries the token, sealed, while the lookup runs.
+ */
 export type VerificationQuery =
   | { mode: 'nin'; nin: string; reason: string }
+  | { mode: 'vnin'; vnin: string; reason: string }
   | { mode: 'phone'; phone: string; reason: string }
-  | { mode: 'demography'; firstName: string; lastName: string; dob: string; gender: 'm' | 'f'; reason: string };
+  | { mode: 'demography'; firstName: string; lastName: string; dob: string; gender: 'm' | 'f'; reason: string }
+  | ({ mode: 'match'; nin: string } & MatchFields)
+  | ({ mode: 'match'; vnin: string } & MatchFields);
 
-export const verificationQuerySchema = z.discriminatedUnion('mode', [
+/** What a match-only verification compares, beside the identifier it looks up. */
+type MatchFields = { reason: string; fname: string; lname: string; dob?: string; gender?: 'm' | 'f'; phone?: string };
+
+/** A vNIN query as kept in PostgreSQL and compared for Idempotency-Key: the hash, never the token. */
+export type StoredVninQuery = { mode: 'vnin'; vninHash: string; reason: string };
+export type StoredQuery = Exclude<VerificationQuery, { vnin: string }> | StoredVninQuery | ({ mode: 'match'; vninHash: string } & MatchFields);
+
+export const verificationQuerySchema = z.union([
   z.object({ mode: z.literal('nin'), nin: z.string(), reason: z.string() }),
+  z.object({ mode: z.literal('vnin'), vnin: z.string().regex(/^[A-Z0-9]{16}$/), reason: z.string() }),
+  z.object({ mode: z.literal('vnin'), vninHash: z.string(), reason: z.string() }),
   z.object({ mode: z.literal('phone'), phone: z.string(), reason: z.string() }),
   z.object({
     mode: z.literal('demography'),
@@ -78,6 +129,18 @@ export const verificationQuerySchema = z.discriminatedUnion('mode', [
     gender: z.enum(['m', 'f']),
     reason: z.string(),
   }),
+  ...(['nin', 'vnin', 'vninHash'] as const).map((by) =>
+    z.object({
+      mode: z.literal('match'),
+      [by]: z.string(),
+      reason: z.string(),
+      fname: z.string(),
+      lname: z.string(),
+      dob: z.string().optional(),
+      gender: z.enum(['m', 'f']).optional(),
+      phone: z.string().optional(),
+    }),
+  ),
 ]);
 
 const timestamp = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
@@ -93,8 +156,10 @@ export const verificationRow = z.object({
   record_enc: z.instanceof(Buffer).nullable(),
   key_id: z.string().nullable(),
   failure_code: z.string().nullable(),
+  consent: z.record(z.string(), z.unknown()).nullable().optional(),
   created_at: timestamp,
   expires_at: timestamp,
+  delivery: z.enum(DELIVERIES),
 });
 export type VerificationRow = z.infer<typeof verificationRow>;
 
@@ -105,6 +170,8 @@ export const idempotencyRow = z.object({
   status_code: z.coerce.number().nullable(),
   response_enc: z.instanceof(Buffer).nullable(),
   key_id: z.string().nullable(),
+  // The key of request_hash; null on rows from before it had a column of its own: key_id.
+  hash_key_id: z.string().nullable(),
   created_at: timestamp,
 });
 export type IdempotencyRow = z.infer<typeof idempotencyRow>;

@@ -6,3 +6,4 @@ export { captureHeldUnit, holdUnit, releaseHeldUnit } from './holds.ts';
 export { auditLedger } from './audit.ts';
 export { ledgerRoutes } from './ledger.routes.ts';
 export { register as registerLedgerOpenApi } from './ledger.openapi.ts';
+export { claimLowBalanceAlert, lowBalanceDue } from './low-balance.ts';

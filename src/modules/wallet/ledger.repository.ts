@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import type { TimeRange } from '../../lib/pagination.ts';
-import { z } from 'zod';
-import { LEDGER_CSV_COLUMNS, ledgerRow, type LedgerKind, type LedgerRow } from './ledger.schemas.ts';
+import { csvInstant, csvLine, csvName, csvText, streamCsvLines } from '../../lib/csv-sql.ts';
+import { LEDGER_CSV_COLUMNS, ledgerRow, type LedgerCsvColumn, type LedgerKind, type LedgerRow } from './ledger.schemas.ts';
 
 // Reads of an organisation's ledger. Newest first by id: ids only grow, so "id below the cursor" is
 // a stable page boundary whatever is appended meanwhile, and (org_id, id) is already indexed.
@@ -9,62 +9,51 @@ import { LEDGER_CSV_COLUMNS, ledgerRow, type LedgerKind, type LedgerRow } from '
 export type LedgerFilter = { orgId: number; kind?: LedgerKind; range: TimeRange };
 
 const columns = sql.fragment`
-  id, kind, amount, vat_amount, service_charge, units_delta, units_before, units_after, reference, details, created_at`;
+  t.id, t.kind, t.amount, t.vat_amount, t.service_charge, t.units_delta, t.units_before, t.units_after, t.reference, t.details,
+  t.created_at, u.username, c.client_id, c.name AS client_name`;
+
+// Who made a line: the verification's or the top-up's user or API client, found through the
+// reference (each is a primary key); adjustments are the operator's and name nobody.
+const withActor = sql.fragment`
+  wallet_transactions t
+  LEFT JOIN verifications v ON t.kind IN ('verification', 'fixture_verification') AND v.reference_id = t.reference
+  LEFT JOIN topups p ON t.kind = 'topup' AND p.reference = t.reference
+  LEFT JOIN users u ON u.id = COALESCE(v.user_id, p.user_id)
+  LEFT JOIN api_clients c ON c.id = COALESCE(v.api_client_id, p.api_client_id)`;
 
 function where(f: LedgerFilter, beforeId?: number) {
-  const parts = [sql.fragment`org_id = ${f.orgId}`];
-  if (f.kind) parts.push(sql.fragment`kind = ${f.kind}`);
-  if (f.range.since) parts.push(sql.fragment`created_at >= ${sql.timestamp(f.range.since)}`);
-  if (f.range.before) parts.push(sql.fragment`created_at < ${sql.timestamp(f.range.before)}`);
-  if (beforeId !== undefined) parts.push(sql.fragment`id < ${beforeId}`);
+  const parts = [sql.fragment`t.org_id = ${f.orgId}`];
+  if (f.kind) parts.push(sql.fragment`t.kind = ${f.kind}`);
+  if (f.range.since) parts.push(sql.fragment`t.created_at >= ${sql.timestamp(f.range.since)}`);
+  if (f.range.before) parts.push(sql.fragment`t.created_at < ${sql.timestamp(f.range.before)}`);
+  if (beforeId !== undefined) parts.push(sql.fragment`t.id < ${beforeId}`);
   return sql.join(parts, sql.fragment` AND `);
 }
 
 /** Up to `limit` lines below `beforeId` (all when it is absent), newest first. */
 export async function listLedgerLines(db: CommonQueryMethods, f: LedgerFilter, limit: number, beforeId?: number): Promise<readonly LedgerRow[]> {
   return db.any(sql.type(ledgerRow)`
-    SELECT ${columns} FROM wallet_transactions WHERE ${where(f, beforeId)} ORDER BY id DESC LIMIT ${limit}`);
+    SELECT ${columns} FROM ${withActor} WHERE ${where(f, beforeId)} ORDER BY t.id DESC LIMIT ${limit}`);
 }
 
-// A CSV field as PostgreSQL writes it (RFC 4180): quoted when it holds a comma, quote or line break,
-// quotes doubled, NULL as an empty field.
-const quoted = (text: ReturnType<typeof sql.fragment>) => sql.fragment`
-  CASE WHEN ${text} ~ E'[",\\r\\n]' THEN '"' || replace(${text}, '"', '""') || '"' ELSE COALESCE(${text}, '') END`;
-
-const csvField: Record<(typeof LEDGER_CSV_COLUMNS)[number], ReturnType<typeof sql.fragment>> = {
-  id: sql.fragment`id::text`,
-  kind: quoted(sql.fragment`kind`),
-  amount: sql.fragment`amount::text`,
-  vat_amount: sql.fragment`COALESCE(vat_amount::text, '')`,
-  service_charge: sql.fragment`COALESCE(service_charge::text, '')`,
-  units_delta: sql.fragment`units_delta::text`,
-  units_before: sql.fragment`units_before::text`,
-  units_after: sql.fragment`units_after::text`,
-  reference: quoted(sql.fragment`reference`),
-  details: quoted(sql.fragment`details::text`),
-  created_at: sql.fragment`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+const csvField: Record<LedgerCsvColumn, ReturnType<typeof sql.fragment>> = {
+  id: sql.fragment`t.id::text`,
+  kind: csvText(sql.fragment`t.kind`),
+  amount: sql.fragment`t.amount::text`,
+  vat_amount: sql.fragment`COALESCE(t.vat_amount::text, '')`,
+  service_charge: sql.fragment`COALESCE(t.service_charge::text, '')`,
+  units_delta: sql.fragment`t.units_delta::text`,
+  units_before: sql.fragment`t.units_before::text`,
+  units_after: sql.fragment`t.units_after::text`,
+  reference: csvText(sql.fragment`t.reference`),
+  details: csvText(sql.fragment`t.details::text`),
+  created_at: csvInstant(sql.fragment`t.created_at`),
+  username: csvName(sql.fragment`u.username`),
+  api_client_id: csvText(sql.fragment`c.client_id`),
+  api_client_name: csvName(sql.fragment`c.name`),
 };
 
-const csvLineRow = z.object({ line: z.string() });
-
-/**
- * Every line of the filter as a CSV line, newest first, read through a server-side cursor
- * (pg-query-stream under slonik's `stream`): rows arrive in batches as the consumer asks for them,
- * so memory stays flat however long the ledger, and a slow consumer slows the reading instead of
- * piling rows up. PostgreSQL formats each line: one string per row is far less for the API's
- * garbage collector than a parsed row, which keeps a long export's memory where a short one's is.
- * `onStream` receives the row stream once the query is under way; the promise settles when the last
- * row has been handed over (or the stream was destroyed).
- * `db` should be a pool whose statement timeout allows for the client's reading time: the cursor's
- * statement lasts that long. The stream runs straight on the pool, never inside a transaction or a
- * held connection: after a consumer destroys the stream, a further query on that same connection
- * would never complete.
- */
+/** Every line of the filter as a CSV line, newest first, streamed (see streamCsvLines). */
 export async function streamLedgerCsvLines(db: DatabasePool, f: LedgerFilter, onStream: (rows: NodeJS.ReadableStream) => void): Promise<void> {
-  const line = sql.join(
-    LEDGER_CSV_COLUMNS.map((c) => csvField[c]),
-    sql.fragment` || ',' || `,
-  );
-  await db.stream(sql.type(csvLineRow)`
-    SELECT ${line} AS line FROM wallet_transactions WHERE ${where(f)} ORDER BY id DESC`, (stream) => onStream(stream as unknown as NodeJS.ReadableStream));
+  await streamCsvLines(db, csvLine(LEDGER_CSV_COLUMNS, csvField), sql.fragment`FROM ${withActor} WHERE ${where(f)} ORDER BY t.id DESC`, onStream);
 }

@@ -1,15 +1,12 @@
 import { Router, type Request } from 'express';
 import type { AppContext } from '../../context.ts';
-import { AppError } from '../../lib/errors.ts';
+import { sendCsv, wantsCsv } from '../../lib/csv-export.ts';
 import { parseInput } from '../../lib/http.ts';
-import { sendLedgerCsv, ledgerPage } from './ledger.ts';
+import { CSV_HEADER } from './ledger.csv.ts';
+import { ledgerFilter, ledgerPage } from './ledger.ts';
 import { ledgerFilters, ledgerPageQuery } from './ledger.schemas.ts';
-
-// Each export holds a connection of the export pool (4, see src/runtime.ts) for as long as its
-// client reads: one more export is refused at once rather than left waiting for a connection.
-const MAX_EXPORTS_IN_FLIGHT = 4;
-// A client that stops reading holds that connection: after this long without progress it is cut.
-const EXPORT_STALL_MS = 60_000;
+import { streamLedgerCsvLines } from './ledger.repository.ts';
+import { usagePerDay, usageQuery } from './usage.ts';
 
 /**
  * GET /transactions. `orgAdmin` is the caller's check (organisation administrators only): the
@@ -17,25 +14,29 @@ const EXPORT_STALL_MS = 60_000;
  */
 export function ledgerRoutes(ctx: AppContext, guard: { orgAdmin(req: Request): number }): Router {
   const r = Router();
-  let exportsInFlight = 0;
-
   r.get('/transactions', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     const orgId = guard.orgAdmin(req);
-    if (req.accepts(['application/json', 'text/csv']) !== 'text/csv') {
+    if (!wantsCsv(req)) {
       res.json(await ledgerPage(ctx.db, orgId, parseInput(ledgerPageQuery, req.query)));
       return;
     }
-    const filters = parseInput(ledgerFilters, req.query);
-    if (exportsInFlight >= MAX_EXPORTS_IN_FLIGHT) {
-      throw new AppError('rate_limited', 'Too many CSV exports in progress; retry shortly', { headers: { 'Retry-After': '5' } });
-    }
-    exportsInFlight++;
-    res.setTimeout(EXPORT_STALL_MS, () => res.destroy());
+    const filter = ledgerFilter(orgId, parseInput(ledgerFilters, req.query));
+    const release = await ctx.csvExports.take(orgId);
     try {
-      await sendLedgerCsv(ctx, orgId, filters, res);
+      await sendCsv(
+        { logger: ctx.logger, limits: ctx.csvExports.limits },
+        res,
+        { filename: `transactions-${orgId}.csv`, header: CSV_HEADER, stream: (onStream) => streamLedgerCsvLines(ctx.exportDb, filter, onStream) },
+        { orgId, list: 'transactions' },
+      );
     } finally {
-      exportsInFlight--;
+      release();
     }
+  });
+  r.get('/usage/daily', ctx.authenticate, ctx.rateLimit, async (req, res) => {
+    const orgId = guard.orgAdmin(req);
+    const { days } = parseInput(usageQuery, req.query);
+    res.json(await usagePerDay(ctx.db, orgId, days, ctx.clock.now()));
   });
   return r;
 }

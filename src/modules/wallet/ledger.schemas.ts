@@ -30,6 +30,9 @@ export const ledgerRow = z.object({
   reference: z.string().nullable(),
   details: z.record(z.string(), z.unknown()),
   created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
+  username: z.string().nullable(),
+  client_id: z.string().nullable(),
+  client_name: z.string().nullable(),
 });
 export type LedgerRow = z.infer<typeof ledgerRow>;
 
@@ -46,7 +49,18 @@ export const ledgerLine = z.object({
   reference: z.string().nullable().meta({ description: 'reference_id of a verification or reference of a top-up; null for adjustments' }),
   details: z.record(z.string(), z.unknown()).meta({ description: 'What the line records: mode and reason of a verification, the note of an adjustment, `fixture: true` on fixture calls' }),
   created_at: z.string().meta({ description: 'ISO 8601, UTC', example: '2026-03-01T09:30:00.000Z' }),
+  username: z.string().nullable().meta({ description: 'The user who made the verification or the top-up; null for an API client and on adjustments' }),
+  api_client: z
+    .object({ client_id: z.string(), name: z.string() })
+    .nullable()
+    .meta({ description: 'The API client that made the verification or the top-up; null for a user and on adjustments' }),
 });
 export type LedgerLine = z.infer<typeof ledgerLine>;
 
-export const LEDGER_CSV_COLUMNS = Object.keys(ledgerLine.shape) as (keyof LedgerLine)[];
+/** The CSV's columns: the line's fields in order, the API client flattened into two columns. */
+export const LEDGER_CSV_COLUMNS = [
+  ...(Object.keys(ledgerLine.shape) as (keyof LedgerLine)[]).filter((k) => k !== 'api_client'),
+  'api_client_id',
+  'api_client_name',
+] as const;
+export type LedgerCsvColumn = (typeof LEDGER_CSV_COLUMNS)[number];

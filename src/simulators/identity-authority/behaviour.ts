@@ -21,11 +21,20 @@ export const SIM_REASONS = [
 ] as const;
 
 const REASON_KEYS = new Set<string>(SIM_REASONS.map((r) => r.key));
-const LOOKUP_PATHS = new Set(['/v1/nin', '/v1/phone', '/v1/demography']);
+const LOOKUP_PATHS = new Set(['/v1/nin', '/v1/vnin', '/v1/phone', '/v1/demography']);
 
 const reason = z.string().refine((k) => REASON_KEYS.has(k), 'unknown reason');
 const ninBody = z.object({ nin: z.string().regex(/^\d{11}$/), reason });
 const phoneBody = z.object({ phone: z.string().regex(/^\+?\d{10,14}$/), reason });
+const vninBody = z.object({ vnin: z.string().regex(/^[A-Za-z0-9]{16}$/), reason });
+
+/** The sandbox's four vNIN refusals, each a 404 like its not-found (README.md lists them). */
+export const SANDBOX_VNIN_REFUSALS = {
+  not_found: 'vNIN not found',
+  expired: 'vNIN expired',
+  wrong_enterprise: 'vNIN issued for another enterprise',
+  used: 'vNIN already used',
+} as const;
 const demographyBody = z.object({
   firstname: z.string().trim().min(1),
   lastname: z.string().trim().min(1),
@@ -54,6 +63,7 @@ function answers(res: Response): Answers {
     found: (person) => void res.status(200).json({ status: true, data: rawRecord(person, `SBX-${randomBytes(8).toString('hex').toUpperCase()}`) }),
     notFound: () => void res.status(404).json({ status: false, message: 'Record not found' }),
     refused: (status, message) => error(res, status, message),
+    vninRefused: (why) => void res.status(404).json({ status: false, message: SANDBOX_VNIN_REFUSALS[why] }),
   };
 }
 
@@ -65,6 +75,12 @@ function routes(lookups: Lookups): Router {
     const body = ninBody.safeParse(req.body);
     if (!body.success) return invalid(res, body.error);
     lookups.nin(res, body.data.nin, answers(res));
+  });
+
+  router.post('/v1/vnin', (req: Request, res: Response) => {
+    const body = vninBody.safeParse(req.body);
+    if (!body.success) return invalid(res, body.error);
+    lookups.vnin(res, body.data.vnin, answers(res));
   });
 
   router.post('/v1/phone', (req: Request, res: Response) => {

@@ -13,7 +13,16 @@ import type { SimPerson } from './persons.ts';
  * keys, errors `{ "error": "<text>" }`, 404 for a missing record (the response-codes table).
  */
 const PREFIX = '/api/v1/kyc';
-const LOOKUP_PATHS = new Set([`${PREFIX}/nin`, `${PREFIX}/phone_number`]);
+const LOOKUP_PATHS = new Set([`${PREFIX}/nin`, `${PREFIX}/vnin`, `${PREFIX}/phone_number`]);
+const vninQuery = z.object({ vnin: z.string().regex(/^[A-Za-z0-9]{16}$/) });
+
+/** Dojah's four vNIN refusals: its not-found (404 `{"error"}`), the first its published words. */
+export const DOJAH_VNIN_REFUSALS = {
+  not_found: 'vnin not found',
+  expired: 'vnin expired',
+  wrong_enterprise: 'vnin issued for another enterprise',
+  used: 'vnin already used',
+} as const;
 
 const ninQuery = z.object({ nin: z.string().regex(/^\d{11}$/) });
 const phoneQuery = z.object({ phone_number: z.string().regex(/^\+?\d{10,14}$/) });
@@ -54,12 +63,28 @@ function phoneEntity(p: SimPerson): Record<string, string> {
   };
 }
 
+/** "Virtual NIN Lookup": the published example's keys; it echoes the token and carries no NIN. */
+function vninEntity(token: string) {
+  return (p: SimPerson): Record<string, string> => ({
+    vnin: token,
+    firstname: p.firstName,
+    middlename: p.middleName,
+    surname: p.lastName,
+    user_id: `${p.nin.slice(0, 4)}-${p.nin.slice(7)}`,
+    gender: p.gender.toUpperCase(),
+    mobile: p.phone,
+    dateOfBirth: ymd(p),
+    photo: p.photo,
+  });
+}
+
 function answers(res: Response, entity: (p: SimPerson) => Record<string, string>, what: string): Answers {
   return {
     found: (person) => void res.status(200).json({ entity: entity(person) }),
     // Worded like the one published not-found body, the vNIN page's {"error": "vnin not found"}.
     notFound: () => error(res, 404, `${what} not found`),
     refused: (status, message) => error(res, status, message),
+    vninRefused: (why) => error(res, 404, DOJAH_VNIN_REFUSALS[why]),
   };
 }
 
@@ -71,6 +96,12 @@ function routes(lookups: Lookups): Router {
     const q = ninQuery.safeParse(req.query);
     if (!q.success) return invalid(res, q.error);
     lookups.nin(res, q.data.nin, answers(res, ninEntity, 'nin'));
+  });
+
+  router.get('/vnin', (req: Request, res: Response) => {
+    const q = vninQuery.safeParse(req.query);
+    if (!q.success) return invalid(res, q.error);
+    lookups.vnin(res, q.data.vnin, answers(res, vninEntity(q.data.vnin), 'vnin'));
   });
 
   router.get('/phone_number', (req: Request, res: Response) => {

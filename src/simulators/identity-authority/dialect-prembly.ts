@@ -22,7 +22,17 @@ const LOOKUP_PATHS = new Set([`${PREFIX}${NIN_PATH}`, `${PREFIX}${PHONE_PATH}`])
 // The response-codes page's own words for code 02.
 const UNAVAILABLE = "Verification can't be completed by this time, kindly retry later.";
 
+// The page: `number_nin` or `number` (11 digits) is a NIN; a 16-character `number` is a vNIN.
 const ninBody = z.union([z.object({ number_nin: z.string().regex(/^\d{11}$/) }), z.object({ number: z.string().regex(/^\d{11}$/) })]);
+const vninBody = z.object({ number: z.string().regex(/^[A-Za-z0-9]{16}$/) });
+
+/** Prembly's four vNIN refusals: its not-found (200, response_code 01) with these details. */
+export const PREMBLY_VNIN_REFUSALS = {
+  not_found: 'Record not found',
+  expired: 'Virtual NIN has expired',
+  wrong_enterprise: 'Virtual NIN was not generated for this enterprise',
+  used: 'Virtual NIN has already been used',
+} as const;
 const phoneBody = z.object({ number: z.string().regex(/^\+?\d{10,14}$/) });
 
 function error(res: Response, status: number, message: string): void {
@@ -52,6 +62,10 @@ function ninData(p: SimPerson): Record<string, string> {
   };
 }
 
+function notFound(res: Response, detail: string): void {
+  res.status(200).json({ status: false, detail, response_code: '01', verification: { status: 'NOT-VERIFIED', reference: randomUUID() } });
+}
+
 function answers(res: Response, recordKey: 'nin_data' | 'data'): Answers {
   return {
     found: (person) =>
@@ -63,9 +77,9 @@ function answers(res: Response, recordKey: 'nin_data' | 'data'): Answers {
         verification: { status: 'VERIFIED', reference: randomUUID() },
       }),
     // The page: response codes come "even when HTTP status is 200"; NOT-VERIFIED means the ID is not valid.
-    notFound: () =>
-      void res.status(200).json({ status: false, detail: 'Record not found', response_code: '01', verification: { status: 'NOT-VERIFIED', reference: randomUUID() } }),
+    notFound: () => notFound(res, 'Record not found'),
     refused: (status, message) => error(res, status, message),
+    vninRefused: (why) => notFound(res, PREMBLY_VNIN_REFUSALS[why]),
   };
 }
 
@@ -74,6 +88,8 @@ function routes(lookups: Lookups): Router {
   const invalid = (res: Response, e: z.ZodError) => lookups.plain(res, () => error(res, 400, invalidFields(e)));
 
   router.post(NIN_PATH, (req: Request, res: Response) => {
+    const vnin = vninBody.safeParse(req.body);
+    if (vnin.success) return lookups.vnin(res, vnin.data.number, answers(res, 'nin_data'));
     const body = ninBody.safeParse(req.body);
     if (!body.success) return invalid(res, body.error);
     lookups.nin(res, 'number_nin' in body.data ? body.data.number_nin : body.data.number, answers(res, 'nin_data'));

@@ -3,6 +3,7 @@ import { latencyFor } from './latency.ts';
 import { formatDmy, KNOWN_PHONE, personForDemography, personForNin, personForPhone, type SimDate, type SimPerson } from './persons.ts';
 import type { SimSettings } from './settings.ts';
 import type { Timers } from './timers.ts';
+import type { VninRefusal, VninStore } from './vnins.ts';
 
 /**
  * What the simulated authority does with a lookup, whichever dialect asked: who exists, the fault
@@ -15,6 +16,8 @@ export interface Answers {
   notFound(): void;
   /** 503 (unavailable), 504 (held, then timed out) or 429 (with Retry-After already set). */
   refused(status: 503 | 504 | 429, message: string): void;
+  /** A vNIN the authority will not answer for, in the dialect's not-found shape with its own message. */
+  vninRefused(why: VninRefusal): void;
 }
 
 export interface DemographyQuery {
@@ -26,13 +29,15 @@ export interface DemographyQuery {
 
 export interface Lookups {
   nin(res: Response, nin: string, answers: Answers): void;
+  /** A vNIN is checked when its answer goes out, then answered as its NIN (faults included); found uses it up. */
+  vnin(res: Response, token: string, answers: Answers): void;
   phone(res: Response, phone: string, answers: Answers): void;
   demography(res: Response, q: DemographyQuery, answers: Answers): void;
   /** Anything but a valid lookup (bad input, reasons, unknown path) waits the fixed latency only. */
   plain(res: Response, send: () => void): void;
 }
 
-export function createLookups(deps: { settings: () => SimSettings; timers: Timers }): Lookups {
+export function createLookups(deps: { settings: () => SimSettings; timers: Timers; vnins: VninStore }): Lookups {
   const { timers } = deps;
   // Per-NIN call counts for the "503 twice, then succeed" rule, shared by every dialect.
   const flakyCalls = new Map<string, number>();
@@ -64,8 +69,22 @@ export function createLookups(deps: { settings: () => SimSettings; timers: Timer
     answers.found(personForNin(nin));
   }
 
+  function vninAnswer(res: Response, token: string, answers: Answers): void {
+    const checked = deps.vnins.check(token, Date.now());
+    if ('refused' in checked) return answers.vninRefused(checked.refused);
+    ninAnswer(res, checked.nin, {
+      ...answers,
+      found: (person) => {
+        checked.use();
+        answers.found(person);
+      },
+      notFound: () => answers.vninRefused('not_found'),
+    });
+  }
+
   return {
     nin: (res, nin, answers) => afterDelay(res, `nin:${nin}`, () => ninAnswer(res, nin, answers)),
+    vnin: (res, token, answers) => afterDelay(res, `vnin:${token}`, () => vninAnswer(res, token, answers)),
     phone: (res, phone, answers) =>
       afterDelay(res, `phone:${phone}`, () => (KNOWN_PHONE.test(phone) ? answers.found(personForPhone(phone)) : answers.notFound())),
     demography: (res, q, answers) =>

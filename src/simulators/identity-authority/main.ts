@@ -20,6 +20,7 @@ const env = z
     SIM_RATE_WINDOW: z.enum(['bucket', 'sliding']).default('bucket'),
     SIM_MAX_CONCURRENCY: count.default(0),
     SIM_HANG_MS: count.default(60_000),
+    SIM_ENTERPRISE_CODE: z.string().regex(/^\d{4,10}$/).default('000000'),
   })
   .refine((e) => (e.SIM_LATENCY_MEDIAN_MS === 0) === (e.SIM_LATENCY_P95_MS === 0) && e.SIM_LATENCY_P95_MS >= e.SIM_LATENCY_MEDIAN_MS, {
     message: 'set together with SIM_LATENCY_MEDIAN_MS, and not below it',
@@ -48,6 +49,7 @@ try {
     rateWindow: e.SIM_RATE_WINDOW,
     maxConcurrency: e.SIM_MAX_CONCURRENCY,
     hangMs: e.SIM_HANG_MS,
+    enterpriseCode: e.SIM_ENTERPRISE_CODE,
   });
 } catch (err) {
   process.stderr.write(`invalid configuration: ${err instanceof Error ? err.message : String(err)}\n`);

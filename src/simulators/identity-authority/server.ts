@@ -13,6 +13,7 @@ import { createOutage, type OutageState } from './outage.ts';
 import { applyPatch, DEFAULT_SETTINGS, outageSchema, type OutageRequest, type SettingsPatch, type SimSettings } from './settings.ts';
 import { createStatsRecorder, type SimStats } from './stats.ts';
 import { createTimers } from './timers.ts';
+import { createVninStore } from './vnins.ts';
 
 /**
  * The identity-authority simulator: the server's assembly and lifecycle. It speaks the sandbox,
@@ -30,6 +31,10 @@ export interface IdentitySimulatorOptions extends SettingsPatch {
   appId?: string;
   /** What the control API expects in `X-Sim-Control`. */
   controlToken?: string;
+  /** The sandbox's mail sink: when given, `GET /sandbox/mail` lists what it caught, newest first, without a key. */
+  mailbox?: { list(): unknown[] };
+  /** The verifier's enterprise code: vNINs made for another code are refused (default `000000`). */
+  enterpriseCode?: string;
 }
 
 export interface IdentitySimulator {
@@ -47,13 +52,14 @@ export interface IdentitySimulator {
 export const DEFAULT_CONTROL_TOKEN = 'sim-control';
 
 export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}): Promise<IdentitySimulator> {
-  const { host = '127.0.0.1', port = 0, apiKey, appId, controlToken = DEFAULT_CONTROL_TOKEN, ...patch } = opts;
+  const { host = '127.0.0.1', port = 0, apiKey, appId, controlToken = DEFAULT_CONTROL_TOKEN, enterpriseCode = '000000', mailbox, ...patch } = opts;
   let settings = applyPatch(DEFAULT_SETTINGS, patch);
   const timers = createTimers();
   const stats = createStatsRecorder();
   const outage = createOutage(timers);
   const limits = createLimits(() => settings);
-  const lookups = createLookups({ settings: () => settings, timers });
+  const vnins = createVninStore({ enterpriseCode: () => enterpriseCode });
+  const lookups = createLookups({ settings: () => settings, timers, vnins });
   const dialects: readonly SimDialect[] = [premblyDialect, dojahDialect, sandboxDialect];
   const dialectOf = (req: Request): SimDialect => dialectFor(dialects, req.path);
   const credentials = { apiKey: apiKey || undefined, appId: appId || undefined };
@@ -76,6 +82,15 @@ export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}
   const app = express();
   app.disable('x-powered-by');
   app.use(CONTROL_PREFIX, controlRoutes(controlToken, controls));
+  // For the person trying the sandbox, in a browser: the e-mails the service sent, kept on this machine.
+  if (mailbox) {
+    app.get('/sandbox/mail', (_req: Request, res: Response) => {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ data: mailbox.list() });
+    });
+  }
+  // The person's phone making a vNIN: no API key, not an authority call, not counted.
+  app.use(vnins.routes());
 
   app.use((_req: Request, res: Response, next: NextFunction) => {
     stats.received(Date.now());

@@ -1,0 +1,99 @@
+import { useEffect, useState } from 'preact/hooks';
+import { LocationProvider, Route, Router } from 'preact-iso';
+import { call, loadSession, onSignedOut, setCsrfToken } from './api.ts';
+import { Layout } from './layout.tsx';
+import { SignIn } from './pages/sign-in.tsx';
+import { ResetPassword } from './pages/reset-password.tsx';
+import { SessionContext, type Me } from './session.tsx';
+import { Overview } from './pages/overview.tsx';
+import { TopUp, TopUpReturn } from './pages/top-up.tsx';
+import { Verify } from './pages/verify.tsx';
+import { Batches } from './pages/batches.tsx';
+import { History } from './pages/history.tsx';
+import { Team } from './pages/team.tsx';
+import { ApiClients } from './pages/api-clients.tsx';
+import { Audit } from './pages/audit.tsx';
+import { Settings } from './pages/settings.tsx';
+import { Account } from './pages/account.tsx';
+import { NotFound } from './pages/not-found.tsx';
+
+
+type State = { kind: 'loading' } | { kind: 'signed-out'; reason?: string } | { kind: 'change-password' } | { kind: 'signed-in'; me: Me };
+
+export function App() {
+  const [state, setState] = useState<State>({ kind: 'loading' });
+
+  const loadMe = async () => {
+    try {
+      const r = await call<Me>('GET', '/me', {}, { quiet401: true });
+      setState({ kind: 'signed-in', me: r.data });
+    } catch (e) {
+      const code = (e as { status?: number }).status;
+      // 403 here is a first-login token: the password must be changed before anything else.
+      if (code === 403) setState({ kind: 'change-password' });
+      else setState({ kind: 'signed-out' });
+    }
+  };
+
+  useEffect(() => {
+    loadSession().then((signedIn) => (signedIn ? loadMe() : setState({ kind: 'signed-out' })), () => setState({ kind: 'signed-out' }));
+    return onSignedOut(() => {
+      setCsrfToken(null);
+      setState({ kind: 'signed-out', reason: 'Your session has ended. Sign in again.' });
+    });
+  }, []);
+
+  const signOut = async (reason = 'You have signed out.') => {
+    try {
+      await call('POST', '/logout', {}, { quiet401: true });
+    } catch {
+      // Signed out already: the cookie is cleared by the answer either way.
+    }
+    setCsrfToken(null);
+    setState({ kind: 'signed-out', reason });
+  };
+
+  if (location.pathname.startsWith('/portal/reset-password')) return <ResetPassword />;
+  switch (state.kind) {
+    case 'loading':
+      return <p class="loading">Loading…</p>;
+    case 'signed-out':
+    case 'change-password':
+      return (
+        <SignIn
+          reason={state.kind === 'signed-out' ? state.reason : undefined}
+          mustChange={state.kind === 'change-password'}
+          onSignedIn={loadMe}
+        />
+      );
+    case 'signed-in':
+      return (
+        <SessionContext.Provider value={{ me: state.me, refresh: loadMe, signOut }}>
+          <LocationProvider>
+            <Layout>
+              <Routes />
+            </Layout>
+          </LocationProvider>
+        </SessionContext.Provider>
+      );
+  }
+}
+
+function Routes() {
+  return (
+    <Router>
+      <Route path="/portal" component={Overview} />
+      <Route path="/portal/top-up" component={TopUp} />
+      <Route path="/portal/top-up/return" component={TopUpReturn} />
+      <Route path="/portal/verify" component={Verify} />
+      <Route path="/portal/batches" component={Batches} />
+      <Route path="/portal/history" component={History} />
+      <Route path="/portal/team" component={Team} />
+      <Route path="/portal/api-clients" component={ApiClients} />
+      <Route path="/portal/audit" component={Audit} />
+      <Route path="/portal/settings" component={Settings} />
+      <Route path="/portal/account" component={Account} />
+      <Route default component={NotFound} />
+    </Router>
+  );
+}

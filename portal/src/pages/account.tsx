@@ -1,0 +1,115 @@
+import QRCode from 'qrcode';
+import { useState } from 'preact/hooks';
+import { call } from '../api.ts';
+import { useSession } from '../session.tsx';
+import { ErrorText, Field, Notice, Page, useAction } from '../ui.tsx';
+
+export function Account() {
+  const { me, signOut } = useSession();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const pw = useAction();
+  const change = (e: Event) => {
+    e.preventDefault();
+    void pw.run(async () => {
+      await call('POST', '/change-password', { json: { current_password: current, new_password: next } });
+      // A new password ends every session of this user, this one included.
+      await signOut('Your password was changed. Sign in with the new one.');
+    });
+  };
+  return (
+    <Page title="Account">
+      <p>
+        Signed in as <strong>{me.username}</strong> ({me.role === 'org_admin' ? 'administrator' : 'team member'}).
+      </p>
+      <form onSubmit={change} aria-label="Change password">
+        <h2>Change password</h2>
+        <Field label="Current password" name="current_password" type="password" value={current} onInput={setCurrent} required autocomplete="current-password" />
+        <Field label="New password" name="new_password" type="password" value={next} onInput={setNext} required autocomplete="new-password" hint="At least 8 characters, not containing your username" />
+        <ErrorText error={pw.error} />
+        <button type="submit" disabled={pw.busy}>
+          Change password
+        </button>
+      </form>
+      <TwoFactor />
+    </Page>
+  );
+}
+
+/** Enrolment: a secret and its QR code, then a code from the app turns it on and shows the recovery codes once. */
+function TwoFactor() {
+  const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
+  const [code, setCode] = useState('');
+  const [recovery, setRecovery] = useState<string[] | null>(null);
+  const [off, setOff] = useState(false);
+  const [offCode, setOffCode] = useState('');
+  const action = useAction();
+  const start = () =>
+    void action.run(async () => {
+      const r = await call<{ secret: string; otpauth_uri: string }>('POST', '/me/mfa/totp');
+      setEnrolment({ secret: r.data.secret, qr: await QRCode.toDataURL(r.data.otpauth_uri, { margin: 1, width: 200 }) });
+      setRecovery(null);
+      setOff(false);
+    });
+  const confirm = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const r = await call<{ recovery_codes: string[] }>('POST', '/me/mfa/totp/confirm', { json: { code } });
+      setRecovery(r.data.recovery_codes);
+      setEnrolment(null);
+      setCode('');
+    });
+  };
+  const disable = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      await call('DELETE', '/me/mfa/totp', { json: { code: offCode } });
+      setOff(true);
+      setOffCode('');
+    });
+  };
+  return (
+    <section aria-labelledby="mfa-title">
+      <h2 id="mfa-title">Two-factor sign-in</h2>
+      <p>With two-factor sign-in on, you also enter a one-time code from an authenticator app when you sign in.</p>
+      {enrolment ? (
+        <form onSubmit={confirm} aria-label="Confirm two-factor sign-in">
+          <img src={enrolment.qr} alt="QR code to scan with your authenticator app" width={200} height={200} />
+          <p>
+            Or type this key into the app: <code>{enrolment.secret}</code>
+          </p>
+          <Field label="Code from the app" name="code" value={code} onInput={setCode} required autocomplete="one-time-code" inputMode="numeric" />
+          <button type="submit" disabled={action.busy}>
+            Turn on two-factor sign-in
+          </button>
+        </form>
+      ) : (
+        <p>
+          <button type="button" onClick={start} disabled={action.busy}>
+            Set up two-factor sign-in
+          </button>
+        </p>
+      )}
+      {recovery ? (
+        <div class="notice" role="status">
+          <p>Two-factor sign-in is on. Keep these recovery codes somewhere safe; each works once, and they are shown only now:</p>
+          <ul class="codes">
+            {recovery.map((c) => (
+              <li key={c}>
+                <code>{c}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <form onSubmit={disable} aria-label="Turn off two-factor sign-in">
+        <Field label="Code to turn it off" name="off_code" value={offCode} onInput={setOffCode} autocomplete="one-time-code" hint="A code from the app or a recovery code" />
+        <button type="submit" class="secondary" disabled={action.busy || offCode === ''}>
+          Turn off two-factor sign-in
+        </button>
+      </form>
+      {off ? <Notice>Two-factor sign-in is off.</Notice> : null}
+      <ErrorText error={action.error} />
+    </section>
+  );
+}

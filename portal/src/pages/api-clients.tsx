@@ -1,0 +1,126 @@
+import { useState } from 'preact/hooks';
+import { call, get } from '../api.ts';
+import { AdminOnly } from '../layout.tsx';
+import { ErrorText, Field, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+
+type Client = {
+  client_id: string;
+  name: string;
+  role: 'org_admin' | 'member';
+  status?: string;
+  scopes?: string[];
+  allowed_ips?: string[];
+  expires_at?: string | null;
+  created_by?: { id: number; username: string } | null;
+  created_at: string;
+  last_used_at: string | null;
+};
+
+const SCOPES = ['verify', 'requery', 'history:read', 'topup'];
+
+export function ApiClients() {
+  const clients = useLoad(() => get<{ data: Client[] }>('/api-clients'), []);
+  const [name, setName] = useState('');
+  const [role, setRole] = useState('member');
+  const [scopes, setScopes] = useState<string[]>(['verify', 'requery', 'history:read']);
+  const [ips, setIps] = useState('');
+  const [expires, setExpires] = useState('');
+  const [secret, setSecret] = useState<{ client_id: string; client_secret: string } | null>(null);
+  const action = useAction();
+
+  const create = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const body: Record<string, unknown> = { name, role, scopes: scopes.filter((s) => s !== 'topup' || role === 'org_admin') };
+      const allowed = ips.split(/[\s,]+/).filter(Boolean);
+      if (allowed.length) body.allowed_ips = allowed;
+      if (expires) body.expires_at = new Date(expires).toISOString();
+      const r = await call<{ client_id: string; client_secret: string }>('POST', '/api-clients', { json: body });
+      setSecret(r.data);
+      setName('');
+      clients.reload();
+    });
+  };
+  const rotate = (c: Client) =>
+    void action.run(async () => {
+      setSecret((await call<{ client_id: string; client_secret: string }>('POST', `/api-clients/${c.client_id}/rotate`)).data);
+      clients.reload();
+    });
+  const revoke = (c: Client) =>
+    void action.run(async () => {
+      await call('DELETE', `/api-clients/${c.client_id}`);
+      clients.reload();
+    });
+  const toggle = (s: string, on: boolean) => setScopes(on ? [...scopes, s] : scopes.filter((x) => x !== s));
+
+  return (
+    <AdminOnly>
+      <Page title="API clients">
+        <form onSubmit={create} aria-label="Create an API client">
+          <h2>Create a client</h2>
+          <Field label="Name" name="name" value={name} onInput={setName} required />
+          <Select label="Role" name="role" value={role} onChange={setRole} options={[{ value: 'member', label: 'Team member' }, { value: 'org_admin', label: 'Administrator' }]} />
+          <fieldset>
+            <legend>Scopes</legend>
+            {SCOPES.map((s) => (
+              <div class="check" key={s}>
+                <input id={`scope-${s}`} type="checkbox" checked={scopes.includes(s)} disabled={s === 'topup' && role !== 'org_admin'} onChange={(e) => toggle(s, (e.target as HTMLInputElement).checked)} />
+                <label for={`scope-${s}`}>{s}</label>
+              </div>
+            ))}
+          </fieldset>
+          <Field label="Allowed addresses" name="allowed_ips" value={ips} onInput={setIps} hint="Addresses or CIDR ranges, separated by commas; empty allows any" />
+          <Field label="Expires at" name="expires_at" type="datetime-local" value={expires} onInput={setExpires} hint="Optional" />
+          <button type="submit" disabled={action.busy}>
+            Create client
+          </button>
+        </form>
+        {secret ? (
+          <Notice>
+            Client <code>{secret.client_id}</code>, secret <code>{secret.client_secret}</code>: copy it now, it is shown only once.
+          </Notice>
+        ) : null}
+        <ErrorText error={action.error ?? clients.error} />
+        <table class="list" tabIndex={0}>
+          <caption>Your organisation's API clients</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Client id</th>
+              <th scope="col">Role and scopes</th>
+              <th scope="col">State</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(clients.data?.data ?? []).map((c) => (
+              <tr key={c.client_id}>
+                <td>{c.name}</td>
+                <td>
+                  <code>{c.client_id}</code>
+                </td>
+                <td>
+                  {c.role === 'org_admin' ? 'Administrator' : 'Team member'}
+                  {c.scopes ? `: ${c.scopes.join(', ')}` : ''}
+                  {c.allowed_ips?.length ? `; from ${c.allowed_ips.join(', ')}` : ''}
+                  {c.expires_at ? `; expires ${when(c.expires_at)}` : ''}
+                </td>
+                <td>{c.status ?? 'active'}</td>
+                <td>{when(c.last_used_at) || 'Never'}</td>
+                <td class="actions">
+                  <button type="button" class="secondary" onClick={() => rotate(c)}>
+                    Rotate secret of {c.name}
+                  </button>
+                  <button type="button" class="danger" onClick={() => revoke(c)}>
+                    Revoke {c.name}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Page>
+    </AdminOnly>
+  );
+}

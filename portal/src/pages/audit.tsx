@@ -1,0 +1,62 @@
+import { useState } from 'preact/hooks';
+import { downloadCsv, get, query } from '../api.ts';
+import { AdminOnly } from '../layout.tsx';
+import { ErrorText, Pager, Field, Page, useAction, useLoad, when } from '../ui.tsx';
+
+type Event = { id: number; at: string; actor: string | { type: string; id?: number; name?: string } | null; action: string; target: string | null; ip: string | null; details: Record<string, unknown> | null };
+
+function actorText(a: Event['actor']): string {
+  if (!a) return '';
+  if (typeof a === 'string') return a;
+  return [a.type, a.name ?? a.id].filter((x) => x !== undefined).join(' ');
+}
+
+export function Audit() {
+  const [action, setAction] = useState('');
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const filters = { action, from, to };
+  const page = useLoad(() => get<{ data: Event[]; next_cursor: string | null }>(`/audit-events${query({ ...filters, limit: 50, cursor })}`), [action, from, to, cursor]);
+  const dl = useAction();
+  return (
+    <AdminOnly>
+      <Page title="Audit trail">
+        <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+          <Field label="Action" name="action" value={action} onInput={(v) => { setAction(v); setCursors([]); }} hint="For example auth.login or team.user_updated" />
+          <Field label="From" name="from" type="date" value={from} onInput={(v) => { setFrom(v); setCursors([]); }} />
+          <Field label="To" name="to" type="date" value={to} onInput={(v) => { setTo(v); setCursors([]); }} />
+          <button type="button" class="secondary" onClick={() => void dl.run(() => downloadCsv(`/audit-events${query(filters)}`, 'audit-events.csv'))}>
+            Download CSV
+          </button>
+        </form>
+        <ErrorText error={page.error ?? dl.error} />
+        <table class="list" tabIndex={0}>
+          <caption>Who did what, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Action</th>
+              <th scope="col">Who</th>
+              <th scope="col">Target</th>
+              <th scope="col">Address</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(page.data?.data ?? []).map((e) => (
+              <tr key={e.id}>
+                <td>{when(e.at)}</td>
+                <td>{e.action}</td>
+                <td>{actorText(e.actor)}</td>
+                <td>{e.target ?? ''}</td>
+                <td>{e.ip ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <Pager cursors={cursors} next={page.data?.next_cursor} onChange={setCursors} />
+      </Page>
+    </AdminOnly>
+  );
+}

@@ -1,0 +1,88 @@
+import { useState } from 'preact/hooks';
+import { API, downloadCsv, get, query } from '../api.ts';
+import { isAdmin, useSession } from '../session.tsx';
+import { ErrorText, Pager, Field, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+
+type Tab = 'verifications' | 'transactions' | 'topups';
+type PageOf<T> = { data: T[]; next_cursor: string | null };
+
+const FILTERS: Record<Tab, { name: string; label: string; options: string[] }> = {
+  verifications: { name: 'status', label: 'Status', options: ['', 'pending', 'found', 'not_found', 'failed', 'expired'] },
+  transactions: { name: 'kind', label: 'Kind', options: ['', 'verification', 'fixture_verification', 'topup', 'adjustment'] },
+  topups: { name: 'status', label: 'Status', options: ['', 'pending', 'credited', 'failed', 'abandoned', 'amount_mismatch', 'refund_due', 'refunded'] },
+};
+
+const COLUMNS: Record<Tab, [string, string][]> = {
+  verifications: [['reference_id', 'Reference'], ['kind', 'Looked up by'], ['mode', 'Mode'], ['status', 'Status'], ['charged', 'Charged'], ['username', 'Asked by'], ['created_at', 'When']],
+  transactions: [['id', 'Line'], ['kind', 'Kind'], ['units_delta', 'Units'], ['units_after', 'Balance after'], ['reference', 'Reference'], ['created_at', 'When']],
+  topups: [['reference', 'Reference'], ['status', 'Status'], ['units', 'Units'], ['total_amount', 'Total (kobo)'], ['created_at', 'Started'], ['credited_at', 'Credited']],
+};
+
+function cell(row: Record<string, unknown>, key: string): string {
+  const v = row[key];
+  if (key === 'username' && !v) {
+    const client = row.api_client as { name?: string } | null | undefined;
+    return client?.name ? `API client ${client.name}` : '';
+  }
+  if (key.endsWith('_at') && typeof v === 'string') return when(v);
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  return v === null || v === undefined ? '' : String(v);
+}
+
+export function History() {
+  const { me } = useSession();
+  const tabs: Tab[] = isAdmin(me) ? ['verifications', 'transactions', 'topups'] : ['verifications'];
+  const [tab, setTab] = useState<Tab>('verifications');
+  const [filter, setFilter] = useState('');
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const filters = { [FILTERS[tab].name]: filter, from, to };
+  const page = useLoad(() => get<PageOf<Record<string, unknown>>>(`/${tab}${query({ ...filters, limit: 25, cursor })}`), [tab, filter, from, to, cursor]);
+  const action = useAction();
+  const switchTab = (t: Tab) => {
+    setTab(t);
+    setFilter('');
+    setCursors([]);
+  };
+  return (
+    <Page title="History">
+      <div role="tablist" aria-label="What to show" class="tabs">
+        {tabs.map((t) => (
+          <button key={t} type="button" role="tab" aria-selected={tab === t} onClick={() => switchTab(t)}>
+            {t === 'topups' ? 'Top-ups' : t[0]!.toUpperCase() + t.slice(1)}
+          </button>
+        ))}
+      </div>
+      <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+        <Select label={FILTERS[tab].label} name="filter" value={filter} onChange={(v) => { setFilter(v); setCursors([]); }} options={FILTERS[tab].options.map((o) => ({ value: o, label: o === '' ? 'Any' : o.replace('_', ' ') }))} />
+        <Field label="From" name="from" type="date" value={from} onInput={(v) => { setFrom(v); setCursors([]); }} />
+        <Field label="To" name="to" type="date" value={to} onInput={(v) => { setTo(v); setCursors([]); }} />
+        <button type="button" class="secondary" onClick={() => void action.run(() => downloadCsv(`/${tab}${query(filters)}`, `${tab}.csv`))}>
+          Download CSV
+        </button>
+      </form>
+      <ErrorText error={page.error ?? action.error} />
+      <table class="list" tabIndex={0} aria-label={tab}>
+        <thead>
+          <tr>
+            {COLUMNS[tab].map(([k, label]) => <th scope="col" key={k}>{label}</th>)}
+            {tab === 'verifications' ? <th scope="col">Slip</th> : null}
+          </tr>
+        </thead>
+        <tbody>
+          {(page.data?.data ?? []).map((row, i) => (
+            <tr key={i}>
+              {COLUMNS[tab].map(([k]) => <td key={k}>{cell(row, k)}</td>)}
+              {tab === 'verifications' ? (
+                <td>{row.status === 'found' && row.kind !== 'match' ? <a href={`${API}/verify-nin/slip/${String(row.reference_id)}`} target="_blank" rel="noopener">Slip</a> : null}</td>
+              ) : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <Pager cursors={cursors} next={page.data?.next_cursor} onChange={setCursors} />
+    </Page>
+  );
+}

@@ -1,0 +1,62 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call, get } from '../api.ts';
+import { AdminOnly } from '../layout.tsx';
+import { ErrorText, Field, Notice, Page, useAction, useLoad } from '../ui.tsx';
+
+type Settings = { require_consent: boolean; require_mfa?: boolean; low_balance_units?: number | null };
+
+export function Settings() {
+  const loaded = useLoad(() => get<Settings>('/me/organisation'), []);
+  const [consent, setConsent] = useState(false);
+  const [mfa, setMfa] = useState(false);
+  const [line, setLine] = useState('');
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  useEffect(() => {
+    if (!loaded.data) return;
+    setConsent(loaded.data.require_consent);
+    setMfa(loaded.data.require_mfa ?? false);
+    setLine(loaded.data.low_balance_units == null ? '' : String(loaded.data.low_balance_units));
+  }, [loaded.data]);
+  const save = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    void action.run(async () => {
+      const patch: Record<string, unknown> = { require_consent: consent };
+      if (loaded.data && 'require_mfa' in loaded.data) patch.require_mfa = mfa;
+      if (loaded.data && 'low_balance_units' in loaded.data) patch.low_balance_units = line.trim() === '' ? null : Number(line);
+      await call('PATCH', '/me/organisation', { json: patch });
+      setSaved(true);
+      loaded.reload();
+    });
+  };
+  return (
+    <AdminOnly>
+      <Page title="Settings">
+        <ErrorText error={loaded.error} />
+        {loaded.data ? (
+          <form onSubmit={save} aria-label="Organisation settings">
+            <div class="check">
+              <input id="f-require-consent" type="checkbox" checked={consent} onChange={(e) => setConsent((e.target as HTMLInputElement).checked)} />
+              <label for="f-require-consent">Require consent on every live verification</label>
+            </div>
+            {'require_mfa' in loaded.data ? (
+              <div class="check">
+                <input id="f-require-mfa" type="checkbox" checked={mfa} onChange={(e) => setMfa((e.target as HTMLInputElement).checked)} />
+                <label for="f-require-mfa">Require two-factor sign-in for administrators</label>
+              </div>
+            ) : null}
+            {'low_balance_units' in loaded.data ? (
+              <Field label="Low-balance alert (units)" name="low_balance_units" type="number" min="0" inputMode="numeric" value={line} onInput={setLine} hint="An e-mail to the administrators when the balance falls below it; empty turns it off" />
+            ) : null}
+            <ErrorText error={action.error} />
+            {saved ? <Notice>Settings saved.</Notice> : null}
+            <button type="submit" disabled={action.busy}>
+              Save settings
+            </button>
+          </form>
+        ) : null}
+      </Page>
+    </AdminOnly>
+  );
+}

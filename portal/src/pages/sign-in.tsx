@@ -1,0 +1,116 @@
+import { useState } from 'preact/hooks';
+import { ApiError, call, setCsrfToken } from '../api.ts';
+import { ErrorText, Field, Notice, useAction } from '../ui.tsx';
+
+type Props = { reason?: string | undefined; mustChange: boolean; onSignedIn(): Promise<void> };
+
+/** Signs in with the API's password grant; the token goes into the HttpOnly cookie, never to this page. */
+async function signIn(username: string, password: string, otp: string): Promise<{ requirePasswordChange: boolean }> {
+  const form: Record<string, string> = { grant_type: 'password', username, password };
+  if (otp) form.otp = otp;
+  const r = await call<{ csrf_token: string; require_password_change: boolean }>('POST', '/login', { form }, { quiet401: true });
+  setCsrfToken(r.data.csrf_token);
+  return { requirePasswordChange: r.data.require_password_change };
+}
+
+export function SignIn({ reason, mustChange, onSignedIn }: Props) {
+  const [mode, setMode] = useState<'sign-in' | 'forgot' | 'change'>(mustChange ? 'change' : 'sign-in');
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [otp, setOtp] = useState('');
+  const [askOtp, setAskOtp] = useState(false);
+  const [newPassword, setNewPassword] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const action = useAction();
+
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      try {
+        const r = await signIn(username, password, otp);
+        if (r.requirePasswordChange) {
+          setMode('change');
+          return;
+        }
+        await onSignedIn();
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'mfa_required') setAskOtp(true);
+        throw err;
+      }
+    });
+  };
+
+  const change = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      await call('POST', '/change-password', { json: { current_password: password, new_password: newPassword } });
+      // A changed password ends every token, this session's too: sign in again with the new one.
+      setPassword(newPassword);
+      if (username) {
+        await signIn(username, newPassword, '');
+        await onSignedIn();
+      } else {
+        setMode('sign-in');
+      }
+    });
+  };
+
+  const forgot = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const r = await call<{ detail: string }>('POST', '/forgot-password', { json: { username } }, { quiet401: true });
+      setSent(r.data.detail);
+    });
+  };
+
+  return (
+    <main id="main" class="sign-in">
+      <h1>idverify portal</h1>
+      {reason ? <Notice>{reason}</Notice> : null}
+      {mode === 'sign-in' ? (
+        <form onSubmit={submit} aria-label="Sign in">
+          <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="username" />
+          <Field label="Password" name="password" type="password" value={password} onInput={setPassword} required autocomplete="current-password" />
+          {askOtp ? <Field label="One-time code" name="otp" value={otp} onInput={setOtp} autocomplete="one-time-code" inputMode="numeric" hint="From your authenticator app, or one of your recovery codes" /> : null}
+          <ErrorText error={action.error} />
+          <button type="submit" disabled={action.busy}>
+            Sign in
+          </button>
+          <p>
+            <button type="button" class="link" onClick={() => { action.setError(null); setMode('forgot'); }}>
+              Forgot your password?
+            </button>
+          </p>
+        </form>
+      ) : null}
+      {mode === 'change' ? (
+        <form onSubmit={change} aria-label="Change your password">
+          <h2>Choose a new password</h2>
+          <p>Your password was set by someone else. Choose your own before you go on.</p>
+          <Field label="Current password" name="current_password" type="password" value={password} onInput={setPassword} required autocomplete="current-password" />
+          <Field label="New password" name="new_password" type="password" value={newPassword} onInput={setNewPassword} required autocomplete="new-password" hint="At least 8 characters, not containing your username" />
+          <ErrorText error={action.error} />
+          <button type="submit" disabled={action.busy}>
+            Change password
+          </button>
+        </form>
+      ) : null}
+      {mode === 'forgot' ? (
+        <form onSubmit={forgot} aria-label="Reset your password">
+          <h2>Reset your password</h2>
+          <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="username" />
+          <ErrorText error={action.error} />
+          {sent ? <Notice>{sent}</Notice> : null}
+          <button type="submit" disabled={action.busy}>
+            Send reset link
+          </button>
+          <p>
+            <button type="button" class="link" onClick={() => setMode('sign-in')}>
+              Back to sign in
+            </button>
+          </p>
+        </form>
+      ) : null}
+    </main>
+  );
+}

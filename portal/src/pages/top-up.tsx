@@ -1,0 +1,112 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call, formatNaira, formatUnits, get } from '../api.ts';
+import { AdminOnly } from '../layout.tsx';
+import { useSession } from '../session.tsx';
+import { ErrorText, Field, Notice, Page, useAction } from '../ui.tsx';
+
+type Quote = { units: number; unit_cost: number; base_amount: number; vat_amount: number; service_charge: number; total_amount: number; bonus_units: number };
+
+export function TopUp() {
+  const [units, setUnits] = useState('500');
+  const [quote, setQuote] = useState<Quote | null>(null);
+  const action = useAction();
+  const price = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      setQuote(await get<Quote>(`/topup/quote?units=${encodeURIComponent(units)}`));
+    });
+  };
+  const pay = () =>
+    void action.run(async () => {
+      const r = await call<{ authorization_url: string }>('POST', '/topup/initialize', { form: { units } });
+      // The processor's checkout page brings the payer back to /portal/top-up/return.
+      location.assign(r.data.authorization_url);
+    });
+  return (
+    <AdminOnly>
+      <Page title="Top up">
+        <form onSubmit={price} aria-label="Price a top-up">
+          <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={(v) => { setUnits(v); setQuote(null); }} required hint="A multiple of 100" />
+          <button type="submit" disabled={action.busy}>
+            Show price
+          </button>
+        </form>
+        {quote ? (
+          <div class="quote">
+            <table>
+              <caption>Price of {formatUnits(quote.units)}</caption>
+              <tbody>
+                <tr><th scope="row">Base ({formatNaira(quote.unit_cost)} a unit)</th><td>{formatNaira(quote.base_amount)}</td></tr>
+                <tr><th scope="row">VAT</th><td>{formatNaira(quote.vat_amount)}</td></tr>
+                <tr><th scope="row">Processor fee</th><td>{formatNaira(quote.service_charge)}</td></tr>
+                <tr><th scope="row">Bonus units</th><td>{quote.bonus_units}</td></tr>
+                <tr class="total"><th scope="row">Total to pay</th><td>{formatNaira(quote.total_amount)}</td></tr>
+              </tbody>
+            </table>
+            <button type="button" onClick={pay} disabled={action.busy}>
+              Pay {formatNaira(quote.total_amount)}
+            </button>
+          </div>
+        ) : null}
+        <ErrorText error={action.error} />
+      </Page>
+    </AdminOnly>
+  );
+}
+
+type TopupRow = { reference: string; status: string; units: number; bonus_units: number; credited_at: string | null };
+
+/** Back from the checkout: waits for the credit to land (webhook or verify), without a reload by hand. */
+export function TopUpReturn() {
+  const { refresh, me } = useSession();
+  const reference = new URLSearchParams(location.search).get('reference') ?? new URLSearchParams(location.search).get('trxref') ?? '';
+  const [row, setRow] = useState<TopupRow | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let stop = false;
+    let verified = false;
+    const tick = async () => {
+      try {
+        const r = await get<TopupRow>(`/topups/${encodeURIComponent(reference)}`);
+        setRow(r);
+        if (r.status === 'credited') {
+          await refresh();
+          return;
+        }
+        // Only a pending payment can still turn into a credit; anything else is shown as it stands.
+        if (r.status !== 'pending' && verified) return;
+        if (!verified) {
+          verified = true;
+          // Asks the processor at once rather than waiting for its notification; either credits once.
+          await call('POST', '/topup/verify', { form: { reference } }).catch(() => undefined);
+        }
+      } catch (e) {
+        setError(e);
+      }
+      if (!stop) setTimeout(() => void tick(), 1500);
+    };
+    void tick();
+    return () => {
+      stop = true;
+    };
+  }, [reference]);
+  return (
+    <AdminOnly>
+      <Page title="Top-up payment">
+        <ErrorText error={error} />
+        {row?.status === 'credited' ? (
+          <Notice>
+            Credited: {formatUnits(row.units + row.bonus_units)}. New balance: {formatUnits(me.organisation?.units ?? 0)}.
+          </Notice>
+        ) : (
+          <p role="status" aria-live="polite">
+            {row && row.status !== 'pending' ? `The payment of ${reference} is ${row.status.replace('_', ' ')}: nothing was credited.` : `Waiting for the payment of ${reference || 'your top-up'} to be confirmed…`}
+          </p>
+        )}
+        <p>
+          <a href="/portal">Back to the overview</a>
+        </p>
+      </Page>
+    </AdminOnly>
+  );
+}

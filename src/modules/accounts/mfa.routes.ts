@@ -1,0 +1,49 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../../context.ts';
+import { AppError } from '../../lib/errors.ts';
+import { parseInput, requireContentType } from '../../lib/http.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
+import { principalOf, type Principal } from '../auth/index.ts';
+import { confirmTotp, disableTotp, enrolTotp } from '../mfa/index.ts';
+
+export const codeBody = z.object({ code: z.string().min(1, 'code must not be empty').max(64, 'code is too long') });
+
+function person(p: Principal): number {
+  if (p.userId === null) throw new AppError('forbidden', 'API clients do not sign in with a second factor');
+  return p.userId;
+}
+
+/** Two-factor sign-in for the signed-in user: enrol, confirm, turn off. */
+export function mfaRoutes(ctx: AppContext): Router {
+  const r = Router();
+  const json = [requireContentType('json'), express.json({ limit: '8kb' })];
+  // Enrolment is what an administrator whose organisation requires it may still do.
+  const enrolling = [ctx.authenticateForMfaEnrolment, ctx.rateLimit];
+
+  r.post('/me/mfa/totp', ...enrolling, async (req, res) => {
+    const p = principalOf(req);
+    const answer = await enrolTotp(ctx, { id: person(p), username: p.username });
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(201).json(answer);
+  });
+
+  r.post('/me/mfa/totp/confirm', ...enrolling, ...json, async (req, res) => {
+    const userId = person(principalOf(req));
+    const { code } = parseInput(codeBody, req.body);
+    const answer = await confirmTotp(ctx, userId, code);
+    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'mfa.enabled', target: `user:${userId}` });
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(answer);
+  });
+
+  r.delete('/me/mfa/totp', ctx.authenticate, ctx.rateLimit, ...json, async (req, res) => {
+    const p = principalOf(req);
+    const { code } = parseInput(codeBody, req.body);
+    await disableTotp(ctx, { id: person(p), orgId: p.orgId, role: p.role }, code);
+    await recordAudit(ctx.db, { ...auditContext(req, p), action: 'mfa.disabled', target: `user:${person(p)}` });
+    res.status(204).end();
+  });
+
+  return r;
+}

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../config.ts';
+import { jobIds } from '../../jobs/catalog.ts';
+import type { Producer } from '../../jobs/producer.ts';
+import { describe } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { lowBalanceRecipients } from '../organisations/index.ts';
+import { queueSealedMail, type SealedMail } from '../topup/index.ts';
+import { claimLowBalanceAlert, lowBalanceDue } from '../wallet/index.ts';
+
+export type AlertDeps = { db: DatabasePool; config: Config; logger: Logger; producer?: Producer };
+
+const units = (n: number): string => n.toLocaleString('en-US');
+
+export function renderLowBalanceMail(to: string[], organisation: string, balance: number, line: number): SealedMail {
+  const text = [
+    `The unit balance of ${organisation} is ${units(balance)} units, below the alert line of ${units(line)} units set for it.`,
+    '',
+    'Verifications stop with 402 once no unit is left: top up (POST /v1/topup/initialize) to keep them running.',
+    `You will not hear of this again until the balance has been back at or above ${units(line)} units.`,
+    '',
+  ].join('\n');
+  return { to: to.join(', '), subject: `Low balance: ${units(balance)} units left for ${organisation}`, text };
+}
+
+/**
+ * After a debit: when it took the balance below the organisation's line and no alert went out for
+ * this stay below it, one e-mail to its administrators through the outbox. The flag and the outbox
+ * row commit together; the cheap read first keeps the usual case (nothing to say) to one query.
+ * Without a producer (operator commands) the outbox sweep sends it within a minute.
+ */
+export async function checkLowBalance(deps: AlertDeps, orgId: number): Promise<boolean> {
+  if (!(await lowBalanceDue(deps.db, orgId))) return false;
+  const outboxId = await deps.db.transaction(async (tx) => {
+    const claimed = await claimLowBalanceAlert(tx, orgId);
+    if (!claimed) return null;
+    const { organisation, recipients } = await lowBalanceRecipients(tx, orgId);
+    const to = recipients.length > 0 ? recipients : [deps.config.MAIL_FALLBACK_TO];
+    return queueSealedMail(tx, deps.config.encryptionKeys, {
+      kind: 'low_balance_email',
+      dedupeKey: `low-balance-${orgId}-${randomUUID()}`,
+      mail: renderLowBalanceMail(to, organisation, claimed.units, claimed.line),
+    });
+  });
+  if (outboxId === null) return false;
+  deps.logger.info({ orgId, outboxId }, 'low-balance alert queued');
+  if (deps.producer) {
+    try {
+      await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
+    } catch (err) {
+      deps.logger.warn({ err: describe(err), outboxId }, 'low-balance alert not queued; the outbox sweep will send it');
+    }
+  }
+  return true;
+}

@@ -1,0 +1,90 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { TimeRange } from '../../lib/pagination.ts';
+import { canonicalBody, type CanonicalFields } from './canonical.ts';
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+const intOrNull = z.union([z.number(), z.bigint(), z.string(), z.null()]).transform((v) => (v === null ? null : Number(v)));
+const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
+
+export const eventRow = z.object({
+  id: int,
+  at: time,
+  org_id: intOrNull,
+  actor: z.string(),
+  action: z.string(),
+  target: z.string().nullable(),
+  request_id: z.string().nullable(),
+  ip: z.string().nullable(),
+  details: z.record(z.string(), z.unknown()),
+  prev_hash: z.instanceof(Buffer),
+  hash: z.instanceof(Buffer),
+});
+export type EventRow = z.infer<typeof eventRow>;
+
+const columns = sql.fragment`id, at, org_id, actor, action, target, request_id, ip, details, prev_hash, hash`;
+
+/**
+ * Appends events, in order, in one statement: the chain head is locked (a writer that waited for it
+ * reads the head the one before it committed), each event's id and hash follow from the one before
+ * it, and the head moves to the last. In a caller's transaction the head stays locked until COMMIT,
+ * so callers record last, just before it.
+ */
+export async function insertEvents(db: CommonQueryMethods, events: readonly CanonicalFields[]): Promise<number[]> {
+  const column = (f: (e: CanonicalFields) => string | null) => sql.array(events.map(f), 'text');
+  const ids = await db.anyFirst(sql.type(z.object({ id: int }))`
+    WITH RECURSIVE input AS (
+      SELECT * FROM unnest(
+        ${column((e) => canonicalBody(e))}, ${column((e) => e.at.toISOString())}, ${column((e) => (e.orgId === null ? null : String(e.orgId)))},
+        ${column((e) => e.actor)}, ${column((e) => e.action)}, ${column((e) => e.target)}, ${column((e) => e.requestId)},
+        ${column((e) => e.ip)}, ${column((e) => JSON.stringify(e.details))}
+      ) WITH ORDINALITY AS t(body, at, org_id, actor, action, target, request_id, ip, details, n)
+    ), head AS (
+      SELECT last_id, last_hash FROM audit_chain_head WHERE singleton FOR UPDATE
+    ), chain (n, id, prev_hash, hash) AS (
+      SELECT i.n, h.last_id + 1, h.last_hash, sha256(h.last_hash || convert_to((h.last_id + 1)::text || E'\n' || i.body, 'UTF8'))
+      FROM head h JOIN input i ON i.n = 1
+      UNION ALL
+      SELECT i.n, c.id + 1, c.hash, sha256(c.hash || convert_to((c.id + 1)::text || E'\n' || i.body, 'UTF8'))
+      FROM chain c JOIN input i ON i.n = c.n + 1
+    ), moved AS (
+      UPDATE audit_chain_head SET last_id = tail.id, last_hash = tail.hash
+      FROM (SELECT id, hash FROM chain ORDER BY n DESC LIMIT 1) tail
+      WHERE singleton
+    ), inserted AS (
+      INSERT INTO audit_events (id, at, org_id, actor, action, target, request_id, ip, details, prev_hash, hash)
+      SELECT c.id, i.at::timestamptz, i.org_id::bigint, i.actor, i.action, i.target, i.request_id, i.ip, i.details::jsonb, c.prev_hash, c.hash
+      FROM chain c JOIN input i ON i.n = c.n
+      RETURNING id
+    )
+    SELECT id FROM inserted ORDER BY id`);
+  if (ids.length !== events.length) throw new Error(`audit: ${events.length} events given, ${ids.length} written`);
+  return [...ids];
+}
+
+export type EventFilter = { orgId: number; action?: string; range: TimeRange };
+
+function where(f: EventFilter, beforeId?: number) {
+  const parts = [sql.fragment`org_id = ${f.orgId}`];
+  if (f.action) parts.push(sql.fragment`action = ${f.action}`);
+  if (f.range.since) parts.push(sql.fragment`at >= ${sql.timestamp(f.range.since)}`);
+  if (f.range.before) parts.push(sql.fragment`at < ${sql.timestamp(f.range.before)}`);
+  if (beforeId !== undefined) parts.push(sql.fragment`id < ${beforeId}`);
+  return sql.join(parts, sql.fragment` AND `);
+}
+
+/** Newest first, served by audit_events_org_idx (or the action index when filtered by action). */
+export async function listEvents(db: CommonQueryMethods, f: EventFilter, limit: number, beforeId?: number) {
+  return db.any(sql.type(eventRow)`
+    SELECT ${columns} FROM audit_events WHERE ${where(f, beforeId)} ORDER BY id DESC LIMIT ${limit}`);
+}
+
+/** The whole chain in id order, a batch at a time (audit:verify). */
+export async function chainBatch(db: CommonQueryMethods, afterId: number, limit: number) {
+  return db.any(sql.type(eventRow)`SELECT ${columns} FROM audit_events WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`);
+}
+
+export async function chainHead(db: CommonQueryMethods) {
+  return db.one(sql.type(z.object({ last_id: int, last_hash: z.instanceof(Buffer) }))`
+    SELECT last_id, last_hash FROM audit_chain_head WHERE singleton`);
+}

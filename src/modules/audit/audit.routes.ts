@@ -1,0 +1,22 @@
+import { Router, type Request } from 'express';
+import type { AppContext } from '../../context.ts';
+import { parseInput } from '../../lib/http.ts';
+import { auditFilters, auditPageQuery } from './audit.schemas.ts';
+import { auditPage, sendAuditCsv } from './events.ts';
+
+/**
+ * GET /audit-events. `orgAdmin` is the caller's check (organisation administrators only): the audit
+ * module sits below authentication in the import graph (sign-ins are audited), so the app hands it in.
+ */
+export function auditRoutes(ctx: AppContext, guard: { orgAdmin(req: Request): number }): Router {
+  const r = Router();
+  r.get('/audit-events', ctx.authenticate, ctx.rateLimit, async (req, res) => {
+    const orgId = guard.orgAdmin(req);
+    if (req.accepts(['application/json', 'text/csv']) !== 'text/csv') {
+      res.json(await auditPage(ctx.db, orgId, parseInput(auditPageQuery, req.query)));
+      return;
+    }
+    await sendAuditCsv(ctx.db, orgId, parseInput(auditFilters, req.query), res);
+  });
+  return r;
+}

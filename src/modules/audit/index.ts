@@ -1,0 +1,8 @@
+// The audit module's one door: the append-only, hash-chained trail of who did what. Every module may
+// record through recordAudit; the module imports no other module (sign-ins are audited, so it sits
+// below authentication), and its route takes the administrator check from the app.
+export { AUDIT_ACTIONS, actorOf, type AuditAction, type AuditActor } from './actions.ts';
+export { auditContext, recordAudit, requestOrigin, type AuditEvent } from './record.ts';
+export { verifyChain, type ChainReport } from './chain.ts';
+export { auditRoutes } from './audit.routes.ts';
+export { register as registerAuditOpenApi } from './audit.openapi.ts';

@@ -1,0 +1,93 @@
+import type { Request } from 'express';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import type { CanonicalFields } from './canonical.ts';
+import { actorOf, type AuditAction, type AuditActor } from './actions.ts';
+import { insertEvents } from './audit.repository.ts';
+
+export type AuditEvent = {
+  orgId: number | null;
+  actor: AuditActor;
+  action: AuditAction;
+  /** What was acted on, by id or reference: `user:12`, `client:cli_...`, `REF-...`, `TOP-...`. Never personal data. */
+  target?: string | null;
+  requestId?: string | null;
+  ip?: string | null;
+  /** Ids, counts, names of settings; never a NIN, phone number, name, e-mail address or secret. */
+  details?: Record<string, unknown>;
+};
+
+/**
+ * The audit module's one writer. Call it in the transaction of the action when there is one (as
+ * its last statement: it locks the chain head until COMMIT), or right after the action and before
+ * answering, so a read of personal data whose event cannot be written is not served.
+ */
+export async function recordAudit(db: CommonQueryMethods, e: AuditEvent): Promise<number> {
+  const fields: CanonicalFields = {
+    // Wall-clock time of the recording, whatever clock the caller's business rules run on.
+    at: new Date(),
+    orgId: e.orgId,
+    actor: e.actor,
+    action: e.action,
+    target: e.target ?? null,
+    requestId: e.requestId ?? null,
+    ip: e.ip ?? null,
+    details: e.details ?? {},
+  };
+  if (!isPool(db)) return (await insertEvents(db, [fields]))[0]!;
+  let writer = writers.get(db);
+  if (!writer) writers.set(db, (writer = batchWriter(db)));
+  return writer(fields);
+}
+
+// A transaction or a checked-out connection has an id; only a pool has `connect`.
+function isPool(db: CommonQueryMethods): db is DatabasePool {
+  return 'connect' in db && !('transactionId' in db);
+}
+
+const writers = new WeakMap<DatabasePool, (e: CanonicalFields) => Promise<number>>();
+const MAX_BATCH = 200;
+
+/**
+ * Events written outside a transaction go through one writer per pool: while a write is under way,
+ * the events that arrive wait and are written together by the next statement. Every write holds the
+ * chain head until its COMMIT (a disk flush), so one COMMIT for many events is what keeps the trail
+ * from capping the requests that record one (requeries, slips, sign-ins). A failed batch of several
+ * is written again one event at a time, so one event's fault is its own caller's alone.
+ */
+function batchWriter(db: DatabasePool): (e: CanonicalFields) => Promise<number> {
+  let waiting: { e: CanonicalFields; resolve(id: number): void; reject(err: unknown): void }[] = [];
+  let writing = false;
+  const drain = async () => {
+    writing = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, MAX_BATCH);
+      waiting = waiting.slice(batch.length);
+      try {
+        const ids = await insertEvents(db, batch.map((b) => b.e));
+        batch.forEach((b, i) => b.resolve(ids[i]!));
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.reject(err);
+        else for (const b of batch) await insertEvents(db, [b.e]).then((ids) => b.resolve(ids[0]!), b.reject);
+      }
+    }
+    writing = false;
+  };
+  return (e) =>
+    new Promise<number>((resolve, reject) => {
+      waiting.push({ e, resolve, reject });
+      if (!writing) void drain();
+    });
+}
+
+/** Organisation, actor, request id and source address of an authenticated request. */
+export function auditContext(
+  req: Request,
+  p: { orgId: number | null; userId: number | null; clientId: string | null },
+): Pick<AuditEvent, 'orgId' | 'actor' | 'requestId' | 'ip'> {
+  return { orgId: p.orgId, actor: actorOf(p), ...requestOrigin(req) };
+}
+
+/** Request id and source address (as the sign-in guard sees it, behind TRUST_PROXY). */
+export function requestOrigin(req: Request): { requestId: string | null; ip: string | null } {
+  return { requestId: typeof req.id === 'string' ? req.id : null, ip: req.ip ?? req.socket.remoteAddress ?? null };
+}

@@ -1,0 +1,65 @@
+import type { Scope } from '../../lib/api-scopes.ts';
+
+/**
+ * Every endpoint an API client's token may reach, with the scope it needs, in one table: `null`
+ * needs no scope (who am I, reference lists), `person` is refused to every client by the endpoint
+ * itself (team, API clients, settings, passwords, two-factor sign-in). An endpoint missing here is
+ * refused to API clients: a new endpoint stays closed to them until it is given a row.
+ * Keys are the method and the route pattern as the router declares it (without /v1).
+ */
+export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> = Object.freeze({
+  'POST /verify-nin': 'verify',
+  'POST /verify-nin/phone': 'verify',
+  'POST /verify-nin/demography': 'verify',
+  'POST /verify-nin/match': 'verify',
+  'POST /verify-nin/vnin': 'verify',
+  'GET /verify-nin/vnin/instructions': null,
+  'POST /verify-nin/requery': 'requery',
+  'POST /verify-nin/batches': 'verify',
+  'GET /verify-nin/batches': 'history:read',
+  'GET /verify-nin/batches/:id': 'history:read',
+  'GET /verify-nin/batches/:id/results': 'requery',
+  'POST /verify-nin/batches/:id/cancel': 'verify',
+  'GET /verify-nin/slip/:reference_id': 'requery',
+  'GET /verifications': 'history:read',
+  'GET /transactions': 'history:read',
+  'GET /topups': 'history:read',
+  'GET /topups/:reference': 'history:read',
+  'GET /audit-events': 'history:read',
+  'POST /topup/initialize': 'topup',
+  'POST /topup/verify': 'topup',
+  'GET /topup/quote': 'topup',
+  'GET /usage/daily': 'history:read',
+  'GET /me': null,
+  'GET /meorganisation': null,
+  'GET /me/organisation': null,
+  'GET /nimc-reasons': null,
+  'GET /upstream-reasons': null,
+  'POST /logout': null,
+  'POST /change-password': 'person',
+  'GET /team': 'person',
+  'POST /team': 'person',
+  'PATCH /team/:id': 'person',
+  'POST /api-clients': 'person',
+  'GET /api-clients': 'person',
+  'DELETE /api-clients/:client_id': 'person',
+  'POST /api-clients/:client_id/adopt': 'person',
+  'POST /api-clients/:client_id/rotate': 'person',
+  'PATCH /me/organisation': 'person',
+  'POST /me/mfa/totp': 'person',
+  'POST /me/mfa/totp/confirm': 'person',
+  'DELETE /me/mfa/totp': 'person',
+  'GET /platform/organisations': 'person',
+  'GET /platform/organisations/:id': 'person',
+});
+
+export type ScopeCheck = { ok: true } | { ok: false; scope: Scope | null };
+
+/** Whether a client holding `scopes` may call this route; the refused scope, or null when the route is closed to clients. */
+export function checkScope(method: string, routePath: string | undefined, scopes: readonly Scope[]): ScopeCheck {
+  const key = `${method.toUpperCase()} ${routePath ?? ''}`;
+  if (!Object.hasOwn(ENDPOINT_SCOPES, key)) return { ok: false, scope: null };
+  const needed = ENDPOINT_SCOPES[key];
+  if (needed === null || needed === 'person' || needed === undefined) return { ok: true };
+  return scopes.includes(needed) ? { ok: true } : { ok: false, scope: needed };
+}

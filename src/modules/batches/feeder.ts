@@ -1,0 +1,243 @@
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { Config } from '../../config.ts';
+import { jobIds, QUEUES } from '../../jobs/catalog.ts';
+import type { Producer } from '../../jobs/producer.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { openJson } from '../../lib/crypto.ts';
+import { describe } from '../../lib/errors.ts';
+import type { FairShare } from '../../lib/fair-share.ts';
+import type { Logger } from '../../lib/logger.ts';
+import {
+  BATCH_CANCELLED,
+  batchOutcomes,
+  enqueueBatchLookup,
+  recordBatchFixture,
+  startBatchLookup,
+  type BatchLookupStart,
+  type BatchOutcome,
+} from '../verification/index.ts';
+import * as repo from './batches.repository.ts';
+
+/** What feeding a batch needs; the workers (and the API, for cancel) provide it. */
+export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare };
+
+// Feeding and cancelling one batch are serialised by an advisory lock on the batch id (the class
+// keeps these locks apart from any other use of advisory locks).
+const LOCK_CLASS = 1919;
+const lockKey = (batchId: string) => sql.fragment`${LOCK_CLASS}, hashtext(${batchId})`;
+
+/** The sealed identifier of a waiting lookup is bound to its batch and position. */
+export const lookupAad = (batchId: string, idx: number) => `${batchId}:${idx}`;
+
+const queryOf = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('nin'), value: z.string() }),
+  z.object({ kind: z.literal('phone'), value: z.string() }),
+  z.object({ kind: z.literal('vnin'), value: z.string() }),
+]);
+
+function lookupState(o: BatchOutcome): 'found' | 'not_found' | 'failed' | 'cancelled' | null {
+  switch (o.status) {
+    case 'pending':
+      return null;
+    case 'found':
+    case 'not_found':
+      return o.status;
+    case 'expired':
+      return 'failed';
+    case 'failed':
+      return o.failureCode === BATCH_CANCELLED ? 'cancelled' : 'failed';
+  }
+}
+
+/** Ends the batch once none of its rows is pending; the batch row lock orders concurrent last lookups. */
+async function completeIfDone(tx: CommonQueryMethods, batchId: string): Promise<void> {
+  const b = await repo.lockBatch(tx, batchId);
+  if (!b || b.status === 'completed' || b.status === 'cancelled') return;
+  if (!(await repo.anyPending(tx, batchId))) await repo.setStatus(tx, batchId, 'completed');
+}
+
+/**
+ * A batch lookup's verification has ended (its job settled it, or a cancel did): the lookup takes
+ * its outcome, and the batch ends if it was the last. Safe to repeat: both steps are guarded.
+ */
+export async function noteLookupEnded(
+  deps: { db: DatabasePool; config: Config },
+  batchId: string,
+  referenceId: string,
+  known?: { state: 'found' | 'not_found' | 'failed' | 'cancelled'; failureCode: string | null },
+): Promise<void> {
+  let ended = known;
+  if (!ended) {
+    const outcome = (await batchOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [referenceId], { records: false })).get(referenceId);
+    const state = outcome ? lookupState(outcome) : null;
+    if (!state) return;
+    ended = { state, failureCode: state === 'failed' ? (outcome!.failureCode ?? 'upstream_unavailable') : null };
+  }
+  const e = ended;
+  await deps.db.transaction(async (tx) => {
+    // The lock first: two last lookups ending together are ordered, and the second sees the first's end.
+    await repo.lockBatch(tx, batchId);
+    if (await repo.markEnded(tx, batchId, referenceId, e.state, e.failureCode)) await completeIfDone(tx, batchId);
+  });
+}
+
+// Feeds asked for while this process was feeding the same batch: run once more after, so the last
+// settlement's refill is never lost to the lock.
+const knocked = new Set<string>();
+
+/**
+ * Queues a batch's next lookups up to BATCH_QUEUE_DEPTH: each takes its unit as it is queued. With no
+ * spendable unit the batch pauses (insufficient_units) and the next feed after a credit resumes it.
+ * `reconcile` (the periodic pass) also settles lookups whose end was not noted and re-queues
+ * lookups whose job was lost. Returns how many lookups were queued.
+ */
+export async function feedBatch(deps: FeedDeps, batchId: string, o: { reconcile?: boolean } = {}): Promise<number> {
+  let queued = 0;
+  for (let round = 0; round < 5; round++) {
+    knocked.delete(batchId);
+    const ran = await deps.db.connect(async (conn) => {
+      const locked = await conn.oneFirst(sql.type(z.object({ ok: z.boolean() }))`SELECT pg_try_advisory_lock(${lockKey(batchId)}) AS ok`);
+      if (!locked) {
+        knocked.add(batchId);
+        return false;
+      }
+      try {
+        queued += await feedLocked(deps, conn, batchId, o.reconcile ?? false);
+      } finally {
+        await conn.query(sql.unsafe`SELECT pg_advisory_unlock(${lockKey(batchId)})`);
+      }
+      return true;
+    });
+    if (!ran || !knocked.has(batchId)) break;
+  }
+  return queued;
+}
+
+// Lookups of one feed handled at once: their holds, rows and enqueues overlap, so a feed takes a
+// few round trips whatever its size (one by one, a loaded machine fed a batch slower than the
+// authority answered it).
+const PARALLEL = 16;
+
+type Fed = 'queued' | 'decided' | 'no_units' | 'skipped';
+
+async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<Fed> {
+  const id = queryOf.parse({ kind: w.kind, value: openJson<string>(deps.config.encryptionKeys.filter((k) => k.id === w.key_id), { keyId: w.key_id, data: w.query_enc }, lookupAad(batch.id, w.idx)) });
+  if (id.kind === 'vnin') return 'skipped'; // never stored: vNIN rows are refused at intake for now
+  const start: BatchLookupStart = {
+    batchId: batch.id,
+    lookupIdx: w.idx,
+    orgId: batch.org_id,
+    userId: batch.user_id,
+    apiClientId: batch.api_client_id,
+    query: id.kind === 'nin' ? { mode: 'nin', nin: id.value, reason: w.reason } : { mode: 'phone', phone: id.value, reason: w.reason },
+    requestId: batch.request_id,
+    now: deps.clock.now(),
+  };
+  if (w.fixture) {
+    const f = await recordBatchFixture(deps, start);
+    if (f) {
+      await repo.markQueued(deps.db, batch.id, w.idx, f.referenceId, f.status);
+      return 'decided';
+    }
+  }
+  const s = await startBatchLookup(deps, start);
+  if (s.kind === 'no_units') return 'no_units';
+  await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId);
+  try {
+    await enqueueBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id, batchId: batch.id, queuedAt: start.now, ...(s.kind === 'held' ? { sealedQuery: s.sealedQuery } : {}) });
+  } catch (err) {
+    // The verification and its hold stand; the periodic pass queues its job again.
+    deps.logger.warn({ err: describe(err), batchId: batch.id, referenceId: s.referenceId }, 'batch lookup not queued; the periodic feed retries');
+  }
+  return 'queued';
+}
+
+async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: string, reconcile: boolean): Promise<number> {
+  const batch = await repo.findBatch(conn, batchId);
+  if (!batch || batch.status === 'completed' || batch.status === 'cancelled') return 0;
+  if (reconcile) await reconcileQueued(deps, conn, batchId);
+
+  const depth = deps.config.BATCH_QUEUE_DEPTH;
+  const inQueue = await repo.countQueued(conn, batchId);
+  const room = depth - inQueue;
+  // A running batch is topped up by the quarter of its depth, not lookup by lookup: one feed per
+  // settlement would cost more than the lookups it feeds. A paused one tries again at once.
+  if (batch.status === 'running' && inQueue > 0 && room < Math.max(1, Math.floor(depth / 4))) return 0;
+  const results: Fed[] = [];
+  if (room > 0) {
+    const waiting = await repo.nextWaiting(conn, batchId, room);
+    for (let i = 0; i < waiting.length && !results.includes('no_units'); i += PARALLEL) {
+      results.push(...(await Promise.all(waiting.slice(i, i + PARALLEL).map((w) => feedOne(deps, batch, w)))));
+    }
+  }
+  const queued = results.filter((r) => r === 'queued').length;
+  if (results.includes('no_units')) {
+    if (await repo.setStatus(conn, batchId, 'paused', 'insufficient_units')) deps.logger.info({ batchId }, 'batch paused: insufficient units');
+  } else if (queued > 0 || results.includes('decided') || (batch.status !== 'running' && inQueue > 0)) {
+    await repo.setStatus(conn, batchId, 'running');
+  }
+  await deps.db.transaction((tx) => completeIfDone(tx, batchId));
+  return queued;
+}
+
+/** Lookups marked queued whose verification ended unnoted, or whose job went missing. */
+async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId: string): Promise<void> {
+  const queued = await repo.queuedLookups(conn, batchId);
+  if (queued.length === 0) return;
+  const outcomes = await batchOutcomes({ db: conn, ring: deps.config.encryptionKeys }, queued.map((q) => q.reference_id), { records: false });
+  const lookups = deps.producer.queue(QUEUES.lookups);
+  for (const q of queued) {
+    const o = outcomes.get(q.reference_id);
+    if (o && o.status !== 'pending') {
+      await noteLookupEnded(deps, batchId, q.reference_id);
+      continue;
+    }
+    const job = await lookups.getJob(jobIds.lookup(q.reference_id));
+    const state = job ? await job.getState() : 'missing';
+    if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
+    try {
+      if (job) await job.remove();
+      await enqueueBatchLookup(deps, { referenceId: q.reference_id, orgId: q.org_id, batchId, queuedAt: o?.queuedAt ?? deps.clock.now() });
+    } catch (err) {
+      deps.logger.warn({ err: describe(err), batchId, referenceId: q.reference_id }, 'batch lookup not re-queued; next pass retries');
+    }
+  }
+}
+
+/** `batch.feed`: one batch, an organisation's open batches (after a credit), or every open batch. */
+export async function runFeed(deps: FeedDeps, p: { batchId?: string; orgId?: number }): Promise<{ batches: number; queued: number }> {
+  const ids = p.batchId ? [p.batchId] : await repo.openBatchIds(deps.db, p.orgId);
+  let queued = 0;
+  for (const id of ids) queued += await feedBatch(deps, id, { reconcile: !p.batchId });
+  return { batches: ids.length, queued };
+}
+
+/** Wakes an organisation's paused batches after its wallet was credited (best effort: the schedule also does). */
+export async function wakeBatches(producer: Producer, orgId: number, reference: string): Promise<void> {
+  await producer.enqueue('batch.feed', { orgId }, { jobId: jobIds.batchWake(orgId, reference) });
+}
+
+/**
+ * After a batch lookup settled: what its batch does next, returned to run once the job has given its
+ * authority slot back (bookkeeping inside the job would keep the slot busy while the authority sits
+ * idle). It notes the lookup's end (from the job's own result when that is final, so no read), which
+ * ends the batch after its last row, then refills the batch. Lost to a crash, the periodic feed
+ * notes the end and refills instead.
+ */
+export function afterBatchLookup(
+  deps: FeedDeps,
+  batchId: string,
+  referenceId: string,
+  result: { outcome: 'found' | 'not_found' | 'failed'; code?: string | undefined },
+): () => Promise<void> {
+  const code = result.code ?? null;
+  const final = result.outcome !== 'failed' || (code !== null && code !== 'still_pending' && code !== 'unknown_reference');
+  const known = !final ? undefined : result.outcome === 'failed' && code === BATCH_CANCELLED ? { state: 'cancelled' as const, failureCode: null } : { state: result.outcome, failureCode: result.outcome === 'failed' ? code : null };
+  return async () => {
+    await noteLookupEnded(deps, batchId, referenceId, known);
+    await feedBatch(deps, batchId);
+  };
+}
+
+export { lockKey };

@@ -1,0 +1,80 @@
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { open, seal } from '../../lib/crypto.ts';
+import { AppError } from '../../lib/errors.ts';
+import { organisationSettings } from '../organisations/index.ts';
+import * as repo from './mfa.repository.ts';
+import { matchStep, newRecoveryCode, newSecret, otpauthUri, recoveryCodeHash } from './totp.ts';
+
+export type MfaDeps = { db: DatabasePool; clock: Clock; config: Pick<Config, 'encryptionKeys' | 'JWT_ISSUER'> };
+
+export const INVALID_CODE = 'Invalid one-time code';
+export const ALREADY_ON = 'Two-factor sign-in is already on: turn it off first to enrol again';
+export const NOT_ON = 'Two-factor sign-in is not on';
+export const RECOVERY_CODES = 10;
+
+/** The sealed secret is bound to its user: copied onto another user's row it does not open. */
+export const secretAad = (userId: number) => `mfa-totp:${userId}`;
+
+function secretOf(deps: MfaDeps, row: repo.MfaRow): Uint8Array {
+  return open(deps.config.encryptionKeys, { keyId: row.key_id, data: row.secret_enc }, secretAad(row.user_id));
+}
+
+/** Starts (or restarts) enrolment: a fresh secret, not in use until a code from it is confirmed. */
+export async function enrolTotp(deps: MfaDeps, user: { id: number; username: string }) {
+  const secret = newSecret();
+  const sealed = seal(deps.config.encryptionKeys, Buffer.from(secret.bytes), secretAad(user.id));
+  if (!(await repo.upsertPending(deps.db, user.id, sealed))) throw new AppError('conflict', ALREADY_ON);
+  return { secret: secret.base32, otpauth_uri: otpauthUri(secret, deps.config.JWT_ISSUER, user.username) };
+}
+
+/** Turns two-factor sign-in on with a code from the new secret; answers the recovery codes, shown once. */
+export async function confirmTotp(deps: MfaDeps, userId: number, code: string) {
+  const row = await repo.findMfa(deps.db, userId);
+  if (!row) throw new AppError('conflict', 'No enrolment to confirm: start with POST /me/mfa/totp');
+  if (row.enabled) throw new AppError('conflict', ALREADY_ON);
+  const step = matchStep(secretOf(deps, row), code, deps.clock.now());
+  if (step === null) throw new AppError('bad_request', INVALID_CODE);
+  const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
+  await deps.db.transaction(async (tx) => {
+    // The confirming code's step is taken too, so it cannot also sign in.
+    if (!(await repo.takeStep(tx, userId, step, true))) throw new AppError('bad_request', INVALID_CODE);
+    await repo.replaceRecoveryCodes(tx, userId, codes.map((c) => recoveryCodeHash(userId, c)!));
+  });
+  return { recovery_codes: codes };
+}
+
+/** Takes a TOTP code (once) or spends a recovery code; false when neither. */
+async function takeCode(deps: MfaDeps, row: repo.MfaRow, code: string): Promise<boolean> {
+  const step = matchStep(secretOf(deps, row), code.trim(), deps.clock.now());
+  if (step !== null) return repo.takeStep(deps.db, row.user_id, step, false);
+  const hash = recoveryCodeHash(row.user_id, code);
+  return hash !== null && repo.useRecoveryCode(deps.db, row.user_id, hash);
+}
+
+export async function disableTotp(deps: MfaDeps, user: { id: number; orgId: number | null; role: string }, code: string): Promise<void> {
+  const row = await repo.findMfa(deps.db, user.id);
+  if (!row?.enabled) throw new AppError('conflict', NOT_ON);
+  if (user.role === 'org_admin' && user.orgId !== null && (await organisationSettings(deps.db, user.orgId)).require_mfa) {
+    throw new AppError('forbidden', 'Your organisation requires two-factor sign-in for administrators', { extra: { code: 'mfa_required_by_organisation' } });
+  }
+  if (!(await takeCode(deps, row, code))) throw new AppError('bad_request', INVALID_CODE);
+  await repo.deleteMfa(deps.db, user.id);
+}
+
+/**
+ * The second factor at sign-in, once the password is proven: `off` when the user has not turned
+ * it on, `missing` without a code, `wrong` for a code that is not (or no longer) good.
+ */
+export async function checkSignInCode(deps: MfaDeps, userId: number, code: string | undefined): Promise<'off' | 'ok' | 'missing' | 'wrong'> {
+  const row = await repo.findMfa(deps.db, userId);
+  if (!row?.enabled) return 'off';
+  if (code === undefined || code.trim() === '') return 'missing';
+  return (await takeCode(deps, row, code)) ? 'ok' : 'wrong';
+}
+
+/** The operator's way out for a user who lost the authenticator and the recovery codes. */
+export async function resetMfa(db: DatabasePool, userId: number): Promise<void> {
+  await repo.deleteMfa(db, userId);
+}

@@ -1,0 +1,63 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../../lib/errors.ts';
+import { LOW_BALANCE_MAX } from './low-balance.ts';
+
+/**
+ * An organisation's own policies, set by its administrators (PATCH /me/organisation) or by an
+ * operator (admin CLI org:settings). Each is one column of `organisations`; adding a setting is a
+ * column, a field here and a line in the patch schema.
+ */
+export const organisationSettingsRow = z.object({
+  require_consent: z.boolean(),
+  low_balance_units: z.number().int().nullable().meta({ description: 'The low-balance alert line in units; null: no alerts' }),
+  require_mfa: z.boolean(),
+});
+export type OrganisationSettings = z.infer<typeof organisationSettingsRow>;
+
+export const settingsPatch = z
+  .object({
+    require_consent: z.boolean().optional().meta({ description: 'Live verifications without a `consent` object are refused (400); fixtures are exempt' }),
+    low_balance_units: z
+      .number()
+      .int('low_balance_units must be a whole number')
+      .min(1, `low_balance_units must be from 1 to ${LOW_BALANCE_MAX}, or null to turn alerts off`)
+      .max(LOW_BALANCE_MAX, `low_balance_units must be from 1 to ${LOW_BALANCE_MAX}, or null to turn alerts off`)
+      .nullable()
+      .optional()
+      .meta({ description: 'When a debit takes the balance below this many units, the administrators get one e-mail (again only after it was back above); null turns alerts off' }),
+    require_mfa: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Administrators must sign in with a second factor; until they enrol they can only enrol (403 `mfa_enrolment_required`)' }),
+  })
+  .strict()
+  .refine((p) => Object.keys(p).length > 0, 'Send at least one setting to change')
+  .meta({ id: 'OrganisationSettingsPatch' });
+export type SettingsPatch = z.infer<typeof settingsPatch>;
+
+export const ORGANISATION_NOT_FOUND = 'Organisation not found';
+
+const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units`;
+
+/** Read on each live verification: one primary-key row, no join. */
+export async function organisationSettings(db: CommonQueryMethods, orgId: number): Promise<OrganisationSettings> {
+  const row = await db.maybeOne(sql.type(organisationSettingsRow)`SELECT ${COLUMNS} FROM organisations WHERE id = ${orgId}`);
+  if (!row) throw new AppError('not_found', ORGANISATION_NOT_FOUND);
+  return row;
+}
+
+/** One UPDATE of the fields sent; a retired organisation cannot change its settings. */
+export async function updateOrganisationSettings(db: CommonQueryMethods, orgId: number, patch: SettingsPatch): Promise<OrganisationSettings> {
+  const sets = [];
+  if (patch.require_consent !== undefined) sets.push(sql.fragment`require_consent = ${patch.require_consent}`);
+  if (patch.require_mfa !== undefined) sets.push(sql.fragment`require_mfa = ${patch.require_mfa}`);
+  // A changed line arms the alert again (a trigger on organisations): the next crossing is announced.
+  if (patch.low_balance_units !== undefined) sets.push(sql.fragment`low_balance_units = ${patch.low_balance_units}`);
+  const row = await db.maybeOne(sql.type(organisationSettingsRow)`
+    UPDATE organisations SET ${sql.join(sets, sql.fragment`, `)}
+    WHERE id = ${orgId} AND deleted_at IS NULL
+    RETURNING ${COLUMNS}`);
+  if (!row) throw new AppError('not_found', ORGANISATION_NOT_FOUND);
+  return row;
+}

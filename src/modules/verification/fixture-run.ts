@@ -1,0 +1,66 @@
+import { sealJson } from '../../lib/crypto.ts';
+import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
+import type { Answer } from './answer.ts';
+import type { FixtureOutcome } from './fixtures.ts';
+import { compareClaims } from './match.ts';
+import * as idem from './idempotency.ts';
+import { expiresAt, newReferenceId, type Run, type VerifyDeps } from './run.ts';
+import { subjectOfQuery } from './subject.ts';
+import * as repo from './verification.repository.ts';
+import { storedQueryOf, vninRefused } from './vnin.ts';
+
+/** Reserved test-mode NINs and vNINs: no upstream call, no debit, a zero ledger line. */
+export async function runFixture(deps: VerifyDeps, run: Run, fixture: FixtureOutcome): Promise<Answer> {
+  const { ref, kept } = await recordFixture(deps, run, fixture, 'sync');
+  if (fixture.kind === 'not_found') throw fixture.refusal ? vninRefused(fixture.refusal) : new AppError('not_found', NIN_NOT_FOUND);
+  return { status: 200, body: { data: { ...(run.query.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref }) } } };
+}
+
+/** The fixture verification, decided on the spot, and its ledger line; resolves to its reference. */
+export async function recordFixture(deps: VerifyDeps, run: Run, fixture: FixtureOutcome, delivery: 'sync' | 'async'): Promise<{ ref: string; kept: object | null }> {
+  const ref = newReferenceId();
+  const now = deps.clock.now();
+  const ring = deps.config.encryptionKeys;
+  const mode = run.query.mode;
+  // A fixture vNIN is not kept either: its row holds the keyed hash, as a live one's does.
+  const queryEnc = sealJson(ring, storedQueryOf(deps.config, run.query), ref);
+  // A match-only verification keeps the comparison, never the record it was made against.
+  const kept = fixture.kind !== 'found' ? null : run.query.mode === 'match' ? compareClaims(run.query, fixture.record) : fixture.record;
+  const recordEnc = kept ? sealJson(ring, kept, ref).data : null;
+  const outcome = fixture.kind;
+  const row = {
+    referenceId: ref,
+    orgId: run.orgId,
+    userId: run.userId,
+    apiClientId: run.apiClientId,
+    mode,
+    reason: run.query.reason,
+    fixture: true,
+    status: outcome,
+    failureCode: fixture.kind === 'not_found' ? fixture.refusal : undefined,
+    holdsUnit: false,
+    queryEnc: queryEnc.data,
+    recordEnc,
+    consent: run.consent,
+    subjectHash: subjectOfQuery(deps.config.SUBJECT_HASH_KEY, run.query),
+    keyId: queryEnc.keyId,
+    requestId: run.requestId,
+    createdAt: now,
+    expiresAt: expiresAt(deps.config, now),
+    delivery,
+  };
+  const details = { fixture: true, outcome, mode, reason: run.query.reason };
+  // The row and its ledger line are one autocommit statement; an Idempotency-Key is bound to the
+  // same reference in the same transaction.
+  const claim = run.claim;
+  if (claim) {
+    await deps.db.transaction(async (tx) => {
+      await repo.insertFixtureWithLedgerLine(tx, row, details);
+      await idem.linkKey(tx, claim, ref);
+    });
+  } else {
+    await repo.insertFixtureWithLedgerLine(deps.db, row, details);
+  }
+  deps.metrics.verifications.inc({ mode, outcome: `fixture_${outcome}` });
+  return { ref, kept };
+}
