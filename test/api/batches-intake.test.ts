@@ -22,7 +22,7 @@ describe('Batch intake', () => {
   it('When rows are malformed, then each is invalid with its reason, the rest run, and invalid rows are never charged', async () => {
     const r = await upload(org.admin.token, {
       reason: 'corporate',
-      rows: [{ nin: '12345678901', client_ref: 'a' }, 'not a row', { nin: 12345678901 }, { phone_no: '0801' }, { vnin: 'AB123456789012CD', client_ref: 'v' }, { client_ref: 'x'.repeat(101), nin: '12345678902' }],
+      rows: [{ nin: '12345678901', client_ref: 'a' }, 'not a row', { nin: 12345678901 }, { phone_no: '0801' }, { vnin: 'AB12345678', client_ref: 'v' }, { client_ref: 'x'.repeat(101), nin: '12345678902' }],
     });
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ status: 'queued', total: 6, invalid: 5, estimated_units: 0 });
@@ -36,7 +36,7 @@ describe('Batch intake', () => {
       ['invalid', 'row must be an object'],
       ['invalid', 'nin must be a string'],
       ['invalid', 'phone_no must be a Nigerian number of 11 digits starting with 0'],
-      ['invalid', 'vnin batches not available yet'],
+      ['invalid', 'vnin must be 16 letters and digits'],
       ['invalid', 'client_ref must be at most 100 characters'],
     ]);
     expect(page.body.data[0]).toMatchObject({ row: 1, client_ref: 'a', fname: 'Adaeze', reference_id: expect.stringMatching(/^REF-/) });

@@ -40,7 +40,7 @@ describe('POST /verify-nin/batches', () => {
       ['1234567890', '', '', 'bad-2', 'NIN must be exactly 11 digits'],
       [nin('3', 1), '', '08011111111', 'bad-3', 'exactly one of nin, vnin or phone_no is required'],
       ['', '', '', 'bad-4', 'exactly one of nin, vnin or phone_no is required'],
-      ['', 'AB123456789012CD', '', 'bad-5', 'vnin batches not available yet'],
+      ['', 'AB-1234567890123', '', 'bad-5', 'vnin must be 16 letters and digits'],
       ['', '', '12345', 'bad-6', 'phone_no must be a Nigerian number of 11 digits starting with 0'],
     ];
     for (let i = 0; rows.length < 2000; i++) {

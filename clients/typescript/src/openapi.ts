@@ -1077,7 +1077,7 @@ export interface components {
         BatchRowInput: {
             /** @description NIN, 11 digits */
             nin?: string;
-            /** @description Virtual NIN (not available in batches yet: such rows are invalid) */
+            /** @description Virtual NIN, 16 letters and digits: kept sealed in Redis only until its row is queued, never stored */
             vnin?: string;
             /** @description Nigerian phone number, 11 digits starting with 0 */
             phone_no?: string;

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Consent } from '../verification/index.ts';
 
 // The batch module's own tables: verification_batches, batch_lookups, batch_rows. Verifications and
 // the wallet are reached through their modules' doors.
@@ -41,7 +42,7 @@ export type NewBatch = {
   createdAt: Date;
 };
 
-export type NewLookup = { idx: number; kind: string; fixture: boolean; reason: string; rowCount: number; queryEnc: Buffer; keyId: string };
+export type NewLookup = { idx: number; kind: string; fixture: boolean; reason: string; rowCount: number; queryEnc: Buffer; keyId: string; consent: Consent | null };
 export type NewRow = { rowNo: number; clientRef: string | null; lookupIdx: number | null; invalidReason: string | null };
 
 // Rows go in by chunks of this many: one statement's parameters stay well under PostgreSQL's limits.
@@ -55,12 +56,13 @@ export async function insertBatch(db: CommonQueryMethods, b: NewBatch, lookups: 
   for (let i = 0; i < lookups.length; i += CHUNK) {
     const part = lookups.slice(i, i + CHUNK);
     await db.query(sql.unsafe`
-      INSERT INTO batch_lookups (batch_id, idx, kind, fixture, state, reason, row_count, query_enc, key_id)
-      SELECT ${b.id}, idx, kind, fixture, 'waiting', reason, row_count, decode(q, 'base64'), key_id
+      INSERT INTO batch_lookups (batch_id, idx, kind, fixture, state, reason, row_count, query_enc, key_id, consent)
+      SELECT ${b.id}, idx, kind, fixture, 'waiting', reason, row_count, decode(q, 'base64'), key_id, c::jsonb
       FROM unnest(${sql.array(part.map((l) => l.idx), 'int4')}, ${sql.array(part.map((l) => l.kind), 'text')}, ${sql.array(part.map((l) => l.fixture), 'bool')},
                   ${sql.array(part.map((l) => l.reason), 'text')}, ${sql.array(part.map((l) => l.rowCount), 'int4')},
-                  ${sql.array(part.map((l) => l.queryEnc.toString('base64')), 'text')}, ${sql.array(part.map((l) => l.keyId), 'text')})
-        AS t(idx, kind, fixture, reason, row_count, q, key_id)`);
+                  ${sql.array(part.map((l) => l.queryEnc.toString('base64')), 'text')}, ${sql.array(part.map((l) => l.keyId), 'text')},
+                  ${sql.array(part.map((l) => (l.consent ? JSON.stringify(l.consent) : null)), 'text')})
+        AS t(idx, kind, fixture, reason, row_count, q, key_id, c)`);
   }
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
@@ -137,31 +139,40 @@ export async function anyPending(db: CommonQueryMethods, batchId: string): Promi
         OR EXISTS (SELECT 1 FROM batch_lookups WHERE batch_id = ${batchId} AND state = 'queued') AS p`);
 }
 
-const waitingRow = z.object({ idx: z.number(), kind: z.enum(['nin', 'vnin', 'phone']), fixture: z.boolean(), reason: z.string(), query_enc: z.instanceof(Buffer), key_id: z.string() });
+const consentCol = z.custom<Consent>((v) => typeof v === 'object' && v !== null).nullable();
+const waitingRow = z.object({
+  idx: z.number(),
+  kind: z.enum(['nin', 'vnin', 'phone']),
+  fixture: z.boolean(),
+  reason: z.string(),
+  query_enc: z.instanceof(Buffer),
+  key_id: z.string(),
+  consent: consentCol,
+});
 
 export type WaitingLookup = z.infer<typeof waitingRow>;
 
 /** The next lookups to queue, in row order. */
 export async function nextWaiting(db: CommonQueryMethods, batchId: string, limit: number): Promise<readonly WaitingLookup[]> {
   return db.any(sql.type(waitingRow)`
-    SELECT idx, kind, fixture, reason, query_enc, key_id FROM batch_lookups
+    SELECT idx, kind, fixture, reason, query_enc, key_id, consent FROM batch_lookups
     WHERE batch_id = ${batchId} AND state = 'waiting' ORDER BY idx LIMIT ${limit}`);
 }
 
 export async function queuedLookups(db: CommonQueryMethods, batchId: string) {
-  return db.any(sql.type(z.object({ idx: z.number(), reference_id: z.string(), org_id: z.coerce.number() }))`
-    SELECT l.idx, l.reference_id, b.org_id FROM batch_lookups l JOIN verification_batches b ON b.id = l.batch_id
+  return db.any(sql.type(z.object({ idx: z.number(), kind: z.enum(['nin', 'vnin', 'phone']), reason: z.string(), reference_id: z.string(), org_id: z.coerce.number() }))`
+    SELECT l.idx, l.kind, l.reason, l.reference_id, b.org_id FROM batch_lookups l JOIN verification_batches b ON b.id = l.batch_id
     WHERE l.batch_id = ${batchId} AND l.state = 'queued'`);
 }
 
 /** A waiting lookup now has its verification: the sealed copy here goes (the verification has its own). */
-export async function markQueued(db: CommonQueryMethods, batchId: string, idx: number, referenceId: string, state: 'queued' | 'found' | 'not_found' = 'queued'): Promise<void> {
+export async function markQueued(db: CommonQueryMethods, batchId: string, idx: number, referenceId: string, state: 'queued' | 'found' | 'not_found' = 'queued', failureCode: string | null = null): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE batch_lookups SET state = ${state}, reference_id = ${referenceId}, query_enc = NULL, key_id = NULL
+    UPDATE batch_lookups SET state = ${state}, reference_id = ${referenceId}, query_enc = NULL, key_id = NULL, failure_code = ${failureCode}
     WHERE batch_id = ${batchId} AND idx = ${idx} AND state = 'waiting'`);
 }
 
-/** A queued lookup's verification ended: the lookup takes its outcome (once). */
+/** A queued lookup's verification ended: the lookup takes its outcome (once); a not_found keeps a vNIN refusal's code. */
 export async function markEnded(db: CommonQueryMethods, batchId: string, referenceId: string, state: 'found' | 'not_found' | 'failed' | 'cancelled', failureCode: string | null): Promise<boolean> {
   const r = await db.query(sql.unsafe`
     UPDATE batch_lookups SET state = ${state}, failure_code = ${failureCode}

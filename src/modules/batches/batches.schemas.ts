@@ -14,7 +14,7 @@ export type Consent = z.infer<typeof consentSchema>;
 const row = z
   .object({
     nin: z.string().optional().meta({ description: 'NIN, 11 digits' }),
-    vnin: z.string().optional().meta({ description: 'Virtual NIN (not available in batches yet: such rows are invalid)' }),
+    vnin: z.string().optional().meta({ description: 'Virtual NIN, 16 letters and digits: kept sealed in Redis only until its row is queued, never stored' }),
     phone_no: z.string().optional().meta({ description: 'Nigerian phone number, 11 digits starting with 0' }),
     client_ref: z.string().optional().meta({ description: 'Your own reference for the row (at most 100 characters), echoed in the results' }),
     consent: consentSchema.optional(),

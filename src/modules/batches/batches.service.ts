@@ -7,11 +7,11 @@ import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
-import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, SUBSCRIPTION_REQUIRED } from '../verification/index.ts';
+import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
-import type { BatchView, Consent } from './batches.schemas.ts';
-import { lockKey, lookupAad, noteLookupEnded, type FeedDeps } from './feeder.ts';
-import { checkRows, dedupe, MAX_ROWS, NO_ROWS, TOO_MANY_ROWS, type RawRow } from './rows.ts';
+import { consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
+import { lockKey, lookupAad, noteLookupEnded, tokensOf, type FeedDeps } from './feeder.ts';
+import { checkRows, dedupe, MAX_ROWS, NO_ROWS, TOO_MANY_ROWS, type ConsentCheck, type RawRow } from './rows.ts';
 
 export type BatchDeps = FeedDeps & ReasonsDeps;
 
@@ -24,6 +24,14 @@ const newBatchId = () => `BAT-${newReferenceId().slice(4)}`;
 async function consentRequired(deps: BatchDeps, orgId: number): Promise<boolean> {
   return (await organisationSettings(deps.db, orgId)).require_consent;
 }
+
+/** A row's own consent, by the rules of the batch's (and every verification's) consent object. */
+const checkConsent: ConsentCheck = (value) => {
+  const p = consentSchema.safeParse(value);
+  if (p.success) return { consent: p.data };
+  const issue = p.error.issues[0]!;
+  return { error: `consent${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}: ${issue.message}` };
+};
 
 /** POST /verify-nin/batches: validates every row, stores the batch, and asks the workers to feed it. */
 export async function createBatch(
@@ -45,12 +53,11 @@ export async function createBatch(
       if (!(err instanceof AppError)) throw err;
     }
   }
-  const checked = checkRows(req.rows, { defaultReason: req.defaultReason, knownReason: (k) => known.has(k), vninAvailable: false });
+  const checked = checkRows(req.rows, { defaultReason: req.defaultReason, knownReason: (k) => known.has(k), batchConsent: req.consent, checkConsent });
   const { lookups, lookupOf } = dedupe(checked);
   // Fixture values are exempt, as for a single verification: only rows that reach the authority need it.
-  if (req.consent === null && (await consentRequired(deps, orgId))) {
-    const missing = req.rows.some((r, i) => checked[i]!.invalid === null && r.consent === undefined && lookupOf[i] !== undefined && lookupOf[i] !== null && !lookups.find((l) => l.idx === lookupOf[i])?.fixture);
-    if (missing) throw new AppError('bad_request', CONSENT_REQUIRED);
+  if (checked.some((r) => r.invalid === null && !r.fixture && r.consent === null) && (await consentRequired(deps, orgId))) {
+    throw new AppError('bad_request', CONSENT_REQUIRED);
   }
   const live = lookups.filter((l) => !l.fixture);
   if (live.length > 0 && !req.principal.subscriptionActive) throw new AppError('forbidden', SUBSCRIPTION_REQUIRED);
@@ -59,28 +66,38 @@ export async function createBatch(
 
   const id = newBatchId();
   const ring = deps.config.encryptionKeys;
+  // A vNIN is never stored: PostgreSQL gets its keyed hash, the token waits sealed in Redis.
   const sealedLookups = lookups.map((l) => {
-    const s = sealJson(ring, l.value, lookupAad(id, l.idx));
-    return { idx: l.idx, kind: l.kind, fixture: l.fixture, reason: l.reason, rowCount: l.rowCount, queryEnc: s.data, keyId: s.keyId };
+    const s = sealJson(ring, l.kind === 'vnin' ? vninHash(deps.config, l.value) : l.value, lookupAad(id, l.idx));
+    return { idx: l.idx, kind: l.kind, fixture: l.fixture, reason: l.reason, rowCount: l.rowCount, queryEnc: s.data, keyId: s.keyId, consent: l.consent };
   });
+  const tokens = lookups.filter((l) => l.kind === 'vnin').map((l) => ({ idx: l.idx, vnin: l.value }));
   const rows = checked.map((r, i) => ({ rowNo: r.rowNo, clientRef: r.clientRef, lookupIdx: lookupOf[i] ?? null, invalidReason: r.invalid }));
   // A batch of invalid rows only has nothing to look up: it is complete as it is created.
   const reason = req.defaultReason ?? lookups[0]?.reason ?? '';
-  await deps.db.transaction(async (tx) => {
-    // ORG_MAX_PENDING counts every row not yet ended: the verifications' pending counter (whose row
-    // lock, taken first, orders concurrent batches and asynchronous lookups of the organisation) and
-    // the batch rows it does not see yet. The whole batch fits, or none of it is taken (429).
-    const cap = deps.config.ORG_MAX_PENDING;
-    await reservePendingSlots(tx, { orgId, n: 0, cap });
-    await reservePendingSlots(tx, { orgId, n: valid + (await repo.uncountedPendingRows(tx, orgId)), cap });
-    await repo.insertBatch(
-      tx,
-      { id, orgId, userId: req.principal.userId, apiClientId: req.principal.apiClientId, reason, total: checked.length, invalid, estimatedUnits: live.length, requestId: req.requestId, createdAt: deps.clock.now() },
-      sealedLookups,
-      rows,
-    );
-    if (lookups.length === 0) await repo.setStatus(tx, id, 'completed');
-  });
+  // The tokens first: a batch is never stored with its tokens missing. If the batch is then not
+  // stored, they are removed (or expire with a vNIN's validity).
+  await tokensOf(deps).keep(id, tokens);
+  try {
+    await deps.db.transaction(async (tx) => {
+      // ORG_MAX_PENDING counts every row not yet ended: the verifications' pending counter (whose row
+      // lock, taken first, orders concurrent batches and asynchronous lookups of the organisation) and
+      // the batch rows it does not see yet. The whole batch fits, or none of it is taken (429).
+      const cap = deps.config.ORG_MAX_PENDING;
+      await reservePendingSlots(tx, { orgId, n: 0, cap });
+      await reservePendingSlots(tx, { orgId, n: valid + (await repo.uncountedPendingRows(tx, orgId)), cap });
+      await repo.insertBatch(
+        tx,
+        { id, orgId, userId: req.principal.userId, apiClientId: req.principal.apiClientId, reason, total: checked.length, invalid, estimatedUnits: live.length, requestId: req.requestId, createdAt: deps.clock.now() },
+        sealedLookups,
+        rows,
+      );
+      if (lookups.length === 0) await repo.setStatus(tx, id, 'completed');
+    });
+  } catch (err) {
+    if (tokens.length > 0) await tokensOf(deps).dropAll(id).catch(() => undefined);
+    throw err;
+  }
   if (lookups.length > 0) {
     try {
       await deps.producer.enqueue('batch.feed', { batchId: id }, { jobId: jobIds.batchStart(id) });
@@ -153,6 +170,10 @@ export async function cancelBatch(deps: BatchDeps, principal: Principal, id: str
     return true;
   });
   if (cancelled) {
+    // The waiting rows' vNIN tokens go with them (best effort: they expire with a vNIN's validity).
+    await tokensOf(deps)
+      .dropAll(b.id)
+      .catch((err: unknown) => deps.logger.warn({ err: describe(err), batchId: b.id }, 'vNIN tokens of a cancelled batch not removed; they expire by themselves'));
     for (const q of await repo.queuedLookups(deps.db, b.id)) {
       await cancelQueuedBatchLookup(deps, { referenceId: q.reference_id, orgId: q.org_id });
       await noteLookupEnded(deps, b.id, q.reference_id);

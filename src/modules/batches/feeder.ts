@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import { jobIds, QUEUES } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { openJson } from '../../lib/crypto.ts';
+import { openJson, sealJson } from '../../lib/crypto.ts';
 import { describe } from '../../lib/errors.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -18,6 +18,7 @@ import {
   type BatchOutcome,
 } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
+import { vninTokens, type VninTokens } from './vnin-tokens.ts';
 
 /** What feeding a batch needs; the workers (and the API, for cancel) provide it. */
 export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare };
@@ -26,6 +27,11 @@ export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; c
 // keeps these locks apart from any other use of advisory locks).
 const LOCK_CLASS = 1919;
 const lockKey = (batchId: string) => sql.fragment`${LOCK_CLASS}, hashtext(${batchId})`;
+
+/** The batch's vNIN tokens waiting in Redis (README: vNIN). */
+export function tokensOf(deps: Pick<FeedDeps, 'producer' | 'config'>): VninTokens {
+  return vninTokens(deps.producer.redis, deps.config.REDIS_PREFIX, deps.config.encryptionKeys);
+}
 
 /** The sealed identifier of a waiting lookup is bound to its batch and position. */
 export const lookupAad = (batchId: string, idx: number) => `${batchId}:${idx}`;
@@ -50,11 +56,19 @@ function lookupState(o: BatchOutcome): 'found' | 'not_found' | 'failed' | 'cance
   }
 }
 
-/** Ends the batch once none of its rows is pending; the batch row lock orders concurrent last lookups. */
-async function completeIfDone(tx: CommonQueryMethods, batchId: string): Promise<void> {
+/** Ends the batch once none of its rows is pending; the batch row lock orders concurrent last lookups. True when it ended here. */
+async function completeIfDone(tx: CommonQueryMethods, batchId: string): Promise<boolean> {
   const b = await repo.lockBatch(tx, batchId);
-  if (!b || b.status === 'completed' || b.status === 'cancelled') return;
-  if (!(await repo.anyPending(tx, batchId))) await repo.setStatus(tx, batchId, 'completed');
+  if (!b || b.status === 'completed' || b.status === 'cancelled') return false;
+  if (await repo.anyPending(tx, batchId)) return false;
+  return repo.setStatus(tx, batchId, 'completed');
+}
+
+/** A batch that ended keeps no vNIN token (one left by a feeder that died after queuing its job). */
+async function forgetTokens(deps: FeedDeps | (Pick<FeedDeps, 'producer' | 'config'> & { logger: Logger }), batchId: string): Promise<void> {
+  await tokensOf(deps)
+    .dropAll(batchId)
+    .catch((err: unknown) => deps.logger.warn({ err: describe(err), batchId }, 'vNIN tokens of an ended batch not removed; they expire by themselves'));
 }
 
 /**
@@ -62,7 +76,7 @@ async function completeIfDone(tx: CommonQueryMethods, batchId: string): Promise<
  * its outcome, and the batch ends if it was the last. Safe to repeat: both steps are guarded.
  */
 export async function noteLookupEnded(
-  deps: { db: DatabasePool; config: Config },
+  deps: { db: DatabasePool; config: Config; producer: Producer; logger: Logger },
   batchId: string,
   referenceId: string,
   known?: { state: 'found' | 'not_found' | 'failed' | 'cancelled'; failureCode: string | null },
@@ -72,14 +86,16 @@ export async function noteLookupEnded(
     const outcome = (await batchOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [referenceId], { records: false })).get(referenceId);
     const state = outcome ? lookupState(outcome) : null;
     if (!state) return;
-    ended = { state, failureCode: state === 'failed' ? (outcome!.failureCode ?? 'upstream_unavailable') : null };
+    // A failure's code, or a vNIN refusal's (not_found), as the verification keeps it.
+    ended = { state, failureCode: state === 'failed' ? (outcome!.failureCode ?? 'upstream_unavailable') : state === 'not_found' ? outcome!.failureCode : null };
   }
   const e = ended;
-  await deps.db.transaction(async (tx) => {
+  const done = await deps.db.transaction(async (tx) => {
     // The lock first: two last lookups ending together are ordered, and the second sees the first's end.
     await repo.lockBatch(tx, batchId);
-    if (await repo.markEnded(tx, batchId, referenceId, e.state, e.failureCode)) await completeIfDone(tx, batchId);
+    return (await repo.markEnded(tx, batchId, referenceId, e.state, e.failureCode)) && (await completeIfDone(tx, batchId));
   });
+  if (done) await forgetTokens(deps, batchId);
 }
 
 // Feeds asked for while this process was feeding the same batch: run once more after, so the last
@@ -121,23 +137,41 @@ const PARALLEL = 16;
 
 type Fed = 'queued' | 'decided' | 'no_units' | 'skipped';
 
+/** A waiting lookup's query: a vNIN from Redis (its hash only when the token is gone), the rest from its sealed copy. */
+async function queryOfWaiting(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<BatchLookupStart['query']> {
+  const value = openJson<string>(deps.config.encryptionKeys.filter((k) => k.id === w.key_id), { keyId: w.key_id, data: w.query_enc }, lookupAad(batch.id, w.idx));
+  const id = queryOf.parse({ kind: w.kind, value });
+  switch (id.kind) {
+    case 'nin':
+      return { mode: 'nin', nin: id.value, reason: w.reason };
+    case 'phone':
+      return { mode: 'phone', phone: id.value, reason: w.reason };
+    case 'vnin': {
+      // PostgreSQL holds the token's keyed hash; the token itself waits in Redis.
+      const token = await tokensOf(deps).take(batch.id, w.idx);
+      return token ? { mode: 'vnin', vnin: token, reason: w.reason } : { mode: 'vnin', vninHash: id.value, reason: w.reason };
+    }
+  }
+}
+
 async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<Fed> {
-  const id = queryOf.parse({ kind: w.kind, value: openJson<string>(deps.config.encryptionKeys.filter((k) => k.id === w.key_id), { keyId: w.key_id, data: w.query_enc }, lookupAad(batch.id, w.idx)) });
-  if (id.kind === 'vnin') return 'skipped'; // never stored: vNIN rows are refused at intake for now
   const start: BatchLookupStart = {
     batchId: batch.id,
     lookupIdx: w.idx,
     orgId: batch.org_id,
     userId: batch.user_id,
     apiClientId: batch.api_client_id,
-    query: id.kind === 'nin' ? { mode: 'nin', nin: id.value, reason: w.reason } : { mode: 'phone', phone: id.value, reason: w.reason },
+    query: await queryOfWaiting(deps, batch, w),
+    consent: w.consent,
     requestId: batch.request_id,
     now: deps.clock.now(),
   };
+  const vnin = w.kind === 'vnin';
   if (w.fixture) {
     const f = await recordBatchFixture(deps, start);
     if (f) {
-      await repo.markQueued(deps.db, batch.id, w.idx, f.referenceId, f.status);
+      await repo.markQueued(deps.db, batch.id, w.idx, f.referenceId, f.status, f.code);
+      if (vnin) await tokensOf(deps).drop(batch.id, w.idx);
       return 'decided';
     }
   }
@@ -145,7 +179,10 @@ async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLook
   if (s.kind === 'no_units') return 'no_units';
   await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId);
   try {
-    await enqueueBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id, batchId: batch.id, queuedAt: start.now, ...(s.kind === 'held' ? { sealedQuery: s.sealedQuery } : {}) });
+    const sealedQuery = s.kind === 'held' ? s.sealedQuery : null;
+    await enqueueBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id, batchId: batch.id, queuedAt: start.now, vnin, ...(sealedQuery ? { sealedQuery } : {}) });
+    // The token is in its job now: its copy here goes. Lost before this, the periodic pass finds it.
+    if (vnin) await tokensOf(deps).drop(batch.id, w.idx);
   } catch (err) {
     // The verification and its hold stand; the periodic pass queues its job again.
     deps.logger.warn({ err: describe(err), batchId: batch.id, referenceId: s.referenceId }, 'batch lookup not queued; the periodic feed retries');
@@ -177,7 +214,7 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
   } else if (queued > 0 || results.includes('decided') || (batch.status !== 'running' && inQueue > 0)) {
     await repo.setStatus(conn, batchId, 'running');
   }
-  await deps.db.transaction((tx) => completeIfDone(tx, batchId));
+  if (await deps.db.transaction((tx) => completeIfDone(tx, batchId))) await forgetTokens(deps, batchId);
   return queued;
 }
 
@@ -198,7 +235,20 @@ async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId
     if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
     try {
       if (job) await job.remove();
-      await enqueueBatchLookup(deps, { referenceId: q.reference_id, orgId: q.org_id, batchId, queuedAt: o?.queuedAt ?? deps.clock.now() });
+      // A vNIN's job took its token with it; one still in Redis (the feeder died before queuing the
+      // job) goes into the new job. Without a token the job ends the lookup failed, unit released.
+      const vnin = q.kind === 'vnin';
+      const token = vnin ? await tokensOf(deps).take(batchId, q.idx) : null;
+      const sealedQuery = token ? sealJson(deps.config.encryptionKeys, { mode: 'vnin', vnin: token, reason: q.reason }, q.reference_id) : null;
+      await enqueueBatchLookup(deps, {
+        referenceId: q.reference_id,
+        orgId: q.org_id,
+        batchId,
+        queuedAt: o?.queuedAt ?? deps.clock.now(),
+        vnin,
+        ...(sealedQuery ? { sealedQuery: { keyId: sealedQuery.keyId, data: sealedQuery.data.toString('base64') } } : {}),
+      });
+      if (token) await tokensOf(deps).drop(batchId, q.idx);
     } catch (err) {
       deps.logger.warn({ err: describe(err), batchId, referenceId: q.reference_id }, 'batch lookup not re-queued; next pass retries');
     }
@@ -233,7 +283,7 @@ export function afterBatchLookup(
 ): () => Promise<void> {
   const code = result.code ?? null;
   const final = result.outcome !== 'failed' || (code !== null && code !== 'still_pending' && code !== 'unknown_reference');
-  const known = !final ? undefined : result.outcome === 'failed' && code === BATCH_CANCELLED ? { state: 'cancelled' as const, failureCode: null } : { state: result.outcome, failureCode: result.outcome === 'failed' ? code : null };
+  const known = !final ? undefined : result.outcome === 'failed' && code === BATCH_CANCELLED ? { state: 'cancelled' as const, failureCode: null } : { state: result.outcome, failureCode: result.outcome === 'found' ? null : code };
   return async () => {
     await noteLookupEnded(deps, batchId, referenceId, known);
     await feedBatch(deps, batchId);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 import { actorOf, recordAudit } from '../audit/index.ts';
 import type { Principal } from '../auth/index.ts';
-import { batchOutcomes, type BatchOutcome } from '../verification/index.ts';
+import { batchOutcomes, VNIN_REFUSAL_DETAIL, type BatchOutcome } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { RESULT_COLUMNS, type BatchResult } from './batches.schemas.ts';
 import { requireBatch, type BatchDeps } from './batches.service.ts';
@@ -11,7 +11,13 @@ import { requireBatch, type BatchDeps } from './batches.service.ts';
 const SCOPE = 'batch-results';
 const cursorShape = z.tuple([z.string().regex(/^BAT-[A-Z0-9]{12}$/), z.number().int().min(0)]);
 
-const NOT_FOUND_DETAIL = { nin: 'NIN not found', phone: 'Record not found' } as const;
+const NOT_FOUND_DETAIL = { nin: 'NIN not found', phone: 'Record not found', vnin: VNIN_REFUSAL_DETAIL.vnin_not_found } as const;
+
+/** A vNIN row not found says which refusal it was, in the words of the single call's 404. */
+function notFoundDetail(r: repo.ResultRow): string {
+  if (r.kind === 'vnin') return (r.failure_code !== null && r.failure_code in VNIN_REFUSAL_DETAIL ? VNIN_REFUSAL_DETAIL[r.failure_code as keyof typeof VNIN_REFUSAL_DETAIL] : null) ?? NOT_FOUND_DETAIL.vnin;
+  return r.kind === 'phone' ? NOT_FOUND_DETAIL.phone : NOT_FOUND_DETAIL.nin;
+}
 const EMPTY_PERSON = { fname: null, mname: null, lname: null, dob: null, gender: null, phone: null };
 
 function resultOf(r: repo.ResultRow, outcomes: Map<string, BatchOutcome>): BatchResult {
@@ -24,7 +30,7 @@ function resultOf(r: repo.ResultRow, outcomes: Map<string, BatchOutcome>): Batch
       return { ...base, status: 'found', fname: p.fname, mname: p.mname, lname: p.lname, dob: p.dob, gender: p.gender, phone: p.phone, detail: null };
     }
     case 'not_found':
-      return { ...base, status: 'not_found', detail: r.kind === 'phone' ? NOT_FOUND_DETAIL.phone : NOT_FOUND_DETAIL.nin };
+      return { ...base, status: 'not_found', detail: notFoundDetail(r) };
     case 'failed':
       return { ...base, status: 'failed', detail: r.failure_code ?? 'upstream_unavailable' };
     case 'cancelled':

@@ -1,13 +1,12 @@
 import { parse } from 'csv-parse/sync';
 import { AppError } from '../../lib/errors.ts';
-import { isFixtureNin, ninBody, phoneBody } from '../verification/index.ts';
+import { isFixtureNin, isFixtureVnin, ninBody, phoneBody, VNIN_INVALID, type Consent } from '../verification/index.ts';
 
 /** The contract's limits of one batch. */
 export const MAX_ROWS = 50_000;
 export const MAX_BODY = '10mb';
 export const TOO_MANY_ROWS = `A batch holds at most ${MAX_ROWS} rows`;
 export const NO_ROWS = 'A batch needs at least one row';
-export const VNIN_NOT_AVAILABLE = 'vnin batches not available yet';
 export const ONE_IDENTIFIER = 'exactly one of nin, vnin or phone_no is required';
 export const CSV_COLUMNS = ['nin', 'vnin', 'phone_no', 'client_ref', 'reason'] as const;
 const MAX_CLIENT_REF = 100;
@@ -19,7 +18,7 @@ export type Kind = 'nin' | 'phone' | 'vnin';
 
 /** A row after validation: its lookup key, or why it is invalid. */
 export type CheckedRow =
-  | { rowNo: number; clientRef: string | null; kind: Kind; value: string; reason: string; fixture: boolean; invalid: null }
+  | { rowNo: number; clientRef: string | null; kind: Kind; value: string; reason: string; fixture: boolean; consent: Consent | null; invalid: null }
   | { rowNo: number; clientRef: string | null; invalid: string };
 
 /** JSON rows: each must be an object of strings; anything else is an invalid row, not a 400. */
@@ -65,8 +64,14 @@ export function rowsFromCsv(text: string): RawRow[] {
   });
 }
 
-/** Validates every row; `knownReason` says whether a reason key exists. */
-export function checkRows(rows: RawRow[], o: { defaultReason: string | null; knownReason: (key: string) => boolean; vninAvailable: boolean }): CheckedRow[] {
+/** A row's own consent, checked by the consent rules: the value, or why it breaks them. */
+export type ConsentCheck = (value: unknown) => { consent: Consent } | { error: string };
+
+/**
+ * Validates every row; `knownReason` says whether a reason key exists. A row's consent is its own,
+ * else the batch's (`batchConsent`).
+ */
+export function checkRows(rows: RawRow[], o: { defaultReason: string | null; knownReason: (key: string) => boolean; batchConsent: Consent | null; checkConsent: ConsentCheck }): CheckedRow[] {
   return rows.map((r, i) => {
     const rowNo = i + 1;
     const clientRef = r.client_ref === '' ? null : r.client_ref.slice(0, MAX_CLIENT_REF);
@@ -78,28 +83,35 @@ export function checkRows(rows: RawRow[], o: { defaultReason: string | null; kno
     const reason = r.reason !== '' ? r.reason : o.defaultReason;
     if (!reason) return invalid('reason is required: a reason column or ?reason=');
     if (!o.knownReason(reason)) return invalid('Invalid reason: use a key from GET /v1/nimc-reasons');
+    let consent = o.batchConsent;
+    if (r.consent !== undefined) {
+      const c = o.checkConsent(r.consent);
+      if ('error' in c) return invalid(c.error);
+      consent = c.consent;
+    }
     const field = given[0]!;
     if (field === 'vnin') {
-      // vNIN lookups are not wired to batches yet: such a row is refused, never charged.
-      if (!o.vninAvailable) return invalid(VNIN_NOT_AVAILABLE);
-      return { rowNo, clientRef, kind: 'vnin', value: r.vnin, reason, fixture: false, invalid: null };
+      // The single call's rule: 16 letters and digits, lower case taken as upper.
+      if (!/^[A-Za-z0-9]{16}$/.test(r.vnin)) return invalid(VNIN_INVALID);
+      const vnin = r.vnin.toUpperCase();
+      return { rowNo, clientRef, kind: 'vnin', value: vnin, reason, fixture: isFixtureVnin(vnin), consent, invalid: null };
     }
     if (field === 'nin') {
       const p = ninBody.shape.nin.safeParse(r.nin);
       if (!p.success) return invalid(p.error.issues[0]!.message);
-      return { rowNo, clientRef, kind: 'nin', value: r.nin, reason, fixture: isFixtureNin(r.nin), invalid: null };
+      return { rowNo, clientRef, kind: 'nin', value: r.nin, reason, fixture: isFixtureNin(r.nin), consent, invalid: null };
     }
     const p = phoneBody.shape.phone_no.safeParse(r.phone_no);
     if (!p.success) return invalid(p.error.issues[0]!.message);
-    return { rowNo, clientRef, kind: 'phone', value: r.phone_no, reason, fixture: false, invalid: null };
+    return { rowNo, clientRef, kind: 'phone', value: r.phone_no, reason, fixture: false, consent, invalid: null };
   });
 }
 
 /** A distinct identifier of the batch, looked up once for every row that asks for it. */
-export type Lookup = { idx: number; kind: Kind; value: string; reason: string; fixture: boolean; rowCount: number };
+export type Lookup = { idx: number; kind: Kind; value: string; reason: string; fixture: boolean; consent: Consent | null; rowCount: number };
 
 /**
- * Groups the valid rows by identifier: the first row's reason is the lookup's, and each later row
+ * Groups the valid rows by identifier: the first row's reason and consent are the lookup's, and each later row
  * of the same identifier points at it. Returns the lookups and, per row, its lookup index.
  */
 export function dedupe(rows: CheckedRow[]): { lookups: Lookup[]; lookupOf: (number | null)[] } {
@@ -110,7 +122,7 @@ export function dedupe(rows: CheckedRow[]): { lookups: Lookup[]; lookupOf: (numb
     const key = `${r.kind}:${r.value}`;
     let l = byKey.get(key);
     if (!l) {
-      l = { idx: lookups.length, kind: r.kind, value: r.value, reason: r.reason, fixture: r.fixture, rowCount: 0 };
+      l = { idx: lookups.length, kind: r.kind, value: r.value, reason: r.reason, fixture: r.fixture, consent: r.consent, rowCount: 0 };
       byKey.set(key, l);
       lookups.push(l);
     }

@@ -8,12 +8,14 @@ import { enqueueBackgroundLookup } from './background.ts';
 import { subjectOfQuery } from './subject.ts';
 import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
 import { holdUnit, recordFixtureCall } from '../wallet/index.ts';
-import { fixtureOutcome } from './fixtures.ts';
+import type { Consent } from './consent.ts';
+import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
 import type { PersonRecord } from './person.ts';
 import { expiresAt, newReferenceId } from './run.ts';
 import { keyRing } from './sealing.ts';
 import { settle } from './settle.ts';
-import type { VerificationQuery } from './verification.schemas.ts';
+import type { StoredVninQuery, VerificationQuery } from './verification.schemas.ts';
+import { storedQueryOf } from './vnin.ts';
 
 // The verification side of a batch: each distinct identifier of a batch becomes one verification,
 // created (and its unit held) only when it is queued for the authority, named by its batch and
@@ -28,10 +30,21 @@ export type BatchLookupStart = {
   orgId: number;
   userId: number | null;
   apiClientId: number | null;
-  query: Extract<VerificationQuery, { mode: 'nin' | 'phone' }>;
+  /**
+   * A vNIN lookup whose token was lost while it waited (Redis lost it, or it outlived a vNIN's
+   * validity) comes with the token's hash only: its verification is queued like the others and
+   * its job, finding no token, ends it failed with its unit given back.
+   */
+  query: Extract<VerificationQuery, { mode: 'nin' | 'phone' | 'vnin' }> | StoredVninQuery;
+  consent: Consent | null;
   requestId: string | null;
   now: Date;
 };
+
+/** What the verification row keeps of a batch query: a vNIN only as its keyed hash. */
+function storedOf(config: Config, query: BatchLookupStart['query']) {
+  return 'vninHash' in query ? query : storedQueryOf(config, query);
+}
 
 type Deps = { db: CommonQueryMethods; config: Config };
 
@@ -50,18 +63,21 @@ export async function findBatchVerification(db: CommonQueryMethods, batchId: str
 export async function startBatchLookup(
   deps: Deps,
   l: BatchLookupStart,
-): Promise<{ kind: 'held'; referenceId: string; sealedQuery: { keyId: string; data: string } } | { kind: 'no_units' } | { kind: 'exists'; referenceId: string }> {
+): Promise<{ kind: 'held'; referenceId: string; sealedQuery: { keyId: string; data: string } | null } | { kind: 'no_units' } | { kind: 'exists'; referenceId: string }> {
   const ref = newReferenceId();
-  const q = sealJson(deps.config.encryptionKeys, l.query, ref);
+  const ring = deps.config.encryptionKeys;
+  const q = sealJson(ring, storedOf(deps.config, l.query), ref);
+  // The job's copy: the query itself, a vNIN's token included (it lives there only).
+  const forJob = 'vnin' in l.query ? sealJson(ring, l.query, ref) : 'vninHash' in l.query ? null : q;
   try {
     const held = await holdUnit(deps.db, l.orgId, sql.fragment`
       INSERT INTO verifications
-        (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, query_enc, key_id, subject_hash, request_id, created_at, expires_at, delivery, batch_id, batch_lookup)
-      SELECT ${ref}, hold.org_id, ${l.userId}, ${l.apiClientId}, ${l.query.mode}, ${l.query.reason}, false, 'pending', true,
+        (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, consent, query_enc, key_id, subject_hash, request_id, created_at, expires_at, delivery, batch_id, batch_lookup)
+      SELECT ${ref}, hold.org_id, ${l.userId}, ${l.apiClientId}, ${l.query.mode}, ${l.query.reason}, false, 'pending', true, ${consentValue(l.consent)},
              ${sql.binary(q.data)}, ${q.keyId}, ${subjectValue(deps.config, l.query)}, ${l.requestId}, ${sql.timestamp(l.now)}, ${sql.timestamp(expiresAt(deps.config, l.now))}, 'batch', ${l.batchId}, ${l.lookupIdx}
       FROM hold`);
     if (!held) return { kind: 'no_units' };
-    return { kind: 'held', referenceId: ref, sealedQuery: { keyId: q.keyId, data: q.data.toString('base64') } };
+    return { kind: 'held', referenceId: ref, sealedQuery: forJob ? { keyId: forJob.keyId, data: forJob.data.toString('base64') } : null };
   } catch (err) {
     if (!(err instanceof UniqueIntegrityConstraintViolationError)) throw err;
     const existing = await findBatchVerification(deps.db, l.batchId, l.lookupIdx);
@@ -74,23 +90,24 @@ export async function startBatchLookup(
  * A fixture NIN of a batch: decided at once, free, with its zero ledger line (the wallet writes it),
  * as a single fixture call is. Null when the value is no fixture.
  */
-export async function recordBatchFixture(deps: Deps, l: BatchLookupStart): Promise<{ referenceId: string; status: 'found' | 'not_found' } | null> {
-  if (l.query.mode !== 'nin') return null;
-  const fixture = fixtureOutcome(l.query.nin);
+export async function recordBatchFixture(deps: Deps, l: BatchLookupStart): Promise<{ referenceId: string; status: 'found' | 'not_found'; code: string | null } | null> {
+  const fixture = 'nin' in l.query ? fixtureOutcome(l.query.nin) : 'vnin' in l.query ? fixtureVninOutcome(l.query.vnin) : null;
   if (!fixture) return null;
   const ref = newReferenceId();
   const ring = deps.config.encryptionKeys;
-  const q = sealJson(ring, l.query, ref);
+  const q = sealJson(ring, storedOf(deps.config, l.query), ref);
   const record = fixture.kind === 'found' ? sealJson(ring, fixture.record, ref).data : null;
-  const details = { fixture: true, outcome: fixture.kind, mode: 'nin', reason: l.query.reason, batch_id: l.batchId };
+  // A fixture vNIN's refusal (vnin_not_found, ...) is kept as a live one is, for requery and results.
+  const code = fixture.kind === 'not_found' ? (fixture.refusal ?? null) : null;
+  const details = { fixture: true, outcome: fixture.kind, mode: l.query.mode, reason: l.query.reason, batch_id: l.batchId };
   try {
     await recordFixtureCall(deps.db, {
       orgId: l.orgId,
       details,
       record: sql.fragment`
         INSERT INTO verifications
-          (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id, batch_lookup)
-        VALUES (${ref}, ${l.orgId}, ${l.userId}, ${l.apiClientId}, 'nin', ${l.query.reason}, true, ${fixture.kind}, false,
+          (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id, batch_lookup)
+        VALUES (${ref}, ${l.orgId}, ${l.userId}, ${l.apiClientId}, ${l.query.mode}, ${l.query.reason}, true, ${fixture.kind}, ${code}, false, ${consentValue(l.consent)},
                 ${sql.binary(q.data)}, ${record ? sql.binary(record) : null}, ${q.keyId}, ${subjectValue(deps.config, l.query)}, ${l.requestId}, ${sql.timestamp(l.now)}, ${sql.timestamp(l.now)},
                 ${sql.timestamp(expiresAt(deps.config, l.now))}, 'batch', ${l.batchId}, ${l.lookupIdx})
         RETURNING reference_id`,
@@ -99,9 +116,9 @@ export async function recordBatchFixture(deps: Deps, l: BatchLookupStart): Promi
     if (!(err instanceof UniqueIntegrityConstraintViolationError)) throw err;
     const existing = await findBatchVerification(deps.db, l.batchId, l.lookupIdx);
     if (!existing) throw err;
-    return { referenceId: existing, status: fixture.kind };
+    return { referenceId: existing, status: fixture.kind, code };
   }
-  return { referenceId: ref, status: fixture.kind };
+  return { referenceId: ref, status: fixture.kind, code };
 }
 
 /**
@@ -111,16 +128,22 @@ export async function recordBatchFixture(deps: Deps, l: BatchLookupStart): Promi
  */
 export async function enqueueBatchLookup(
   deps: { producer: Producer; fairShare: FairShare },
-  o: { referenceId: string; orgId: number; batchId: string; queuedAt: Date; sealedQuery?: { keyId: string; data: string } },
+  o: { referenceId: string; orgId: number; batchId: string; queuedAt: Date; sealedQuery?: { keyId: string; data: string }; vnin?: boolean },
 ): Promise<void> {
-  await enqueueBackgroundLookup(deps, {
-    referenceId: o.referenceId,
-    orgId: o.orgId,
-    delivery: 'batch',
-    acceptedAt: o.queuedAt.getTime(),
-    batchId: o.batchId,
-    ...(o.sealedQuery ? { query: o.sealedQuery } : {}),
-  });
+  // A vNIN's job holds its token: erased as the lookup starts, and the job leaves Redis when done.
+  await enqueueBackgroundLookup(
+    deps,
+    {
+      referenceId: o.referenceId,
+      orgId: o.orgId,
+      delivery: 'batch',
+      acceptedAt: o.queuedAt.getTime(),
+      batchId: o.batchId,
+      ...(o.sealedQuery ? { query: o.sealedQuery } : {}),
+      ...(o.vnin ? { useOnce: true as const } : {}),
+    },
+    { removeWhenDone: o.vnin === true },
+  );
 }
 
 /**
@@ -173,8 +196,12 @@ export async function batchOutcomes(deps: { db: CommonQueryMethods; ring: KeyRin
 }
 
 
-/** Whom a batch row concerns when its query names a NIN (a phone's subject is learnt from the record). */
-function subjectValue(config: Pick<Config, 'SUBJECT_HASH_KEY'>, query: Parameters<typeof subjectOfQuery>[1]) {
-  const h = subjectOfQuery(config.SUBJECT_HASH_KEY, query);
+/** Whom a batch row concerns when its query names a NIN (a phone's or vNIN's subject is learnt from the record). */
+function subjectValue(config: Pick<Config, 'SUBJECT_HASH_KEY'>, query: BatchLookupStart['query']) {
+  const h = query.mode === 'nin' ? subjectOfQuery(config.SUBJECT_HASH_KEY, query) : null;
   return h === null ? null : sql.binary(h);
+}
+
+function consentValue(consent: Consent | null) {
+  return consent === null ? null : sql.jsonb(consent);
 }

@@ -79,6 +79,10 @@ export function isFixtureNin(nin: string): nin is FixtureNin {
  */
 export const FIXTURE_VNINS = ['AA000000000001ZZ', 'AA000000000002ZZ', 'AA000000000009ZZ', 'AA000000000008ZZ'] as const;
 
+export function isFixtureVnin(vnin: string): boolean {
+  return (FIXTURE_VNINS as readonly string[]).includes(vnin);
+}
+
 export function fixtureVninOutcome(vnin: string): FixtureOutcome | null {
   switch (vnin) {
     case 'AA000000000001ZZ':

@@ -22,8 +22,9 @@ export {
   type BatchLookupStart,
   type BatchOutcome,
 } from './batch-lookups.ts';
-export { isFixtureNin } from './fixtures.ts';
-export { ninBody, phoneBody } from './verification.schemas.ts';
+export { isFixtureNin, isFixtureVnin } from './fixtures.ts';
+export { VNIN_REFUSAL_DETAIL, vninHash } from './vnin.ts';
+export { ninBody, phoneBody, VNIN_INVALID } from './verification.schemas.ts';
 export { newReferenceId } from './run.ts';
 export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent } from './consent.ts';
