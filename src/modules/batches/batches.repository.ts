@@ -166,7 +166,7 @@ export async function queuedLookups(db: CommonQueryMethods, batchId: string) {
 }
 
 /** A waiting lookup now has its verification: the sealed copy here goes (the verification has its own). */
-export async function markQueued(db: CommonQueryMethods, batchId: string, idx: number, referenceId: string, state: 'queued' | 'found' | 'not_found' = 'queued', failureCode: string | null = null): Promise<void> {
+export async function markQueued(db: CommonQueryMethods, batchId: string, idx: number, referenceId: string, state: 'queued' | 'found' | 'not_found' | 'failed' = 'queued', failureCode: string | null = null): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE batch_lookups SET state = ${state}, reference_id = ${referenceId}, query_enc = NULL, key_id = NULL, failure_code = ${failureCode}
     WHERE batch_id = ${batchId} AND idx = ${idx} AND state = 'waiting'`);

@@ -10,7 +10,9 @@ import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
 import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
-import { lockKey, lookupAad, noteLookupEnded, tokensOf, type FeedDeps } from './feeder.ts';
+import { lockKey, noteLookupEnded, type FeedDeps } from './feeder.ts';
+import { tokensOf } from './vnin-tokens.ts';
+import { lookupAad } from './waiting.ts';
 import { checkRows, dedupe, MAX_ROWS, NO_ROWS, TOO_MANY_ROWS, type ConsentCheck, type RawRow } from './rows.ts';
 
 export type BatchDeps = FeedDeps & ReasonsDeps;

@@ -13,12 +13,14 @@ import {
   batchOutcomes,
   enqueueBatchLookup,
   recordBatchFixture,
+  recordLostBatchVnin,
   startBatchLookup,
   type BatchLookupStart,
   type BatchOutcome,
 } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
-import { vninTokens, type VninTokens } from './vnin-tokens.ts';
+import { tokensOf } from './vnin-tokens.ts';
+import { queryOfWaiting } from './waiting.ts';
 
 /** What feeding a batch needs; the workers (and the API, for cancel) provide it. */
 export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare };
@@ -27,20 +29,6 @@ export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; c
 // keeps these locks apart from any other use of advisory locks).
 const LOCK_CLASS = 1919;
 const lockKey = (batchId: string) => sql.fragment`${LOCK_CLASS}, hashtext(${batchId})`;
-
-/** The batch's vNIN tokens waiting in Redis (README: vNIN). */
-export function tokensOf(deps: Pick<FeedDeps, 'producer' | 'config'>): VninTokens {
-  return vninTokens(deps.producer.redis, deps.config.REDIS_PREFIX, deps.config.encryptionKeys);
-}
-
-/** The sealed identifier of a waiting lookup is bound to its batch and position. */
-export const lookupAad = (batchId: string, idx: number) => `${batchId}:${idx}`;
-
-const queryOf = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('nin'), value: z.string() }),
-  z.object({ kind: z.literal('phone'), value: z.string() }),
-  z.object({ kind: z.literal('vnin'), value: z.string() }),
-]);
 
 function lookupState(o: BatchOutcome): 'found' | 'not_found' | 'failed' | 'cancelled' | null {
   switch (o.status) {
@@ -137,23 +125,6 @@ const PARALLEL = 16;
 
 type Fed = 'queued' | 'decided' | 'no_units' | 'skipped';
 
-/** A waiting lookup's query: a vNIN from Redis (its hash only when the token is gone), the rest from its sealed copy. */
-async function queryOfWaiting(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<BatchLookupStart['query']> {
-  const value = openJson<string>(deps.config.encryptionKeys.filter((k) => k.id === w.key_id), { keyId: w.key_id, data: w.query_enc }, lookupAad(batch.id, w.idx));
-  const id = queryOf.parse({ kind: w.kind, value });
-  switch (id.kind) {
-    case 'nin':
-      return { mode: 'nin', nin: id.value, reason: w.reason };
-    case 'phone':
-      return { mode: 'phone', phone: id.value, reason: w.reason };
-    case 'vnin': {
-      // PostgreSQL holds the token's keyed hash; the token itself waits in Redis.
-      const token = await tokensOf(deps).take(batch.id, w.idx);
-      return token ? { mode: 'vnin', vnin: token, reason: w.reason } : { mode: 'vnin', vninHash: id.value, reason: w.reason };
-    }
-  }
-}
-
 async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<Fed> {
   const start: BatchLookupStart = {
     batchId: batch.id,
@@ -167,6 +138,13 @@ async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLook
     now: deps.clock.now(),
   };
   const vnin = w.kind === 'vnin';
+  if ('vninHash' in start.query) {
+    // The token is gone (Redis lost it, or it outlived a vNIN's validity): nothing can be asked, so
+    // the row ends at once, failed, with no unit held and no job.
+    const ref = await recordLostBatchVnin(deps, { ...start, query: start.query });
+    await repo.markQueued(deps.db, batch.id, w.idx, ref, 'failed', 'lookup_abandoned');
+    return 'decided';
+  }
   if (w.fixture) {
     const f = await recordBatchFixture(deps, start);
     if (f) {
@@ -179,10 +157,10 @@ async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLook
   if (s.kind === 'no_units') return 'no_units';
   await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId);
   try {
-    const sealedQuery = s.kind === 'held' ? s.sealedQuery : null;
-    await enqueueBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id, batchId: batch.id, queuedAt: start.now, vnin, ...(sealedQuery ? { sealedQuery } : {}) });
-    // The token is in its job now: its copy here goes. Lost before this, the periodic pass finds it.
+    // A token leaves Redis before its job is added: lost to a crash in between, its row ends
+    // lookup_abandoned; the other order could leave a copy behind for a second job to send again.
     if (vnin) await tokensOf(deps).drop(batch.id, w.idx);
+    await enqueueBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id, batchId: batch.id, queuedAt: start.now, vnin, ...(s.sealedQuery ? { sealedQuery: s.sealedQuery } : {}) });
   } catch (err) {
     // The verification and its hold stand; the periodic pass queues its job again.
     deps.logger.warn({ err: describe(err), batchId: batch.id, referenceId: s.referenceId }, 'batch lookup not queued; the periodic feed retries');
@@ -205,7 +183,12 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
   if (room > 0) {
     const waiting = await repo.nextWaiting(conn, batchId, room);
     for (let i = 0; i < waiting.length && !results.includes('no_units'); i += PARALLEL) {
-      results.push(...(await Promise.all(waiting.slice(i, i + PARALLEL).map((w) => feedOne(deps, batch, w)))));
+      // Every lookup of the round settles before the lock can go: one that failed must not leave the
+      // others running unlocked (a cancel could then pass them).
+      const settled = await Promise.allSettled(waiting.slice(i, i + PARALLEL).map((w) => feedOne(deps, batch, w)));
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      results.push(...settled.map((r) => (r as PromiseFulfilledResult<Fed>).value));
     }
   }
   const queued = results.filter((r) => r === 'queued').length;
@@ -240,6 +223,8 @@ async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId
       const vnin = q.kind === 'vnin';
       const token = vnin ? await tokensOf(deps).take(batchId, q.idx) : null;
       const sealedQuery = token ? sealJson(deps.config.encryptionKeys, { mode: 'vnin', vnin: token, reason: q.reason }, q.reference_id) : null;
+      // Out of Redis before it is in a job, as when it was first queued.
+      if (token) await tokensOf(deps).drop(batchId, q.idx);
       await enqueueBatchLookup(deps, {
         referenceId: q.reference_id,
         orgId: q.org_id,
@@ -248,7 +233,6 @@ async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId
         vnin,
         ...(sealedQuery ? { sealedQuery: { keyId: sealedQuery.keyId, data: sealedQuery.data.toString('base64') } } : {}),
       });
-      if (token) await tokensOf(deps).drop(batchId, q.idx);
     } catch (err) {
       deps.logger.warn({ err: describe(err), batchId, referenceId: q.reference_id }, 'batch lookup not re-queued; next pass retries');
     }

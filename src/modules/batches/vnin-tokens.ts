@@ -1,3 +1,5 @@
+import type { Config } from '../../config.ts';
+import type { Producer } from '../../jobs/producer.ts';
 import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
 import type { RedisClient } from '../../lib/redis.ts';
 
@@ -40,9 +42,14 @@ export function vninTokens(redis: RedisClient, prefix: string, ring: KeyRing): V
       const dot = v.indexOf('.');
       const keyId = v.slice(0, dot);
       const keys = ring.filter((k) => k.id === keyId);
-      // Sealed under a key since removed from the ring: as good as lost.
-      if (keys.length === 0) return null;
-      return openJson<string>(keys, { keyId, data: Buffer.from(v.slice(dot + 1), 'base64') }, aad(batchId, idx));
+      // Sealed under a key since removed from the ring, or not opening: as good as lost (the row
+      // ends lookup_abandoned rather than stopping its whole batch).
+      if (dot < 1 || keys.length === 0) return null;
+      try {
+        return openJson<string>(keys, { keyId, data: Buffer.from(v.slice(dot + 1), 'base64') }, aad(batchId, idx));
+      } catch {
+        return null;
+      }
     },
     async drop(batchId, idx) {
       await redis.hdel(keyOf(batchId), String(idx));
@@ -51,4 +58,9 @@ export function vninTokens(redis: RedisClient, prefix: string, ring: KeyRing): V
       await redis.del(keyOf(batchId));
     },
   };
+}
+
+/** The batch tokens of this deployment: the producer's Redis connection, under the run's key prefix. */
+export function tokensOf(deps: { producer: Pick<Producer, 'redis'>; config: Pick<Config, 'REDIS_PREFIX' | 'encryptionKeys'> }): VninTokens {
+  return vninTokens(deps.producer.redis, deps.config.REDIS_PREFIX, deps.config.encryptionKeys);
 }

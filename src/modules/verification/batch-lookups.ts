@@ -63,7 +63,9 @@ export async function findBatchVerification(db: CommonQueryMethods, batchId: str
 export async function startBatchLookup(
   deps: Deps,
   l: BatchLookupStart,
-): Promise<{ kind: 'held'; referenceId: string; sealedQuery: { keyId: string; data: string } | null } | { kind: 'no_units' } | { kind: 'exists'; referenceId: string }> {
+): Promise<
+  { kind: 'held'; referenceId: string; sealedQuery: { keyId: string; data: string } | null } | { kind: 'no_units' } | { kind: 'exists'; referenceId: string; sealedQuery: { keyId: string; data: string } | null }
+> {
   const ref = newReferenceId();
   const ring = deps.config.encryptionKeys;
   const q = sealJson(ring, storedOf(deps.config, l.query), ref);
@@ -82,7 +84,33 @@ export async function startBatchLookup(
     if (!(err instanceof UniqueIntegrityConstraintViolationError)) throw err;
     const existing = await findBatchVerification(deps.db, l.batchId, l.lookupIdx);
     if (!existing) throw err;
-    return { kind: 'exists', referenceId: existing };
+    // Written by a feeder that died before marking its lookup queued, so before any job held the
+    // token: the job queued now may carry it (sealed to the existing reference).
+    const again = 'vnin' in l.query ? sealJson(ring, l.query, existing) : null;
+    return { kind: 'exists', referenceId: existing, sealedQuery: again ? { keyId: again.keyId, data: again.data.toString('base64') } : null };
+  }
+}
+
+/**
+ * A vNIN lookup whose token was lost while it waited (its copy in Redis is gone): it cannot be asked
+ * for, so its verification is recorded as ended at once, failed `lookup_abandoned`, with nothing
+ * held, queued or charged. Returns its reference (the existing one when recorded before).
+ */
+export async function recordLostBatchVnin(deps: Deps, l: BatchLookupStart & { query: StoredVninQuery }): Promise<string> {
+  const ref = newReferenceId();
+  const q = sealJson(deps.config.encryptionKeys, l.query, ref);
+  try {
+    await deps.db.query(sql.unsafe`
+      INSERT INTO verifications
+        (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, key_id, request_id, created_at, completed_at, expires_at, delivery, batch_id, batch_lookup)
+      VALUES (${ref}, ${l.orgId}, ${l.userId}, ${l.apiClientId}, 'vnin', ${l.query.reason}, false, 'failed', 'lookup_abandoned', false, ${consentValue(l.consent)},
+              ${sql.binary(q.data)}, ${q.keyId}, ${l.requestId}, ${sql.timestamp(l.now)}, ${sql.timestamp(l.now)}, ${sql.timestamp(expiresAt(deps.config, l.now))}, 'batch', ${l.batchId}, ${l.lookupIdx})`);
+    return ref;
+  } catch (err) {
+    if (!(err instanceof UniqueIntegrityConstraintViolationError)) throw err;
+    const existing = await findBatchVerification(deps.db, l.batchId, l.lookupIdx);
+    if (!existing) throw err;
+    return existing;
   }
 }
 

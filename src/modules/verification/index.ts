@@ -18,6 +18,7 @@ export {
   enqueueBatchLookup,
   findBatchVerification,
   recordBatchFixture,
+  recordLostBatchVnin,
   startBatchLookup,
   type BatchLookupStart,
   type BatchOutcome,
