@@ -58,6 +58,7 @@ export async function load(spec: LoadSpec, procs: () => Record<string, number>, 
     loopLagMs[name] = v ? lag : null;
     if (profile) {
       runProfiles[name] = summariseProfile(profile);
+      if (process.env.BENCH_KEEP_PROFILES) writeFileSync(`${process.env.BENCH_KEEP_PROFILES}/${name}-${Date.now()}.json`, JSON.stringify(summariseProfile(profile, 40)));
       rmSync(profile, { force: true });
     }
   }
