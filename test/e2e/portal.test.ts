@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { sql } from 'slonik';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
@@ -141,6 +143,35 @@ describe.skipIf(!hasChromium)('portal in headless Chromium', () => {
     const lines = readFileSync(file!, 'utf8').trim().split(/\r?\n/);
     expect(lines[0]).toBe('row,client_ref,status,reference_id,fname,mname,lname,dob,gender,phone,detail');
     expect(lines).toHaveLength(6);
+    await page.context().close();
+  });
+
+  it('When the organisation requires consent, then a batch uploaded without a statement is refused, and with one it runs and each row keeps it', async () => {
+    const strict = await stack.createOrg({ units: 10 });
+    expect((await stack.api('PATCH', '/v1/me/organisation', { token: strict.admin.token, json: { require_consent: true } })).status).toBe(200);
+    const page = await newPage();
+    await signIn(page, stack.url, strict.member.username, strict.member.password);
+    await page.getByRole('navigation').getByRole('link', { name: 'Batches' }).click();
+    await page.getByText('Consent (required by your organisation)').waitFor();
+    const csv = { name: 'consented.csv', mimeType: 'text/csv', buffer: Buffer.from('nin,client_ref\n31415926536,a\n') };
+    await page.getByLabel('CSV file').setInputFiles(csv);
+    await page.getByRole('button', { name: 'Upload batch' }).click();
+    await page.getByText('consent is required by your organisation').waitFor();
+    await page.getByLabel('The people in this file agreed to be verified').check();
+    // A day ago, as the browser's datetime-local field takes it (local time, minutes).
+    const dayAgo = await page.evaluate(() => {
+      const d = new Date(Date.now() - 86_400_000);
+      const pad = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    });
+    await page.getByLabel('When they agreed').fill(dayAgo);
+    await page.getByLabel('How they agreed').selectOption('in_person');
+    await page.getByLabel('Privacy notice version').fill('privacy-2026-11');
+    await page.getByRole('button', { name: 'Upload batch' }).click();
+    await page.getByText('This batch has completed.').waitFor({ timeout: 30_000 });
+    const rows = await stack.db.any(sql.type(z.object({ consent: z.object({ channel: z.string(), notice_version: z.string() }) }))`
+      SELECT consent FROM verifications WHERE org_id = ${strict.orgId} AND batch_id IS NOT NULL`);
+    expect(rows.map((r) => [r.consent.channel, r.consent.notice_version])).toEqual([['in_person', 'privacy-2026-11']]);
     await page.context().close();
   });
 

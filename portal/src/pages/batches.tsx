@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, downloadCsv, get, query } from '../api.ts';
-import { ErrorText, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+import { CHANNELS } from './verify.tsx';
 
 type Batch = {
   id: string;
@@ -45,8 +46,16 @@ export function Batches() {
   const [file, setFile] = useState<{ name: string; text: string } | null>(null);
   const [reason, setReason] = useState('corporate');
   const [current, setCurrent] = useState<string | null>(null);
+  const settings = useLoad(() => get<{ require_consent?: boolean }>('/me/organisation'), []);
+  // The batch's consent statement: when and how the people in the file agreed (the API's
+  // consent_obtained_at, consent_channel and consent_notice_version).
+  const [consented, setConsented] = useState(false);
+  const [consentAt, setConsentAt] = useState('');
+  const [channel, setChannel] = useState('web');
+  const [notice, setNotice] = useState('');
   const action = useAction();
   const p = file ? preview(file.text) : null;
+  const requireConsent = settings.data?.require_consent === true;
 
   const choose = async (e: Event) => {
     const f = (e.target as HTMLInputElement).files?.[0];
@@ -56,7 +65,9 @@ export function Batches() {
     e.preventDefault();
     if (!file) return;
     void action.run(async () => {
-      const r = await call<Batch>('POST', `/verify-nin/batches${query({ reason })}`, { text: file.text, contentType: 'text/csv' });
+      // datetime-local has no zone: read in the browser's own, sent with its offset (as UTC).
+      const consent = consented ? { consent_obtained_at: new Date(consentAt).toISOString(), consent_channel: channel, consent_notice_version: notice } : {};
+      const r = await call<Batch>('POST', `/verify-nin/batches${query({ reason, ...consent })}`, { text: file.text, contentType: 'text/csv' });
       setCurrent(r.data.id);
       setFile(null);
       list.reload();
@@ -91,6 +102,20 @@ export function Batches() {
             </table>
           </div>
         ) : null}
+        <fieldset>
+          <legend>Consent{requireConsent ? ' (required by your organisation)' : ''}</legend>
+          <div class="check">
+            <input id="f-batch-consented" type="checkbox" checked={consented} onChange={(e) => setConsented((e.target as HTMLInputElement).checked)} />
+            <label for="f-batch-consented">The people in this file agreed to be verified</label>
+          </div>
+          {consented ? (
+            <>
+              <Field label="When they agreed" name="consent_obtained_at" type="datetime-local" value={consentAt} onInput={setConsentAt} required hint="At most 90 days ago" />
+              <Select label="How they agreed" name="consent_channel" value={channel} onChange={setChannel} options={CHANNELS} />
+              <Field label="Privacy notice version" name="consent_notice_version" value={notice} onInput={setNotice} required hint="Which notice they were shown" />
+            </>
+          ) : null}
+        </fieldset>
         <ErrorText error={action.error} />
         <button type="submit" disabled={!file || action.busy}>
           Upload batch

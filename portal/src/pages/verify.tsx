@@ -13,7 +13,7 @@ const KINDS: { value: Kind; label: string }[] = [
   { value: 'demography', label: 'Name, birth date and gender' },
 ];
 
-const CHANNELS = [
+export const CHANNELS = [
   { value: 'web', label: 'Web' },
   { value: 'mobile', label: 'Mobile app' },
   { value: 'in_person', label: 'In person' },
