@@ -84,6 +84,13 @@ describe('Two-factor sign-in (TOTP)', () => {
     expect(ok.status).toBe(200);
     expect((await stack.api('GET', '/v1/me', { token: ok.body.access_token })).status).toBe(200);
     expect((await signIn(u, code)).status).toBe(401);
+    // Two steps on, the current code signs in; then the previous step's, never used, still does (once).
+    nextStep();
+    nextStep();
+    expect((await signIn(u, codeAt(secret, now()))).status).toBe(200);
+    const previous = codeAt(secret, shift(-30_000));
+    expect((await signIn(u, previous)).status).toBe(200);
+    expect((await signIn(u, previous)).status).toBe(401);
 
     nextStep();
     expect((await signIn(u, codeAt(secret, shift(30_000)))).status).toBe(200);

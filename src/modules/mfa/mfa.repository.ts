@@ -27,14 +27,21 @@ export async function upsertPending(db: CommonQueryMethods, userId: number, seal
 }
 
 /**
- * Takes the code of `step`: one statement, so of two requests with the same code (or a replay) only
- * one finds last_step below it. `enabling` turns a pending enrolment on; otherwise it must be on.
+ * Takes the code of `step`, once: one statement, so of two requests with the same code (or a replay)
+ * only one finds the step not yet in used_steps (the row lock makes the second re-read it). A step
+ * other than the last used is fine (the previous step's code after the current one's). Only steps a
+ * code could still match are remembered: matchStep accepts now-1 to now+1, so steps more than two
+ * below the newest used can never come back. `enabling` turns a pending enrolment on; otherwise it
+ * must be on.
  */
 export async function takeStep(db: CommonQueryMethods, userId: number, step: number, enabling: boolean): Promise<boolean> {
   const state = enabling ? sql.fragment`enabled_at IS NULL` : sql.fragment`enabled_at IS NOT NULL`;
   const r = await db.query(sql.unsafe`
-    UPDATE user_mfa SET last_step = ${step}, enabled_at = coalesce(enabled_at, now())
-    WHERE user_id = ${userId} AND ${state} AND last_step < ${step}`);
+    UPDATE user_mfa
+    SET last_step = greatest(last_step, ${step}),
+        used_steps = array(SELECT s FROM unnest(used_steps || ${step}::bigint) AS u(s) WHERE s >= greatest(last_step, ${step}) - 2 ORDER BY s),
+        enabled_at = coalesce(enabled_at, now())
+    WHERE user_id = ${userId} AND ${state} AND NOT (${step}::bigint = ANY(used_steps)) AND ${step} >= last_step - 2`);
   return r.rowCount === 1;
 }
 
