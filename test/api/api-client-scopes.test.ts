@@ -107,7 +107,8 @@ describe('Scoped, address-restricted, expiring API clients', () => {
     const c = (await create({ name: 'Fenced', role: 'member', allowed_ips: ['203.0.113.0/24', '2001:db8::/32'] })).body;
     const outside = await grant(c, '198.51.100.7');
     expect(outside.status).toBe(401);
-    expect(outside.body).toMatchObject({ detail: 'This API client may not be used from this address' });
+    expect(outside.body).toMatchObject({ detail: 'This API client may not be used from this address', error: 'invalid_client' });
+    expect(outside.headers.get('www-authenticate')).toMatch(/^Basic /);
     const token = await tokenOf(c, '203.0.113.9');
     expect((await stack.api('GET', '/v1/me', { token, headers: from('203.0.113.200') })).status).toBe(200);
     expect((await stack.api('GET', '/v1/me', { token, headers: from('2001:db8:ffff::1') })).status).toBe(200);
@@ -131,7 +132,8 @@ describe('Scoped, address-restricted, expiring API clients', () => {
     expect(use.body).toMatchObject({ detail: 'This API client has expired' });
     const again = await grant(c);
     expect(again.status).toBe(401);
-    expect(again.body).toMatchObject({ detail: 'This API client has expired' });
+    expect(again.body).toMatchObject({ detail: 'This API client has expired', error: 'invalid_client' });
+    expect(again.headers.get('www-authenticate')).toMatch(/^Basic /);
   });
 
   it('When the OpenAPI document lists the endpoints that take a bearer token, then each has a row in the scope table (none is closed to clients by accident)', () => {

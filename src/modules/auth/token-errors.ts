@@ -18,6 +18,12 @@ export function oauthError(code: ErrorCode, error: OAuthError, detail: string, h
  */
 export const tokenEndpointErrors: ErrorRequestHandler = (err, _req, _res, next) => {
   if (err instanceof AppError) {
+    // A 401 raised by the client's own checks (an expired client, an address outside its list) is a
+    // failed client authentication: invalid_client, with the Basic challenge (RFC 6749 section 5.2).
+    if (err.extra?.error === undefined && err.status === 401) {
+      next(oauthError(err.code, 'invalid_client', err.detail, { ...err.headers, 'WWW-Authenticate': 'Basic realm="idverify"' }));
+      return;
+    }
     if (err.extra?.error === undefined && err.status >= 400 && err.status < 500 && err.status !== 429) {
       next(oauthError(err.code, 'invalid_request', err.detail, err.headers));
       return;
