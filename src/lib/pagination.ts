@@ -25,12 +25,21 @@ export const limitParam = z.preprocess(
 
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** A real calendar day written YYYY-MM-DD. */
-export const dayParam = (field: string) =>
+// A date-time with a zone (ISO 8601 / RFC 3339): seconds and their fraction optional, the offset `Z`
+// or ±HH:MM (±HHMM too). A space where the offset's sign belongs is a `+` the caller left unencoded
+// in the query string (`+` decodes to a space there); no other reading of it exists, so it is taken.
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:[Zz]|([+\- ])(\d{2}):?(\d{2}))$/;
+
+/**
+ * A bound of a list's time range: a real calendar day written YYYY-MM-DD (a whole Lagos day), or a
+ * real date-time with a zone (that instant). The messages of a malformed day predate the second form.
+ */
+export const timeBoundParam = (field: string) =>
   z
     .string()
-    .regex(ISO_DAY, `${field} must be a date YYYY-MM-DD`)
-    .refine((v) => lagosDayStart(v) !== null, `${field} is not a valid calendar date`);
+    .refine((v) => ISO_DAY.test(v) || ISO_INSTANT.test(v), `${field} must be a date YYYY-MM-DD or a date-time with a zone, e.g. 2026-03-01T09:30:00Z`)
+    .refine((v) => !ISO_DAY.test(v) || lagosDayStart(v) !== null, `${field} is not a valid calendar date`)
+    .refine((v) => !ISO_INSTANT.test(v) || instantOf(v) !== null, `${field} is not a valid date and time`);
 
 // Africa/Lagos has been UTC+1 all year since 1919 (no daylight saving): a fixed offset is exact.
 const LAGOS_OFFSET_MS = 3600 * 1000;
@@ -45,12 +54,36 @@ function lagosDayStart(day: string, plusDays = 0): Date | null {
   return new Date(Date.UTC(y, mo - 1, d + plusDays) - LAGOS_OFFSET_MS);
 }
 
+/**
+ * The instant a date-time with a zone names, to the millisecond (the precision of the `at` and
+ * `created_at` the lists show; finer digits are dropped), or null when it is not a real one.
+ */
+function instantOf(text: string): Date | null {
+  const m = ISO_INSTANT.exec(text);
+  if (!m) return null;
+  const [y, mo, d, h, mi] = [1, 2, 3, 4, 5].map((i) => Number(m[i]));
+  const [s, ms] = [Number(m[6] ?? 0), Number((m[7] ?? '').padEnd(3, '0').slice(0, 3))];
+  const [offH, offM] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
+  if (h! > 23 || mi! > 59 || s > 59 || offH > 23 || offM > 59) return null;
+  const wall = new Date(Date.UTC(y!, mo! - 1, d!, h, mi, s, ms));
+  if (wall.getUTCFullYear() !== y || wall.getUTCMonth() !== mo! - 1 || wall.getUTCDate() !== d) return null;
+  const sign = m[8] === '-' ? -1 : 1;
+  return new Date(wall.getTime() - sign * (offH * 60 + offM) * 60_000);
+}
+
 export type TimeRange = { since: Date | null; before: Date | null };
 
-/** `from` and `to` are inclusive Lagos days; the range is [start of from, start of the day after to). */
+/**
+ * The rows a list's `from` and `to` take in, as [since, before). A day is an inclusive Lagos day:
+ * `from` its start, `to` the start of the day after. An instant is inclusive too: `to` takes in its
+ * whole millisecond, so passing an event's own `at` keeps that event. Callers pass validated bounds.
+ */
 export function lagosRange(from: string | undefined, to: string | undefined): TimeRange {
-  if (from && to && from > to) throw new AppError('bad_request', 'from must not be after to');
-  return { since: from ? lagosDayStart(from) : null, before: to ? lagosDayStart(to, 1) : null };
+  const since = from ? (ISO_DAY.test(from) ? lagosDayStart(from) : instantOf(from)) : null;
+  const last = to && !ISO_DAY.test(to) ? instantOf(to) : null;
+  const before = to && ISO_DAY.test(to) ? lagosDayStart(to, 1) : last && new Date(last.getTime() + 1);
+  if (since && before && since >= before) throw new AppError('bad_request', 'from must not be after to');
+  return { since, before };
 }
 
 /** A cursor's values; `scope` keeps a cursor of one list from being replayed on another. */

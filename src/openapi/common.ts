@@ -166,8 +166,20 @@ export type Assert<T extends true> = T;
  * in src/lib/pagination.ts: those turn query strings into numbers, which the document cannot show.
  */
 export const listParams = {
-  from: z.string().meta({ format: 'date', description: 'First day included, YYYY-MM-DD in Lagos time (UTC+1)', example: '2026-03-01' }).optional(),
-  to: z.string().meta({ format: 'date', description: 'Last day included, YYYY-MM-DD in Lagos time (UTC+1)', example: '2026-03-31' }).optional(),
+  from: z
+    .string()
+    .meta({
+      description: 'First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM)',
+      example: '2026-03-01',
+    })
+    .optional(),
+  to: z
+    .string()
+    .meta({
+      description: 'Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone',
+      example: '2026-03-31T18:00:00+01:00',
+    })
+    .optional(),
   limit: z.number().int().min(1).max(200).optional().meta({ description: 'Rows per page, 1 to 200 (default 50); above 200 is a 400' }),
   cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
 };

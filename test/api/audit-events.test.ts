@@ -197,6 +197,39 @@ describe('GET /audit-events', () => {
     expect((await stack.api('GET', '/v1/audit-events')).status).toBe(401);
   });
 
+  it('When Accept allows neither JSON nor CSV, then 406 as on the other lists; */* and no Accept stay JSON', async () => {
+    const org = await stack.createOrg();
+    const r = await stack.api('GET', '/v1/audit-events', { token: org.admin.token, headers: { accept: 'application/xml' } });
+    expect(r.status).toBe(406);
+    expect(r.body).toEqual({ detail: 'Accept must allow application/json or text/csv' });
+    for (const accept of ['*/*', 'application/json', 'text/*;q=0.1, application/json']) {
+      const ok = await stack.api('GET', '/v1/audit-events', { token: org.admin.token, headers: { accept } });
+      expect(ok.status, accept).toBe(200);
+      expect(ok.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    }
+    expect((await stack.api('GET', '/v1/audit-events', { token: org.admin.token })).status).toBe(200);
+  });
+
+  it('When filtered by instants with a zone, then from/to are exact and inclusive to the millisecond, as an event shows its at', async () => {
+    const org = await stack.createOrg();
+    for (let i = 0; i < 2; i++) await stack.login(org.admin.username, org.admin.password);
+    const all = (await stack.api('GET', '/v1/audit-events', { token: org.admin.token })).body.data as { id: number; at: string }[];
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    const [newest, , oldest] = all;
+    const ids = async (query: string) => {
+      const r = await stack.api('GET', `/v1/audit-events?${query}`, { token: org.admin.token });
+      expect(r.status, query).toBe(200);
+      return r.body.data.map((e: { id: number }) => e.id);
+    };
+    expect(await ids(`from=${oldest!.at}&to=${newest!.at}`)).toEqual(all.filter((e) => e.at >= oldest!.at && e.at <= newest!.at).map((e) => e.id));
+    expect(await ids(`to=${oldest!.at}`)).toEqual(all.filter((e) => e.at <= oldest!.at).map((e) => e.id));
+    expect(await ids('to=2030-01-01T00:00:00Z')).toEqual(all.map((e) => e.id));
+    expect(await ids(`from=${encodeURIComponent('2030-01-01T00:00:00+01:00')}`)).toEqual([]);
+    const bad = await stack.api('GET', '/v1/audit-events?to=2030-01-01T00:00:00', { token: org.admin.token });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ detail: 'to: to must be a date YYYY-MM-DD or a date-time with a zone, e.g. 2026-03-01T09:30:00Z' });
+  });
+
   it('When CSV is asked for, then the whole filtered trail comes as CSV with a header row', async () => {
     const org = await stack.createOrg();
     await stack.login(org.admin.username, org.admin.password);

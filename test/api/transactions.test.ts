@@ -152,6 +152,11 @@ describe('GET /transactions', () => {
     expect((await list(o.admin.token, '?from=2026-02-30')).body).toEqual({ detail: 'from: from is not a valid calendar date' });
     expect((await list(o.admin.token, '?from=1-3-2026')).status).toBe(400);
     expect((await list(o.admin.token, '?from=2026-03-05&to=2026-03-04')).body).toEqual({ detail: 'from must not be after to' });
+    // An instant with a zone is exact and inclusive; `+01:00` left unencoded (a space once decoded) too.
+    expect(await notes('?from=2026-03-01T23:00:00Z&to=2026-03-03T23:59:59.999+01:00')).toEqual(['last moment of the 3rd 1', 'first moment of the 2nd 1']);
+    expect(await notes('?from=2026-03-02T00:00:00+01:00&to=2026-03-04')).toEqual(['first moment of the 4th 1', 'last moment of the 3rd 1', 'first moment of the 2nd 1']);
+    expect(await notes('?to=2026-03-01T23:59:59+01:00&kind=adjustment')).toEqual(['late on the 1st 1']);
+    expect((await list(o.admin.token, '?to=2026-03-01T25:00:00Z')).body).toEqual({ detail: 'to: to is not a valid date and time' });
   });
 
   it('When CSV is asked for, then the whole filtered range comes as CSV with a header row, streamed, limit and cursor not applying', async () => {
@@ -190,7 +195,7 @@ describe('GET /transactions', () => {
     const bad = await csv(org.admin.token, '?from=yesterday');
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(bad.body).toEqual({ detail: 'from: from must be a date YYYY-MM-DD' });
+    expect(bad.body).toEqual({ detail: 'from: from must be a date YYYY-MM-DD or a date-time with a zone, e.g. 2026-03-01T09:30:00Z' });
   });
 
   it('When a client abandons a CSV export half-way, then its database connection is given back and the next export runs', async () => {

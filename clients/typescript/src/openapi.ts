@@ -4220,9 +4220,9 @@ export interface operations {
             query?: {
                 /** @description Only lines of this kind */
                 kind?: "verification" | "fixture_verification" | "topup" | "adjustment";
-                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
-                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
                 to?: string;
                 /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
@@ -4280,9 +4280,9 @@ export interface operations {
             query?: {
                 /** @description Only top-ups in this status */
                 status?: "pending" | "credited" | "failed" | "abandoned" | "amount_mismatch" | "refund_due" | "refunding" | "refunded" | "charged_back";
-                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
-                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
                 to?: string;
                 /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
@@ -4397,9 +4397,9 @@ export interface operations {
                 delivery?: "sync" | "async" | "batch";
                 /** @description Only the rows of this batch */
                 batch_id?: string;
-                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
-                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
                 to?: string;
                 /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
@@ -4453,9 +4453,9 @@ export interface operations {
             query?: {
                 /** @description Only events of this action */
                 action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
-                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
-                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1) */
+                /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
                 to?: string;
                 /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
@@ -4497,6 +4497,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            406: components["responses"]["NotAcceptable"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -34,7 +34,7 @@ export function register(registry: OpenAPIRegistry): void {
           },
         },
       },
-      ...errors(401, 422, 429),
+      ...errors(401, 406, 422, 429),
       400: errorResponse('A filter, limit or cursor breaks a rule (unknown action, limit above 200, from after to, a cursor this list did not issue)'),
       403: errorResponse('The caller is not an organisation administrator'),
     },

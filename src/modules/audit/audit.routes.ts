@@ -1,5 +1,6 @@
 import { Router, type Request } from 'express';
 import type { AppContext } from '../../context.ts';
+import { wantsCsv } from '../../lib/csv-export.ts';
 import { parseInput } from '../../lib/http.ts';
 import { auditFilters, auditPageQuery } from './audit.schemas.ts';
 import { auditPage, sendAuditCsv } from './events.ts';
@@ -12,7 +13,7 @@ export function auditRoutes(ctx: AppContext, guard: { orgAdmin(req: Request): nu
   const r = Router();
   r.get('/audit-events', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     const orgId = guard.orgAdmin(req);
-    if (req.accepts(['application/json', 'text/csv']) !== 'text/csv') {
+    if (!wantsCsv(req)) {
       res.json(await auditPage(ctx.db, orgId, parseInput(auditPageQuery, req.query)));
       return;
     }

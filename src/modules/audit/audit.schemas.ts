@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
+import { cursorParam, timeBoundParam, limitParam } from '../../lib/pagination.ts';
 import { AUDIT_ACTIONS } from './actions.ts';
 
 /** The filters of GET /audit-events, JSON and CSV alike. */
 export const auditFilters = z.object({
   action: z.enum(AUDIT_ACTIONS, `action must be one of ${AUDIT_ACTIONS.join(', ')}`).optional(),
-  from: dayParam('from').optional(),
-  to: dayParam('to').optional(),
+  from: timeBoundParam('from').optional(),
+  to: timeBoundParam('to').optional(),
 });
 export type AuditFilters = z.infer<typeof auditFilters>;
 

@@ -60,7 +60,8 @@ export function clearSessionCookie(req: Request, res: Response): void {
  * In front of the API's routes under /portal/api. A bearer header sent by the page itself is
  * dropped (the portal's only credential is the cookie); every change needs the CSRF header that
  * matches the cookie. A sign-in answer's token is moved into the cookie on its way out, and the page
- * gets the CSRF token instead.
+ * gets the CSRF token instead. Mounted at /portal/api and at /portal/api/v1, so `req.path` is the
+ * API path without its version either way.
  */
 export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHandler {
   return (req, res, next) => {
@@ -76,7 +77,7 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
       }
     }
     if (token !== null) req.headers.authorization = `Bearer ${token}`;
-    if (req.method === 'POST' && /^\/(v1\/)?login\/?$/.test(req.path)) {
+    if (req.method === 'POST' && /^\/login\/?$/.test(req.path)) {
       // Signing in from the portal is the API's password grant; only its answer changes shape.
       const json = res.json.bind(res);
       res.json = (body: unknown) => {
@@ -89,7 +90,7 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
         return json(body);
       };
     }
-    if (/^\/(v1\/)?logout\/?$/.test(req.path)) clearSessionCookie(req, res);
+    if (/^\/logout\/?$/.test(req.path)) clearSessionCookie(req, res);
     next();
   };
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
+import { cursorParam, timeBoundParam, limitParam } from '../../lib/pagination.ts';
 import { topupStatus } from './topup.schemas.ts';
 
 /** The filters of GET /topups, JSON and CSV alike. */
 export const topupFilters = z.object({
   status: z.enum(topupStatus.options, `status must be one of ${topupStatus.options.join(', ')}`).optional(),
-  from: dayParam('from').optional(),
-  to: dayParam('to').optional(),
+  from: timeBoundParam('from').optional(),
+  to: timeBoundParam('to').optional(),
 });
 export type TopupFilters = z.infer<typeof topupFilters>;
 

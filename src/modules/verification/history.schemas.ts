@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
+import { cursorParam, timeBoundParam, limitParam } from '../../lib/pagination.ts';
 import { DELIVERIES, MODES, REFERENCE_RE, STATUSES } from './verification.schemas.ts';
 
 /**
@@ -17,8 +17,8 @@ export const verificationFilters = z.object({
   kind: z.enum(MODES, `kind must be one of ${MODES.join(', ')}`).optional(),
   delivery: z.enum(DELIVERIES, `delivery must be one of ${DELIVERIES.join(', ')}`).optional(),
   batch_id: z.string().regex(BATCH_ID_RE, 'batch_id must be BAT- and 12 letters or digits').optional(),
-  from: dayParam('from').optional(),
-  to: dayParam('to').optional(),
+  from: timeBoundParam('from').optional(),
+  to: timeBoundParam('to').optional(),
 });
 export type VerificationFilters = z.infer<typeof verificationFilters>;
 

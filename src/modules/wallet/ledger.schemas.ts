@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursorParam, dayParam, limitParam } from '../../lib/pagination.ts';
+import { cursorParam, timeBoundParam, limitParam } from '../../lib/pagination.ts';
 
 export const LEDGER_KINDS = ['verification', 'fixture_verification', 'topup', 'adjustment'] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
@@ -7,8 +7,8 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
 /** The filters of GET /transactions, JSON and CSV alike. */
 export const ledgerFilters = z.object({
   kind: z.enum(LEDGER_KINDS, `kind must be one of ${LEDGER_KINDS.join(', ')}`).optional(),
-  from: dayParam('from').optional(),
-  to: dayParam('to').optional(),
+  from: timeBoundParam('from').optional(),
+  to: timeBoundParam('to').optional(),
 });
 
 /** A JSON page adds its size and where to go on from. */
