@@ -84,4 +84,14 @@ describe('/portal/api bridge', () => {
     // The page's own deep links stay the page's.
     expect((await stack.api('GET', '/portal/api-clients')).status).not.toBe(404);
   });
+  it('When the sign-in path is written in another case, then the token still goes into the cookie, never the body; a cookie that is not valid percent-encoding is no session (401, not 500)', async () => {
+    for (const path of ['/portal/api/LOGIN', '/portal/api/v1/Login']) {
+      const r = await stack.api('POST', path, { form: { username: org.admin.username, password: org.admin.password } });
+      expect(r.status, path).toBe(200);
+      expect(r.body.access_token, path).toBeUndefined();
+      expect(r.headers.getSetCookie().some((c) => c.startsWith('idv_portal_session=')), path).toBe(true);
+    }
+    const broken = await stack.api('GET', '/portal/api/me', { headers: { cookie: 'idv_portal_session=%E0' } });
+    expect(broken.status).toBe(401);
+  });
 });

@@ -20,7 +20,7 @@ export async function findMfa(db: CommonQueryMethods, userId: number): Promise<M
 export async function upsertPending(db: CommonQueryMethods, userId: number, sealed: { keyId: string; data: Buffer }): Promise<boolean> {
   const row = await db.maybeOne(sql.type(z.object({ user_id: z.coerce.number() }))`
     INSERT INTO user_mfa (user_id, secret_enc, key_id) VALUES (${userId}, ${sql.binary(sealed.data)}, ${sealed.keyId})
-    ON CONFLICT (user_id) DO UPDATE SET secret_enc = EXCLUDED.secret_enc, key_id = EXCLUDED.key_id, last_step = 0, created_at = now()
+    ON CONFLICT (user_id) DO UPDATE SET secret_enc = EXCLUDED.secret_enc, key_id = EXCLUDED.key_id, last_step = 0, used_steps = '{}', created_at = now()
       WHERE user_mfa.enabled_at IS NULL
     RETURNING user_id`);
   return row !== null;

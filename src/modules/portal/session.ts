@@ -35,7 +35,14 @@ export function readCookie(req: Request, name: string): string | null {
   if (!header) return null;
   for (const part of header.split(';')) {
     const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+    if (i > 0 && part.slice(0, i).trim() === name) {
+      // A cookie that is not valid percent-encoding is no session (not a 500).
+      try {
+        return decodeURIComponent(part.slice(i + 1).trim());
+      } catch {
+        return null;
+      }
+    }
   }
   return null;
 }
@@ -77,7 +84,8 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
       }
     }
     if (token !== null) req.headers.authorization = `Bearer ${token}`;
-    if (req.method === 'POST' && /^\/login\/?$/.test(req.path)) {
+    // Express matches routes without regard to case: so do these, or /LOGIN would hand the token to the page.
+    if (req.method === 'POST' && /^\/login\/?$/i.test(req.path)) {
       // Signing in from the portal is the API's password grant; only its answer changes shape.
       const json = res.json.bind(res);
       res.json = (body: unknown) => {
@@ -90,7 +98,7 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
         return json(body);
       };
     }
-    if (/^\/logout\/?$/.test(req.path)) clearSessionCookie(req, res);
+    if (/^\/logout\/?$/i.test(req.path)) clearSessionCookie(req, res);
     next();
   };
 }
