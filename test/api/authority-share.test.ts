@@ -19,12 +19,14 @@ const rows = (stack: Stack, orgId: number) => stack.db.oneFirst(sql.type(count)`
 const debits = (stack: Stack, orgId: number) =>
   stack.db.oneFirst(sql.type(count)`SELECT count(*) AS n FROM wallet_transactions WHERE org_id = ${orgId} AND kind = 'verification'`);
 
-describe('admission control', () => {
+describe('the per-organisation in-flight cap', () => {
   let stack: Stack;
   beforeAll(async () => {
-    // One authority slot and 700 ms per lookup: a queue forms as soon as two lookups overlap.
-    stack = await startStack({ env: { IDENTITY_MAX_CONCURRENCY: '1', VERIFY_WAIT_MS: '2600' } });
-    stack.identitySim.configure({ latencyMs: 700 });
+    // Two authority slots, 4 s per lookup and a long wait: two lookups stay in flight together for
+    // seconds, so "both are held" is seen and the next call arrives while they still are, however
+    // slow the machine is at that moment (a 700 ms window was missed on a loaded CI machine).
+    stack = await startStack({ env: { IDENTITY_MAX_CONCURRENCY: '2', VERIFY_WAIT_MS: '30000', IDENTITY_TIMEOUT_MS: '20000' } });
+    stack.identitySim.configure({ latencyMs: 4000 });
   });
   afterAll(async () => stack?.close());
 
@@ -36,7 +38,8 @@ describe('admission control', () => {
     const started = Date.now();
     const refused = await verify(stack, org, '21000000003');
     expect(refused.status).toBe(429);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // At once: well before a slot could have freed (4 s), so it did not wait for one.
+    expect(Date.now() - started).toBeLessThan(3000);
     expect(refused.body).toEqual({ detail: 'Too many live verifications in flight for this organisation; nothing was charged, retry later', code: 'org_in_flight_cap' });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await wallet(stack, org.orgId)).toEqual({ units: 10, reserved: 2 });
@@ -58,6 +61,16 @@ describe('admission control', () => {
     expect(res.body).toEqual({ detail: 'Insufficient units in organisation wallet' });
     expect((await Promise.all(first)).map((r) => r.status)).toEqual([200, 200]);
   });
+});
+
+describe('admission control', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // One authority slot and 700 ms per lookup: a queue forms as soon as two lookups overlap.
+    stack = await startStack({ env: { IDENTITY_MAX_CONCURRENCY: '1', VERIFY_WAIT_MS: '2600' } });
+    stack.identitySim.configure({ latencyMs: 700 });
+  });
+  afterAll(async () => stack?.close());
 
   it('When a lookup could not finish within the wait, then it is refused with 429 at once instead of a 504 later, and another organisation is still served', async () => {
     const a = await stack.createOrg({ units: 20, maxInFlight: 100 });
@@ -65,13 +78,16 @@ describe('admission control', () => {
     // Six at once on one 700 ms slot: the k-th is predicted to finish after about k x 700 ms, and
     // must fit in 80 % of the 2.6 s wait.
     const burst = Array.from({ length: 6 }, (_, i) => verify(stack, a, `2300000000${i}`).then((r) => ({ r, at: Date.now() })));
-    await waitFor(async () => (await wallet(stack, a.orgId)).reserved >= 2, { what: "A's lookups hold their units" });
+    // A's burst has been admitted (its rows exist: a count that only grows, so no window to miss).
+    await waitFor(async () => (await rows(stack, a.orgId)) >= 1, { what: "A's lookups admitted" });
     const bAnswer = verify(stack, b, '24000000001').then((r) => ({ r, at: Date.now() }));
     const answers = await Promise.all(burst);
     const statuses = answers.map(({ r }) => r.status);
     const ok = statuses.filter((s) => s === 200).length;
-    // With a mean between 0.7 and 1 s, the first two always fit in 2.08 s and the fourth never does.
-    expect(ok).toBeGreaterThanOrEqual(2);
+    // The prediction uses the lookup time measured on this machine: at 0.7 to 1 s the first two fit
+    // in 2.08 s and the fourth never does; on a loaded machine lookups measure slower and fewer fit,
+    // but the first always does. What matters: every other answer is an immediate 429, never a 504.
+    expect(ok).toBeGreaterThanOrEqual(1);
     expect(ok).toBeLessThanOrEqual(3);
     expect(statuses.filter((s) => s === 429)).toHaveLength(6 - ok);
     for (const { r } of answers.filter(({ r }) => r.status === 429)) {
@@ -110,22 +126,23 @@ describe('fairness between organisations', () => {
         return r;
       }),
     );
-    await waitFor(async () => (await wallet(stack, a.orgId)).reserved === 8, { what: "all eight of A's lookups admitted" });
+    // Counts that only grow (rows written), never a window that a slow poll could miss.
+    await waitFor(async () => (await rows(stack, a.orgId)) === 8, { what: "all eight of A's lookups admitted" });
     const bAnswer = verify(stack, b, '28000000001').then((r) => {
       order.push('B');
       return r;
     });
-    await waitFor(async () => (await wallet(stack, b.orgId)).reserved === 1, { what: "B's lookup admitted" });
-    // Ordered by events, not by time: every lookup the authority had accepted once B was queued
-    // (B's own included, if it already went) may precede B; none of A's still waiting may.
+    await waitFor(async () => (await rows(stack, b.orgId)) === 1, { what: "B's lookup admitted" });
+    // Ordered by events, not by time: every lookup the authority had accepted once B's row was
+    // written (B's own included, if it already went) may precede B; A's still waiting may not.
     const startedWhenBQueued = stack.identitySim.stats().accepted;
     expect((await Promise.all([...burst, bAnswer])).map((r) => r.status)).toEqual(Array(9).fill(200));
     // With one slot the answers come back in the order the authority took the calls. First come,
-    // first served would put B ninth; fair queuing puts it next after what had started (a tie with
-    // A's next tag may let that one go first).
-    expect(order.indexOf('B')).toBeLessThanOrEqual(startedWhenBQueued + 1);
+    // first served would put B ninth; fair queuing puts it next after what had started, give or take
+    // one that starts while B's job is being added after its row, and a tie with A's next tag.
+    expect(order.indexOf('B')).toBeLessThanOrEqual(startedWhenBQueued + 2);
     // The assertion above proves something only if some of A's were still waiting behind B.
-    expect(startedWhenBQueued).toBeLessThan(7);
+    expect(startedWhenBQueued).toBeLessThan(6);
     expect(await wallet(stack, a.orgId)).toEqual({ units: 4, reserved: 0 });
     expect(await wallet(stack, b.orgId)).toEqual({ units: 4, reserved: 0 });
   });
