@@ -128,8 +128,9 @@ describe('POST /verify-nin/batches', () => {
   }, 90_000);
 
   it('When a batch is cancelled while its rows wait, then every row not started ends cancelled and no unit stays held', async () => {
-    // A slow authority keeps most rows waiting while the cancel arrives.
-    await stack.identitySim.configure({ latencyMs: 300 });
+    // A slow authority keeps most rows waiting while the cancel arrives (seconds of margin, not a
+    // window a loaded machine could miss).
+    await stack.identitySim.configure({ latencyMs: 1000 });
     try {
       const org = await stack.createOrg({ units: 1000 });
       const rows = Array.from({ length: 400 }, (_, i) => ({ nin: nin('6', i) }));
