@@ -5,14 +5,12 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
-import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createMetrics } from '../../src/lib/metrics.ts';
-import { redisTarget } from '../../src/lib/redis.ts';
-import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, type AuthorityAccess } from '../../src/runtime.ts';
+import type { Producer } from '../../src/jobs/producer.ts';
 import type { WorkerDeps } from '../../workers/context.ts';
 import { verificationProcessors } from '../../workers/processors/verification.ts';
-import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import type { OrgFixture, Stack } from '../setup/harness.ts';
+import { startWorkerHarness, type WorkerHarness } from '../setup/worker-harness.ts';
 
 const log = createLogger({ level: 'silent' });
 const lookup = verificationProcessors['verification.lookup']!;
@@ -22,30 +20,12 @@ const sweep = verificationProcessors['verification.sweep']!;
 let stack: Stack;
 let producer: Producer;
 let deps: WorkerDeps;
-let authority: AuthorityAccess;
+let harness: WorkerHarness;
 beforeAll(async () => {
-  stack = await startStack({ workers: false, env: { VERIFY_WAIT_MS: '300' } });
-  producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, role: 'worker' });
-  const metrics = createMetrics({ process: 'worker', defaults: false });
-  authority = await createAuthorityAccess(stack.config, log, metrics, producer.redis);
-  deps = {
-    config: stack.config,
-    db: stack.db,
-    logger: log,
-    identity: createIdentityAdapter(stack.config),
-    processor: createProcessorAdapter(stack.config),
-    producer,
-    metrics,
-    clock: stack.clock,
-    authority: { breaker: authority.breaker, spacer: authority.spacer },
-    fairShare: authority.fairShare,
-  };
+  harness = await startWorkerHarness({ env: { VERIFY_WAIT_MS: '300' } });
+  ({ stack, producer, deps } = harness);
 });
-afterAll(async () => {
-  await authority?.close();
-  await producer?.close();
-  await stack?.close();
-});
+afterAll(async () => harness?.close());
 
 const lookups = () => producer.queue(QUEUES.lookups);
 const wallet = (orgId: number) =>

@@ -16,6 +16,7 @@ import { keyRing } from './sealing.ts';
 import { settle } from './settle.ts';
 import type { StoredVninQuery, VerificationQuery } from './verification.schemas.ts';
 import { storedQueryOf } from './vnin.ts';
+import { consentValue } from './verification.repository.ts';
 
 // The verification side of a batch: each distinct identifier of a batch becomes one verification,
 // created (and its unit held) only when it is queued for the authority, named by its batch and
@@ -228,8 +229,4 @@ export async function batchOutcomes(deps: { db: CommonQueryMethods; ring: KeyRin
 function subjectValue(config: Pick<Config, 'SUBJECT_HASH_KEY'>, query: BatchLookupStart['query']) {
   const h = query.mode === 'nin' ? subjectOfQuery(config.SUBJECT_HASH_KEY, query) : null;
   return h === null ? null : sql.binary(h);
-}
-
-function consentValue(consent: Consent | null) {
-  return consent === null ? null : sql.jsonb(consent);
 }

@@ -60,7 +60,8 @@ function decidedInsert(v: DecidedVerification) {
        ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)}, ${v.delivery ?? 'sync'}, ${v.batchId ?? null})`;
 }
 
-function consentValue(c: Consent | null) {
+/** A consent for a jsonb column (null stays SQL NULL). */
+export function consentValue(c: Consent | null) {
   return c === null ? null : sql.jsonb(c);
 }
 
