@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterEach, expect, it } from 'vitest';
@@ -72,4 +73,60 @@ it('When PostgreSQL is cut for a few seconds mid-batch, then the batch completes
     await sleep(4000);
     c.pgProxy!.restore();
   });
+});
+
+it('When a vNIN batch runs on two workers while another organisation bursts and the workers are SIGKILLed, then no token is sent twice, every row ends once, found rows are charged once and the burst is served', async () => {
+  chaos = await startChaosStack({ simLatencyMs: 120, workerProcesses: 2, captureLogs: true, env: ENV });
+  const c = chaos;
+  const owner = await c.stack.createOrg({ units: 1_000 });
+  const other = await c.stack.createOrg({ units: 1_000 });
+  const tokens: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const res = await fetch(`${c.stack.identitySim.url}/sandbox/vnin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ nin: nin('5', i), enterprise_code: c.stack.config.nimcEnterpriseCode }),
+    });
+    expect(res.status).toBe(201);
+    tokens.push(((await res.json()) as { vnin: string }).vnin);
+  }
+  const rows = [...tokens.map((vnin) => ({ vnin })), ...Array.from({ length: 20 }, (_, i) => ({ nin: nin('3', 900 + i) }))];
+  const r = await c.stack.api('POST', '/v1/verify-nin/batches', { token: owner.member.token, json: { reason: 'corporate', rows } });
+  expect(r.status).toBe(202);
+  const id = r.body.id as string;
+  // The other organisation's burst, answered synchronously while the batch runs.
+  const burst = Promise.all(Array.from({ length: 40 }, (_, i) => c.stack.api('POST', '/v1/verify-nin', { token: other.member.token, json: { nin: nin('4', 900 + i), reason: 'corporate' } })));
+  for (let i = 0; i < 200; i++) {
+    if ((await c.stack.db.oneFirst(q`SELECT count(*)::int AS n FROM verifications WHERE batch_id = ${id} AND status <> 'pending'`)) >= 10) break;
+    await sleep(100);
+  }
+  await c.killWorkers();
+  await sleep(300);
+  await c.startWorker({ waitReady: false });
+  await c.startWorker({ waitReady: false });
+  // The burst is answered; a call caught by the kill answers as the contract says for a lost lookup
+  // (504 with its reference) or for the failures it causes (502, or 503 while the circuit is open),
+  // never a 500; the invariants below check that none of them was charged unless found.
+  const answers = await burst;
+  for (const a of answers) expect([200, 502, 503, 504], JSON.stringify(a.body)).toContain(a.status);
+  expect(answers.some((a) => a.status === 200)).toBe(true);
+  const report = await c.invariants({ settleMs: 180_000, processor: false });
+  expect(report.stats.batches).toBe(1);
+  const b = await c.stack.api('GET', `/v1/verify-nin/batches/${id}`, { token: owner.member.token });
+  expect(b.body).toMatchObject({ status: 'completed', total: 60, done: 60, not_found: 0, invalid: 0, cancelled: 0 });
+  // A token sent twice would come back vnin_used: none did. A row whose call was cut by the kill
+  // ends failed (one attempt), its unit given back; every found row is charged once.
+  expect(b.body.found + b.body.failed).toBe(60);
+  const page = await c.stack.api('GET', `/v1/verify-nin/batches/${id}/results`, { token: owner.member.token, headers: { accept: 'application/json' } });
+  const failedDetails = page.body.data.filter((d: { status: string }) => d.status === 'failed').map((d: { detail: string }) => d.detail);
+  for (const d of failedDetails) expect(['upstream_unavailable', 'lookup_abandoned']).toContain(d);
+  expect(b.body.units_charged).toBe(b.body.found);
+  expect(await c.stack.db.one(q`SELECT units::int, reserved::int FROM wallets WHERE org_id = ${owner.orgId}`)).toEqual({ units: 1_000 - b.body.found, reserved: 0 });
+  // Every token left Redis: the batch's hash is gone once it ended.
+  const redis = new Redis(c.stack.config.REDIS_URL);
+  try {
+    expect(await redis.exists(`${c.stack.config.REDIS_PREFIX}:batch-vnin:${id}`)).toBe(0);
+  } finally {
+    redis.disconnect();
+  }
 });
