@@ -6,12 +6,12 @@ import type { AppContext, AppDeps } from './context.ts';
 import { corsPolicy } from './lib/cors.ts';
 import { CsvExportSlots } from './lib/csv-export.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
-import { consumeAll, createLimiter, rateLimitMiddleware } from './lib/rate-limit.ts';
+import { consumeAll, createLimiter, overLimit, rateLimitMiddleware } from './lib/rate-limit.ts';
 import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
 import { accountsRoutes } from './modules/accounts/index.ts';
 import { auditRoutes } from './modules/audit/index.ts';
 import { batchRoutes } from './modules/batches/index.ts';
-import { authRoutes, createAuthenticator, principalOf, redisRevocations, requireOrgAdmin } from './modules/auth/index.ts';
+import { authRoutes, createAuthenticator, principalOf, redisGate, redisRevocations, requireOrgAdmin, revokedKey } from './modules/auth/index.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
@@ -40,13 +40,24 @@ export function createApp(deps: AppDeps): Express {
   const perToken = createLimiter(redis, { prefix: `${c.REDIS_PREFIX}:rl:token`, points: c.RATE_LIMIT_PER_TOKEN, durationSeconds: c.RATE_LIMIT_WINDOW_SECONDS });
   const perOrg = createLimiter(redis, { prefix: `${c.REDIS_PREFIX}:rl:org`, points: c.RATE_LIMIT_PER_ORG, durationSeconds: c.RATE_LIMIT_WINDOW_SECONDS });
   const revocations = redisRevocations(redis, c.REDIS_PREFIX, deps.clock);
+  // The deny-list read and both counters in one round trip (one Redis server; a cluster keeps the
+  // separate calls). Its keys are the limiters' own, so counts agree whichever path took them.
+  const gate = redisGate(
+    redis,
+    { revoked: (jti) => revokedKey(c.REDIS_PREFIX, jti), token: (jti) => `${c.REDIS_PREFIX}:rl:token:${jti}`, org: (orgId) => `${c.REDIS_PREFIX}:rl:org:${orgId}` },
+    c.RATE_LIMIT_WINDOW_SECONDS,
+  );
   const ctx: AppContext = {
     ...deps,
     redis,
     revocations,
-    ...createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations),
+    ...createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations, gate),
     rateLimit: rateLimitMiddleware(async (req) => {
-      const p = principalOf(req);
+      // Counted by the authentication's own Redis call: only the comparison is left.
+      if (req.counted) return overLimit([[req.counted.token, c.RATE_LIMIT_PER_TOKEN], [req.counted.org, c.RATE_LIMIT_PER_ORG]]);
+      // After authenticateClaims the principal is read later, with the route's row: the token's
+      // own claims (signed by us, and checked against the principal then) name the counters.
+      const p = req.claims && !req.principal ? { tokenId: req.claims.jti, orgId: req.claims.org } : principalOf(req);
       const pairs: Parameters<typeof consumeAll>[0] = [[perToken, p.tokenId]];
       if (p.orgId !== null) pairs.push([perOrg, String(p.orgId)]);
       await consumeAll(pairs);

@@ -1,5 +1,5 @@
-import type { RequestHandler } from 'express';
-import type { DatabasePool } from 'slonik';
+import type { Request, RequestHandler } from 'express';
+import type { DatabasePool, FragmentSqlToken } from 'slonik';
 import type { IdentityAuthority } from './adapters/identity-authority/types.ts';
 import type { PaystackClient } from './adapters/payment-processor/paystack.ts';
 import type { Config } from './config.ts';
@@ -42,6 +42,9 @@ export type AppContext = AppDeps & {
   authenticateDuringPasswordChange: RequestHandler;
   /** For two-factor enrolment only: also admits an administrator who must enrol before anything else. */
   authenticateForMfaEnrolment: RequestHandler;
+  /** Hot reads only: the token and deny-list now, the principal with the route's row (readAlong). */
+  authenticateClaims: RequestHandler;
+  readAlong: (req: Request, name: string, alongside: FragmentSqlToken) => Promise<Record<string, unknown>>;
   /** Logged-out tokens, by jti, until their exp (declared here, not imported: the auth module imports this file). */
   revocations: { revoke(jti: string, expiresAt: number): Promise<void>; isRevoked(jti: string): Promise<boolean> };
   /** Per-token and per-organisation limits, applied after authentication. */

@@ -27,6 +27,13 @@ export function tooMany(res: RateLimiterRes): AppError {
   return new AppError('rate_limited', 'Too many requests, retry later', { headers: { 'Retry-After': String(seconds) } });
 }
 
+/** Counters already taken (one Redis script, see the auth gate): a 429 when any is past its points. */
+export function overLimit(counts: [{ consumed: number; msBeforeNext: number } | null, number][]): void {
+  for (const [count, points] of counts) {
+    if (count && count.consumed > points) throw tooMany(new RateLimiterRes(0, count.msBeforeNext, count.consumed));
+  }
+}
+
 export async function consumeAll(pairs: [RateLimiterRedis, string][]): Promise<void> {
   try {
     await Promise.all(pairs.map(([l, k]) => l.consume(k)));

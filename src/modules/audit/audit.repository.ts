@@ -32,7 +32,7 @@ const columns = sql.fragment`id, at, org_id, actor, action, target, request_id, 
  */
 export async function insertEvents(db: CommonQueryMethods, events: readonly CanonicalFields[]): Promise<number[]> {
   const column = (f: (e: CanonicalFields) => string | null) => sql.array(events.map(f), 'text');
-  const ids = await db.anyFirst(sql.type(z.object({ id: int }))`
+  const ids = await db.anyFirst(sql.prepared('audit_append', z.object({ id: int }))`
     WITH RECURSIVE input AS (
       SELECT * FROM unnest(
         ${column((e) => canonicalBody(e))}, ${column((e) => e.at.toISOString())}, ${column((e) => (e.orgId === null ? null : String(e.orgId)))},

@@ -5,10 +5,19 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { dummyHash, verifyPassword } from '../../lib/passwords.ts';
 import { isScope, roleScopes } from '../../lib/api-scopes.ts';
-import { CLIENT_EXPIRED, checkClientCredentials, effectiveScopes, findClientPrincipal, findPrincipal, findUserForLogin } from '../organisations/index.ts';
+import type { z } from 'zod';
+import {
+  CLIENT_EXPIRED,
+  checkClientCredentials,
+  clientPrincipalRow,
+  effectiveScopes,
+  findClientPrincipal,
+  findPrincipal,
+  findUserForLogin,
+  principalRow,
+} from '../organisations/index.ts';
 import { CLIENT_SUBJECT, tokenClaims, type Principal, type TokenClaims } from './auth.schemas.ts';
 import { jwtKeys } from './jwt-keys.ts';
-import type { Revocations } from './revocations.ts';
 
 /** `secrets`: JWT_SECRETS, the signing one first (see jwt-keys.ts). */
 export type TokenSettings = { secrets: readonly string[]; issuer: string; ttlSeconds: number };
@@ -76,70 +85,95 @@ export const API_CLIENT_SUSPENDED =
 
 export { BAD_CREDENTIALS };
 
+type Refusal = { error: string; code?: string };
+const INVALID: Refusal = { error: 'Could not validate credentials' };
+type UserPrincipalRow = z.infer<typeof principalRow>;
+type ClientPrincipalRow = z.infer<typeof clientPrincipalRow>;
+
 /**
- * Called by passport-jwt after the signature, algorithm and issuer have been checked. Time claims
- * are checked here against the injectable clock; the user (or API client) is read on every request
- * so a disabled user, a changed password (token_version), a retired client or organisation, or a
- * logged-out token (the deny-list) loses access at once.
+ * The token's claims, once passport-jwt has checked the signature, algorithm and issuer. Time
+ * claims are checked here against the injectable clock.
  */
-export async function principalFromClaims(
-  db: DatabasePool,
-  clock: Clock,
-  revocations: Revocations,
-  payload: unknown,
-  maxLifetimeSeconds: number,
-): Promise<Principal | { error: string; code?: string }> {
+export function claimsOf(clock: Clock, payload: unknown, maxLifetimeSeconds: number): TokenClaims | Refusal {
   const parsed = tokenClaims.safeParse(payload);
-  if (!parsed.success) return { error: 'Could not validate credentials' };
+  if (!parsed.success) return INVALID;
   const c = parsed.data;
   // We never issue longer-lived tokens; one that claims more was not made by this service's rules.
-  if (c.exp - c.iat > maxLifetimeSeconds) return { error: 'Could not validate credentials' };
+  if (c.exp - c.iat > maxLifetimeSeconds) return INVALID;
   const now = clock.now().getTime() / 1000;
   if (c.exp <= now) return { error: 'Token has expired' };
   if ((c.nbf ?? c.iat) > now + 5) return { error: 'Token is not yet valid' };
-  const invalid = { error: 'Could not validate credentials' };
+  if (!c.sub.startsWith(CLIENT_SUBJECT) && !Number.isSafeInteger(Number(c.sub))) return INVALID;
+  return c;
+}
+
+/** Whose row the token's subject names: a user's id, or an API client's client_id. */
+export function subjectOf(c: TokenClaims): { kind: 'user'; userId: number } | { kind: 'client'; clientId: string } {
+  return c.sub.startsWith(CLIENT_SUBJECT) ? { kind: 'client', clientId: c.sub.slice(CLIENT_SUBJECT.length) } : { kind: 'user', userId: Number(c.sub) };
+}
+
+/**
+ * The principal a checked token stands for, given its user (or API client) as read by this very
+ * request and whether its jti is on the deny-list: a disabled user, a changed password
+ * (token_version), a changed role, a retired client or organisation, or a logged-out token is
+ * refused here.
+ */
+export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalRow | ClientPrincipalRow | null, revoked: boolean): Principal | Refusal {
   const token = { tokenId: c.jti, tokenExpiresAt: c.exp };
-  if (c.sub.startsWith(CLIENT_SUBJECT)) {
-    const [p, revoked] = await Promise.all([findClientPrincipal(db, c.sub.slice(CLIENT_SUBJECT.length)), revocations.isRevoked(c.jti)]);
-    if (!p || !p.active || revoked || p.role !== c.role || p.org_id !== c.org || p.token_version !== (c.ver ?? 0)) return invalid;
-    if (p.suspended) return { error: API_CLIENT_SUSPENDED, code: API_CLIENT_SUSPENDED_CODE };
-    if (p.expires_at !== null && new Date(p.expires_at).getTime() <= clock.now().getTime()) return { error: CLIENT_EXPIRED };
+  if (!row || !row.active || revoked || row.role !== c.role || row.org_id !== c.org || row.token_version !== (c.ver ?? 0)) return INVALID;
+  if ('client_id' in row) {
+    if (row.suspended) return { error: API_CLIENT_SUSPENDED, code: API_CLIENT_SUSPENDED_CODE };
+    if (row.expires_at !== null && new Date(row.expires_at).getTime() <= clock.now().getTime()) return { error: CLIENT_EXPIRED };
     return {
       userId: null,
-      apiClientId: p.id,
-      clientId: p.client_id,
-      orgId: p.org_id,
-      username: p.name,
-      role: p.role,
-      subscriptionActive: p.subscription_active,
-      maxInFlight: p.max_in_flight,
+      apiClientId: row.id,
+      clientId: row.client_id,
+      orgId: row.org_id,
+      username: row.name,
+      role: row.role,
+      subscriptionActive: row.subscription_active,
+      maxInFlight: row.max_in_flight,
       mustChangePassword: false,
-      scopes: c.scope === undefined ? roleScopes(p.role) : c.scope.split(' ').filter(isScope),
-      allowedIps: p.allowed_ips,
+      scopes: c.scope === undefined ? roleScopes(row.role) : c.scope.split(' ').filter(isScope),
+      allowedIps: row.allowed_ips,
       mfaEnrolmentRequired: false,
       ...token,
     };
   }
-  const userId = Number(c.sub);
-  if (!Number.isSafeInteger(userId)) return invalid;
-  // Both lookups at once: the deny-list costs no extra latency on the hot path.
-  const [p, revoked] = await Promise.all([findPrincipal(db, userId), revocations.isRevoked(c.jti)]);
-  if (!p || !p.active || revoked || p.role !== c.role || p.org_id !== c.org || p.token_version !== (c.ver ?? 0)) return invalid;
   return {
-    userId: p.id,
+    userId: row.id,
     apiClientId: null,
     clientId: null,
-    orgId: p.org_id,
-    username: p.username,
-    role: p.role,
-    subscriptionActive: p.subscription_active ?? false,
-    maxInFlight: p.max_in_flight,
-    mustChangePassword: p.must_change_password,
+    orgId: row.org_id,
+    username: row.username,
+    role: row.role,
+    subscriptionActive: row.subscription_active ?? false,
+    maxInFlight: row.max_in_flight,
+    mustChangePassword: row.must_change_password,
     scopes: null,
     allowedIps: null,
-    mfaEnrolmentRequired: p.mfa_enrolment_required,
+    mfaEnrolmentRequired: row.mfa_enrolment_required,
     ...token,
   };
+}
+
+/**
+ * Called by passport-jwt after the signature, algorithm and issuer have been checked: the user (or
+ * API client) is read on every request and the deny-list asked at the same time (no extra latency).
+ */
+export async function principalFromClaims(
+  db: DatabasePool,
+  clock: Clock,
+  revocations: { isRevoked(jti: string, orgId: number | null): Promise<boolean> },
+  payload: unknown,
+  maxLifetimeSeconds: number,
+): Promise<Principal | Refusal> {
+  const c = claimsOf(clock, payload, maxLifetimeSeconds);
+  if ('error' in c) return c;
+  const s = subjectOf(c);
+  const read = s.kind === 'client' ? findClientPrincipal(db, s.clientId) : findPrincipal(db, s.userId);
+  const [row, revoked] = await Promise.all([read, revocations.isRevoked(c.jti, c.org)]);
+  return principalOfRow(clock, c, row, revoked);
 }
 
 export function requireOrgAdmin(p: Principal): number {

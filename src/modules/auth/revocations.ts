@@ -12,9 +12,11 @@ export type Revocations = {
   isRevoked(jti: string): Promise<boolean>;
 };
 
+/** jti is a random UUID: the key carries nothing about the user. */
+export const revokedKey = (prefix: string, jti: string) => `${prefix}:auth:revoked:${jti}`;
+
 export function redisRevocations(redis: RedisClient, prefix: string, clock: Clock): Revocations {
-  // jti is a random UUID: the key carries nothing about the user.
-  const key = (jti: string) => `${prefix}:auth:revoked:${jti}`;
+  const key = (jti: string) => revokedKey(prefix, jti);
   return {
     async revoke(jti, expiresAt) {
       const ttl = Math.ceil(expiresAt - clock.now().getTime() / 1000);

@@ -115,7 +115,7 @@ export async function touchApiClient(db: CommonQueryMethods, id: number): Promis
   await db.query(sql.unsafe`UPDATE api_clients SET last_used_at = now() WHERE id = ${id}`);
 }
 
-const clientPrincipalRow = z.object({
+export const clientPrincipalRow = z.object({
   id: z.coerce.number(),
   client_id: z.string(),
   org_id: z.coerce.number(),
@@ -132,13 +132,18 @@ const clientPrincipalRow = z.object({
 
 /**
  * Read on every request made with a client's token, so a retired client, or one whose creator was
- * disabled or demoted, stops at once: one query, the creator joined by primary key.
+ * disabled or demoted, stops at once: one query, the creator joined by primary key. A fragment so a
+ * hot route can read it in its own statement.
  */
-export async function findClientPrincipal(db: CommonQueryMethods, clientId: string) {
-  return db.maybeOne(sql.type(clientPrincipalRow)`
+export function clientPrincipalQuery(clientId: string) {
+  return sql.fragment`
     SELECT c.id, c.client_id, c.org_id, c.name, c.role,
            (c.deleted_at IS NULL AND o.deleted_at IS NULL) AS active, ${SUSPENDED} AS suspended, c.token_version,
            o.subscription_active, o.max_in_flight, c.allowed_ips, c.expires_at
     FROM api_clients c JOIN organisations o ON o.id = c.org_id ${CREATOR}
-    WHERE c.client_id = ${clientId}`);
+    WHERE c.client_id = ${clientId}`;
+}
+
+export async function findClientPrincipal(db: CommonQueryMethods, clientId: string) {
+  return db.maybeOne(sql.prepared('client_principal', clientPrincipalRow)`${clientPrincipalQuery(clientId)}`);
 }

@@ -7,7 +7,7 @@ import * as repo from './api-clients.repository.ts';
 import { requireOrganisation } from './organisations.service.ts';
 
 export type { ApiClientRow, ListedApiClient } from './api-clients.repository.ts';
-export { findClientPrincipal } from './api-clients.repository.ts';
+export { clientPrincipalQuery, clientPrincipalRow, findClientPrincipal } from './api-clients.repository.ts';
 
 /**
  * The secret is 256 random bits, so a plain SHA-256 digest resists guessing as well as a slow hash

@@ -118,9 +118,12 @@ export const principalRow = z.object({
   mfa_enrolment_required: z.boolean(),
 });
 
-/** Read on every authenticated request, so a disabled user's tokens stop working at once. */
-export async function findPrincipal(db: CommonQueryMethods, userId: number) {
-  return db.maybeOne(sql.type(principalRow)`
+/**
+ * The user as every authenticated request sees it: read on every request, so a disabled user's
+ * tokens stop working at once. A fragment so a hot route can read it in its own statement.
+ */
+export function userPrincipalQuery(userId: number) {
+  return sql.fragment`
     SELECT u.id, u.org_id, u.username, u.role,
            (NOT u.disabled AND (u.org_id IS NULL OR o.deleted_at IS NULL)) AS active,
            o.subscription_active, o.max_in_flight, u.token_version, u.must_change_password,
@@ -129,7 +132,12 @@ export async function findPrincipal(db: CommonQueryMethods, userId: number) {
            (u.role = 'org_admin' AND coalesce(o.require_mfa, false)
              AND NOT EXISTS (SELECT 1 FROM user_mfa m WHERE m.user_id = u.id AND m.enabled_at IS NOT NULL)) AS mfa_enrolment_required
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
-    WHERE u.id = ${userId}`);
+    WHERE u.id = ${userId}`;
+}
+
+/** Prepared: the statement of every request is parsed and planned once per connection. */
+export async function findPrincipal(db: CommonQueryMethods, userId: number) {
+  return db.maybeOne(sql.prepared('user_principal', principalRow)`${userPrincipalQuery(userId)}`);
 }
 
 const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number(), retired: z.boolean() });

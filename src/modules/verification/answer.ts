@@ -1,4 +1,3 @@
-import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { openJson } from '../../lib/crypto.ts';
@@ -8,7 +7,6 @@ import type { Answer } from './idempotency.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
-import * as repo from './verification.repository.ts';
 import type { VerificationRow } from './verification.schemas.ts';
 import { isVninRefusal, rowByVnin, VNIN_FAILED, vninRefused } from './vnin.ts';
 
@@ -62,10 +60,12 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
   }
 }
 
-/** POST /verify-nin/requery: free, idempotent, scoped to the caller's organisation. */
-export async function requery(deps: { db: DatabasePool; config: Config; clock: Clock }, principal: Principal, referenceId: string): Promise<Answer> {
-  const orgId = requireOrgMember(principal);
-  const row = await repo.findVerification(deps.db, referenceId, orgId);
+/**
+ * POST /verify-nin/requery: free, idempotent, scoped to the caller's organisation. `row` is the
+ * organisation's verification with this reference, read in the principal's statement.
+ */
+export function requeryOf(deps: { config: Config; clock: Clock }, principal: Principal, referenceId: string, row: VerificationRow | null): Answer {
+  requireOrgMember(principal);
   // Another organisation's reference reads exactly like an unknown one.
   if (!row) throw new AppError('not_found', UNKNOWN_REFERENCE);
   // An asynchronous (or batch) verification: 202 as when it was accepted while it waits, then

@@ -7,6 +7,7 @@ import {
   verificationRow,
   type Delivery,
   type Mode,
+  type VerificationRow,
   type VerificationStatus,
 } from './verification.schemas.ts';
 
@@ -66,7 +67,18 @@ export function consentValue(c: Consent | null) {
 }
 
 /** With orgId, another organisation's reference reads as unknown. */
+/** An organisation's verification by reference, as a fragment a hot route reads beside its principal. */
+export function verificationOfOrgQuery(referenceId: string, orgId: number | null) {
+  return sql.fragment`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} AND org_id = ${orgId}`;
+}
+
+/** The columns verificationOfOrgQuery returned (all null when it found nothing). */
+export function verificationOf(row: Record<string, unknown>): VerificationRow | null {
+  return row.reference_id === null || row.reference_id === undefined ? null : verificationRow.parse(row);
+}
+
 export async function findVerification(db: CommonQueryMethods, referenceId: string, orgId?: number) {
+  if (orgId !== undefined) return db.maybeOne(sql.prepared('verification_of_org', verificationRow)`${verificationOfOrgQuery(referenceId, orgId)}`);
   const scope = orgId === undefined ? sql.fragment`` : sql.fragment`AND org_id = ${orgId}`;
   return db.maybeOne(sql.type(verificationRow)`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} ${scope}`);
 }

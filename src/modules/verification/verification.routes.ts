@@ -7,7 +7,8 @@ import { principalOf } from '../auth/index.ts';
 import { parseIdempotencyKey } from './idempotency.ts';
 import { consentSchema } from './consent.ts';
 import { demographyBody, matchBody, ninBody, phoneBody, requeryBody, VNIN_INVALID, vninBody } from './verification.schemas.ts';
-import { requery, type Answer } from './answer.ts';
+import { requeryOf, type Answer } from './answer.ts';
+import { verificationOf, verificationOfOrgQuery } from './verification.repository.ts';
 import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
 import { verify, type VerifyInput } from './verify.ts';
@@ -70,9 +71,12 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/demography', ...guard, verifyRoute((b) => ({ mode: 'demography', body: parseInput(demography, b) })));
   r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
 
-  r.post('/verify-nin/requery', ...guard, async (req, res) => {
+  // The hottest read: the principal is read in the row's own statement (readAlong), with the same
+  // checks as every other route, before anything is answered.
+  r.post('/verify-nin/requery', ctx.authenticateClaims, ctx.rateLimit, ...json, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, req.body);
-    const answer = await requery(ctx, principalOf(req), reference_id);
+    const row = await ctx.readAlong(req, 'requery', verificationOfOrgQuery(reference_id, req.claims!.org));
+    const answer = requeryOf(ctx, principalOf(req), reference_id, verificationOf(row));
     // A read of a stored record is on the trail before the record leaves; no event, no record.
     if (answer.status === 200) await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.requeried', target: reference_id });
     send(res, answer);
