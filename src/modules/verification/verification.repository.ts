@@ -47,11 +47,13 @@ export async function insertVerification(db: CommonQueryMethods, v: DecidedVerif
 
 /** A fixture verification and its zero ledger line, in one statement (the wallet module writes the line). */
 export async function insertFixtureWithLedgerLine(db: CommonQueryMethods, v: DecidedVerification, details: Record<string, unknown>): Promise<void> {
-  await recordFixtureCall(db, { orgId: v.orgId, record: sql.fragment`${decidedInsert(v)} RETURNING reference_id`, details });
+  // Prepared: decidedInsert's text is the same whatever the values (see below).
+  await recordFixtureCall(db, { orgId: v.orgId, record: sql.fragment`${decidedInsert(v)} RETURNING reference_id`, details, statement: 'fixture_verification' });
 }
 
+/** One text for every verification (casts rather than SQL NULLs), so the statement can be prepared. */
 function decidedInsert(v: DecidedVerification) {
-  const completedAt = v.status === 'pending' ? null : sql.timestamp(v.createdAt);
+  const completedAt = sql.fragment`${v.status === 'pending' ? null : v.createdAt.toISOString()}::timestamptz`;
   return sql.fragment`
     INSERT INTO verifications
       (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id)
@@ -63,10 +65,9 @@ function decidedInsert(v: DecidedVerification) {
 
 /** A consent for a jsonb column (null stays SQL NULL). */
 export function consentValue(c: Consent | null) {
-  return c === null ? null : sql.jsonb(c);
+  return sql.fragment`${c === null ? null : JSON.stringify(c)}::jsonb`;
 }
 
-/** With orgId, another organisation's reference reads as unknown. */
 /** An organisation's verification by reference, as a fragment a hot route reads beside its principal. */
 export function verificationOfOrgQuery(referenceId: string, orgId: number | null) {
   return sql.fragment`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} AND org_id = ${orgId}`;
@@ -77,6 +78,7 @@ export function verificationOf(row: Record<string, unknown>): VerificationRow | 
   return row.reference_id === null || row.reference_id === undefined ? null : verificationRow.parse(row);
 }
 
+/** With orgId, another organisation's reference reads as unknown. */
 export async function findVerification(db: CommonQueryMethods, referenceId: string, orgId?: number) {
   if (orgId !== undefined) return db.maybeOne(sql.prepared('verification_of_org', verificationRow)`${verificationOfOrgQuery(referenceId, orgId)}`);
   const scope = orgId === undefined ? sql.fragment`` : sql.fragment`AND org_id = ${orgId}`;

@@ -18,8 +18,9 @@ export async function getBalance(db: CommonQueryMethods, orgId: number) {
  * one statement (one round trip, atomic without a transaction). A missing wallet makes the ledger
  * line's NOT NULL balance fail, and with it the whole statement.
  */
-export async function recordFixtureCall(db: CommonQueryMethods, m: { orgId: number; record: FragmentSqlToken; details: Record<string, unknown> }) {
-  return db.one(sql.type(movedRow)`
+/** `statement`: a name to prepare it under, when the caller's `record` has one text whatever its values. */
+export async function recordFixtureCall(db: CommonQueryMethods, m: { orgId: number; record: FragmentSqlToken; details: Record<string, unknown>; statement?: string }) {
+  return db.one((m.statement ? sql.prepared(m.statement, movedRow) : sql.type(movedRow))`
     WITH v AS (
       ${m.record}
     )
