@@ -1,8 +1,8 @@
 import express, { Router, type Express } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import { sql } from 'slonik';
 import type { AppContext, AppDeps } from './context.ts';
+import { accessLog } from './lib/access-log.ts';
 import { corsPolicy } from './lib/cors.ts';
 import { CsvExportSlots } from './lib/csv-export.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
@@ -24,14 +24,6 @@ import { verificationHistoryRoutes, verificationRoutes } from './modules/verific
 import { ledgerRoutes } from './modules/wallet/index.ts';
 
 export type { AppDeps };
-
-const UNMATCHED = 'unmatched';
-
-/** The route's pattern (`/verify-nin`, `/docs/:file`), or `unmatched`: never the path as sent. */
-function routePattern(req: express.Request): string {
-  const path = req.route?.path as unknown;
-  return typeof path === 'string' ? path : UNMATCHED;
-}
 
 /** Builds the HTTP application; it owns no connections, so tests and the server share it. */
 export function createApp(deps: AppDeps): Express {
@@ -77,36 +69,12 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestId);
   app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req) => (req as express.Request).id,
-      // Only method, route pattern and status: bodies, query strings, auth headers and raw paths
-      // (which may carry a NIN) never reach the log. The pattern is known only once routing is done,
-      // so it is added to the completion line rather than to the request's bindings.
-      serializers: {
-        req: (req: { id: string; method: string }) => ({ id: req.id, method: req.method }),
-        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-      },
-      customSuccessObject: (req, _res, value: Record<string, unknown>) => ({ ...value, route: routePattern(req as express.Request) }),
-      customErrorObject: (req, _res, _err, value: Record<string, unknown>) => ({ ...value, route: routePattern(req as express.Request) }),
-      // 502/503/504 are documented outcomes (upstream down, dependency cut, wait ran out), not our bugs.
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode === 500 ? 'error' : res.statusCode > 500 ? 'warn' : res.statusCode >= 400 ? 'info' : 'debug',
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    }),
+    accessLog(
+      deps.logger,
+      (labels, seconds) => deps.metrics.httpDuration.observe(labels, seconds),
+      (req) => req.url === '/healthz' || req.url === '/readyz',
+    ),
   );
-  app.use((req, res, next) => {
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      // Route patterns, never raw paths, so personal data in a path cannot become a label.
-      const route = routePattern(req);
-      deps.metrics.httpDuration.observe(
-        { method: req.method, route, status: String(res.statusCode) },
-        Number(process.hrtime.bigint() - start) / 1e9,
-      );
-    });
-    next();
-  });
   app.use(helmet());
   app.use(corsPolicy(c.CORS_ALLOWED_ORIGINS));
 
