@@ -113,6 +113,8 @@ describe('first login', () => {
     expect((await stack.api('GET', '/v1/meorganisation', { token })).status).toBe(200);
     const refused = [
       await stack.api('POST', '/v1/verify-nin', { token, json: { nin: '12345678901', reason: 'corporate' } }),
+      // The requery reads its principal with the row: refused the same way, before the row is used.
+      await stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: 'REF-AAAAAAAAAAAA' } }),
       await stack.api('GET', '/v1/nimc-reasons', { token }),
       await stack.api('POST', '/v1/topup/initialize', { token, form: { units: 100 } }),
       await stack.api('GET', '/v1/api-clients', { token }),

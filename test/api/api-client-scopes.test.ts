@@ -116,7 +116,14 @@ describe('Scoped, address-restricted, expiring API clients', () => {
       const r = await stack.api('GET', '/v1/me', { token, headers: from(address) });
       expect(r.status, address).toBe(403);
       expect(r.body).toEqual({ detail: 'This API client may not be used from this address', code: 'address_not_allowed' });
+      // The requery reads the principal in its row's statement: the same refusal, the same words.
+      const rq = await stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: 'REF-AAAAAAAAAAAA' }, headers: from(address) });
+      expect(rq.status, address).toBe(403);
+      expect(rq.body).toEqual({ detail: 'This API client may not be used from this address', code: 'address_not_allowed' });
     }
+    const inside = await stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: 'REF-AAAAAAAAAAAA' }, headers: from('2001:db8:ffff::1') });
+    expect(inside.status).toBe(404);
+    expect(inside.body).toEqual({ detail: 'Unknown reference_id' });
     // A wrong secret from a fenced address still says only that the credentials are wrong.
     expect((await grant({ client_id: c.client_id, client_secret: 'wrong' }, '198.51.100.7')).body).toMatchObject({ detail: 'Incorrect client credentials' });
   });
@@ -130,6 +137,9 @@ describe('Scoped, address-restricted, expiring API clients', () => {
     const use = await stack.api('GET', '/v1/me', { token });
     expect(use.status).toBe(401);
     expect(use.body).toMatchObject({ detail: 'This API client has expired' });
+    const requery = await stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: 'REF-AAAAAAAAAAAA' } });
+    expect(requery.status).toBe(401);
+    expect(requery.body).toMatchObject({ detail: 'This API client has expired' });
     const again = await grant(c);
     expect(again.status).toBe(401);
     expect(again.body).toMatchObject({ detail: 'This API client has expired', error: 'invalid_client' });

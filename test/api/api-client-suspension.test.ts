@@ -53,6 +53,9 @@ describe('API client suspension and adoption', () => {
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(SUSPENDED);
     expect((await stack.api('GET', '/v1/me', { token })).body).toEqual(SUSPENDED);
+    const requery = await stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: 'REF-AAAAAAAAAAAA' } });
+    expect(requery.status).toBe(401);
+    expect(requery.body).toEqual(SUSPENDED);
     const atGrant = await grant(c.client_id, c.client_secret);
     expect(atGrant.status).toBe(401);
     expect(atGrant.body).toMatchObject(SUSPENDED);

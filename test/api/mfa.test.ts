@@ -162,8 +162,9 @@ describe('Two-factor sign-in (TOTP)', () => {
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ require_mfa: true });
 
-    for (const [method, path] of [['GET', '/v1/verifications'], ['GET', '/v1/team'], ['PATCH', '/v1/me/organisation']] as const) {
-      const r = await stack.api(method, path, { token: second.token, json: method === 'PATCH' ? {} : undefined });
+    for (const [method, path] of [['GET', '/v1/verifications'], ['GET', '/v1/team'], ['PATCH', '/v1/me/organisation'], ['POST', '/v1/verify-nin/requery']] as const) {
+      const json = method === 'PATCH' ? {} : method === 'POST' ? { reference_id: 'REF-AAAAAAAAAAAA' } : undefined;
+      const r = await stack.api(method, path, { token: second.token, json });
       expect(r.status, path).toBe(403);
       expect(r.body).toEqual({ detail: 'Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first', code: 'mfa_enrolment_required' });
     }
