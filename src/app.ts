@@ -5,6 +5,7 @@ import type { AppContext, AppDeps } from './context.ts';
 import { accessLog } from './lib/access-log.ts';
 import { corsPolicy } from './lib/cors.ts';
 import { CsvExportSlots } from './lib/csv-export.ts';
+import { describe } from './lib/errors.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
 import { consumeAll, createLimiter, overLimit, rateLimitMiddleware } from './lib/rate-limit.ts';
 import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
@@ -39,21 +40,29 @@ export function createApp(deps: AppDeps): Express {
     { revoked: (jti) => revokedKey(c.REDIS_PREFIX, jti), token: (jti) => `${c.REDIS_PREFIX}:rl:token:${jti}`, org: (orgId) => `${c.REDIS_PREFIX}:rl:org:${orgId}` },
     c.RATE_LIMIT_WINDOW_SECONDS,
   );
+  // Counted by the authentication's own Redis call, only the comparison is left; without those
+  // counts (a cluster, or that call failed) the limiter counts here.
+  async function enforceRateLimit(req: express.Request): Promise<void> {
+    if (req.counted) return overLimit([[req.counted.token, c.RATE_LIMIT_PER_TOKEN], [req.counted.org, c.RATE_LIMIT_PER_ORG]]);
+    const p = principalOf(req);
+    const pairs: Parameters<typeof consumeAll>[0] = [[perToken, p.tokenId]];
+    if (p.orgId !== null) pairs.push([perOrg, String(p.orgId)]);
+    await consumeAll(pairs);
+  }
+  // Logged at most once a minute: while Redis is away every request would say it.
+  let gateErrorLoggedAt = 0;
+  const onGateError = (err: unknown) => {
+    if (Date.now() - gateErrorLoggedAt < 60_000) return;
+    gateErrorLoggedAt = Date.now();
+    deps.logger.warn({ err: describe(err) }, 'deny-list and rate-limit script failed; separate calls used');
+  };
   const ctx: AppContext = {
     ...deps,
     redis,
     revocations,
-    ...createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations, gate),
-    rateLimit: rateLimitMiddleware(async (req) => {
-      // Counted by the authentication's own Redis call: only the comparison is left.
-      if (req.counted) return overLimit([[req.counted.token, c.RATE_LIMIT_PER_TOKEN], [req.counted.org, c.RATE_LIMIT_PER_ORG]]);
-      // After authenticateClaims the principal is read later, with the route's row: the token's
-      // own claims (signed by us, and checked against the principal then) name the counters.
-      const p = req.claims && !req.principal ? { tokenId: req.claims.jti, orgId: req.claims.org } : principalOf(req);
-      const pairs: Parameters<typeof consumeAll>[0] = [[perToken, p.tokenId]];
-      if (p.orgId !== null) pairs.push([perOrg, String(p.orgId)]);
-      await consumeAll(pairs);
-    }),
+    ...createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations, gate, onGateError),
+    rateLimit: rateLimitMiddleware(enforceRateLimit),
+    enforceRateLimit,
     csvExports: new CsvExportSlots(
       { perProcess: c.CSV_EXPORTS_PER_PROCESS, perOrg: c.CSV_EXPORTS_PER_ORG, minBytes: c.CSV_EXPORT_MIN_BYTES, windowMs: c.CSV_EXPORT_MIN_WINDOW_MS },
       { redis, prefix: c.REDIS_PREFIX },

@@ -42,13 +42,17 @@ export type AppContext = AppDeps & {
   authenticateDuringPasswordChange: RequestHandler;
   /** For two-factor enrolment only: also admits an administrator who must enrol before anything else. */
   authenticateForMfaEnrolment: RequestHandler;
-  /** Hot reads only: the token and deny-list now, the principal with the route's row (readAlong). */
+  /** As authenticate, for a route outside the rate limits (the queue board). */
+  authenticateUnlimited: RequestHandler;
+  /** Hot reads only: the token now; the principal with the route's row, then the deny-list (readAlong). */
   authenticateClaims: RequestHandler;
   readAlong: (req: Request, name: string, alongside: FragmentSqlToken) => Promise<Record<string, unknown>>;
   /** Logged-out tokens, by jti, until their exp (declared here, not imported: the auth module imports this file). */
   revocations: { revoke(jti: string, expiresAt: number): Promise<void>; isRevoked(jti: string): Promise<boolean> };
   /** Per-token and per-organisation limits, applied after authentication. */
   rateLimit: RequestHandler;
+  /** The same check, for a route that authenticates inside its handler (readAlong). */
+  enforceRateLimit: (req: Request) => Promise<void>;
   /** The CSV exports running in this process, shared by every list that exports. */
   csvExports: CsvExportSlots;
 };

@@ -25,14 +25,17 @@ const levelOf = (status: number): Level => (status === 500 ? 'error' : status > 
 export function accessLog(logger: Logger, observe: (labels: { method: string; route: string; status: string }, seconds: number) => void, skip: (req: Request) => boolean): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
+    // Decided now: a router further down rewrites req.url for its own routes.
+    const skipped = skip(req);
     let done = false;
     const end = (aborted: boolean) => {
       if (done) return;
       done = true;
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       const route = routePattern(req);
-      observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
-      if (skip(req)) return;
+      // An abandoned response has no status of its own: it is logged, not counted in the histogram.
+      if (!aborted) observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      if (skipped) return;
       const level = aborted ? 'info' : levelOf(res.statusCode);
       if (!logger.isLevelEnabled(level)) return;
       const line = { req: { id: req.id, method: req.method }, res: { status: res.statusCode }, route, responseTime: Math.round(seconds * 1000) };

@@ -36,8 +36,10 @@ export async function createDb(url: string, opts: { maxPoolSize: number; stateme
     // A failed connection attempt is not retried on the spot: the caller answers 503 (API) or BullMQ retries (workers).
     connectionRetryLimit: 0,
     idleTimeout: 30000,
-    // slonik's default runs DISCARD ALL on every release: a round trip per query. We keep no session
-    // state (no SET, no prepared statements, no temp tables), so there is nothing to discard.
+    // slonik's default runs DISCARD ALL on every release: a round trip per query. It must stay off:
+    // the hot statements are named prepared statements (sql.prepared), which pg remembers per
+    // connection, and DISCARD ALL would drop them on the server while pg still believes they exist
+    // ("prepared statement ... does not exist" on the next use). No other session state is kept.
     resetConnection: async () => {},
   });
 }

@@ -24,6 +24,9 @@ export async function readWithPrincipal(db: CommonQueryMethods, c: TokenClaims, 
     SELECT (SELECT row_to_json(p) FROM (${principal}) p) AS principal, a.*
     FROM (SELECT 1) one LEFT JOIN LATERAL (${alongside}) a ON true`);
   const { principal: json, ...rest } = row;
-  const parsed = json === null ? null : s.kind === 'client' ? clientPrincipalRow.parse(json) : principalRow.parse(json);
-  return { row: rest, principalRow: parsed };
+  if (json === null) return { row: rest, principalRow: null };
+  // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
+  const parsed = s.kind === 'client' ? clientPrincipalRow.safeParse(json) : principalRow.safeParse(json);
+  if (!parsed.success) throw new Error(`${name}: the principal row does not match its schema`);
+  return { row: rest, principalRow: parsed.data };
 }

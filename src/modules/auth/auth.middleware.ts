@@ -11,7 +11,7 @@ import type { TokenClaims } from './auth.schemas.ts';
 import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
 import { checkScope } from './endpoint-scopes.ts';
-import type { Count, Gate } from './gate.ts';
+import type { Counted, Gate } from './gate.ts';
 import type { Revocations } from './revocations.ts';
 import { clientAddress } from './sign-in-guard.ts';
 import { ADDRESS_NOT_ALLOWED } from '../organisations/index.ts';
@@ -22,7 +22,7 @@ declare module 'express-serve-static-core' {
     /** authenticateClaims: the token's checked claims, its principal not read yet. */
     claims?: TokenClaims;
     /** The rate-limit counters the authentication's Redis round trip already took (see gate.ts). */
-    counted?: { token: Count; org: Count | null };
+    counted?: Counted;
   }
 }
 
@@ -33,10 +33,12 @@ export type Authenticators = {
   authenticateDuringPasswordChange: RequestHandler;
   /** Two-factor enrolment: admits an administrator whose organisation requires it and who has not enrolled yet. */
   authenticateForMfaEnrolment: RequestHandler;
+  /** As authenticate, for a route outside the rate limits (the queue board): its requests count against none. */
+  authenticateUnlimited: RequestHandler;
   /**
-   * A hot route's half of authentication: the token and the deny-list only. The route must then
-   * call readAlong, which reads the principal in the same statement as the route's own row and
-   * applies every check `authenticate` applies, before anything else is done.
+   * A hot route's first half of authentication: the token's signature and claims only. The route
+   * must then call readAlong, which reads the principal in the same statement as the route's own row,
+   * applies every check `authenticate` applies and asks the deny-list, before anything else is done.
    */
   authenticateClaims: RequestHandler;
   /** The route's one-row query (`alongside`, a named prepared statement) read together with the principal. */
@@ -56,27 +58,23 @@ function clientRefusal(req: Request, p: Principal): AppError | null {
   return new AppError('forbidden', `This API client lacks the scope ${check.scope}`, { extra: { code: 'insufficient_scope' } });
 }
 
-/** One passport instance per app (no global state), with the algorithm pinned to HS256. */
 /**
- * The deny-list check of one request. With a gate it is the one Redis call that also takes the
- * request's rate-limit counts (left on the request for the rate-limit middleware); when that call
- * fails (Redis unreachable) the separate read decides, and the limits fall back as they always did.
+ * The deny-list, once the principal is admitted; with `count`, the same Redis call takes the
+ * request's rate-limit counts (left on the request for the rate-limit check). Without a gate (a
+ * cluster), or when its call fails, the separate read decides and the limits count on their own.
  */
-function revocationCheck(req: Request, revocations: Revocations, gate: Gate | null) {
-  if (!gate) return revocations;
-  return {
-    isRevoked: async (jti: string, orgId: number | null) => {
-      let r;
-      try {
-        r = await gate(jti, orgId);
-      } catch {
-        return revocations.isRevoked(jti);
-      }
+async function denyListed(req: Request, p: Principal, revocations: Revocations, gate: Gate | null, count: boolean, onGateError: (err: unknown) => void): Promise<boolean> {
+  if (gate) {
+    try {
+      const r = await gate(p.tokenId, p.orgId, count);
       if (r.revoked) return true;
-      req.counted = { token: r.token, org: r.org };
+      if (r.counted) req.counted = r.counted;
       return false;
-    },
-  };
+    } catch (err) {
+      onGateError(err);
+    }
+  }
+  return revocations.isRevoked(p.tokenId);
 }
 
 /** The 401 for a token passport-jwt or the principal check refused. */
@@ -99,7 +97,20 @@ function admissionError(req: Request, user: Principal, allow: Allow): AppError |
   return clientRefusal(req, user);
 }
 
-export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: TokenSettings, revocations: Revocations, gate: Gate | null = null): Authenticators {
+const DENIED = { message: 'Could not validate credentials' };
+
+/**
+ * One passport instance per app (no global state), with the algorithm pinned to HS256.
+ * `onGateError`: the one-call deny-list and counters failed and the separate calls stood in.
+ */
+export function createAuthenticator(
+  db: DatabasePool,
+  clock: Clock,
+  tokens: TokenSettings,
+  revocations: Revocations,
+  gate: Gate | null = null,
+  onGateError: (err: unknown) => void = () => undefined,
+): Authenticators {
   const pp = new passport.Passport();
   const options = {
     jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
@@ -119,40 +130,33 @@ export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: Toke
     // exp and nbf are checked against the injectable clock in claimsOf.
     ignoreExpiration: true,
     jsonWebTokenOptions: { ignoreNotBefore: true },
-    passReqToCallback: true as const,
   };
   type Done = (err: unknown, user?: unknown, info?: unknown) => void;
   const settle = (done: Done) => (p: object) => ('error' in p ? done(null, false, { message: (p as { error: string }).error, code: (p as { code?: string }).code }) : done(null, p));
-  pp.use(
-    'jwt',
-    new JwtStrategy(options, (req: Request, payload: unknown, done: Done) => {
-      principalFromClaims(db, clock, revocationCheck(req, revocations, gate), payload, tokens.ttlSeconds).then(settle(done), (err) => done(err));
-    }),
-  );
-  // The token alone, and the deny-list: the route reads the principal in its own statement (readAlong).
-  pp.use(
-    'jwt-claims',
-    new JwtStrategy(options, (req: Request, payload: unknown, done: Done) => {
-      const c = claimsOf(clock, payload, tokens.ttlSeconds);
-      if ('error' in c) return settle(done)(c);
-      revocationCheck(req, revocations, gate)
-        .isRevoked(c.jti, c.org)
-        .then((revoked) => (revoked ? settle(done)({ error: 'Could not validate credentials' }) : done(null, c)), (err) => done(err));
-    }),
-  );
-  const handler = (allow: Allow): RequestHandler => (req, res, next) =>
+  // The token and its user (or API client), read on every request.
+  pp.use('jwt', new JwtStrategy(options, (payload: unknown, done: Done) => void principalFromClaims(db, clock, payload, tokens.ttlSeconds).then(settle(done), (err) => done(err))));
+  // The token alone: the route reads the principal in its own statement (readAlong).
+  pp.use('jwt-claims', new JwtStrategy(options, (payload: unknown, done: Done) => settle(done)(claimsOf(clock, payload, tokens.ttlSeconds))));
+
+  /** After the principal is admitted: the deny-list (and the counts), then the principal is the request's. */
+  const admit = async (req: Request, p: Principal, count: boolean): Promise<AppError | null> => {
+    if (await denyListed(req, p, revocations, gate, count, onGateError)) return refusalError(req, DENIED);
+    req.principal = p;
+    return null;
+  };
+  const handler = (allow: Allow, count = true): RequestHandler => (req, res, next) =>
     pp.authenticate('jwt', { session: false }, (err: unknown, user: Principal | false, info: unknown) => {
       if (err) return next(err);
       if (!user) return next(refusalError(req, info));
       const refused = admissionError(req, user, allow);
       if (refused) return next(refused);
-      req.principal = user;
-      next();
+      admit(req, user, count).then((denied) => next(denied ?? undefined), next);
     })(req, res, next);
   return {
     authenticate: handler(EVERYTHING_DONE),
     authenticateDuringPasswordChange: handler({ passwordPending: true, mfaPending: true }),
     authenticateForMfaEnrolment: handler({ passwordPending: false, mfaPending: true }),
+    authenticateUnlimited: handler(EVERYTHING_DONE, false),
     authenticateClaims: (req, res, next) =>
       pp.authenticate('jwt-claims', { session: false }, (err: unknown, claims: TokenClaims | false, info: unknown) => {
         if (err) return next(err);
@@ -164,11 +168,10 @@ export function createAuthenticator(db: DatabasePool, clock: Clock, tokens: Toke
       const c = req.claims;
       if (!c) throw new AppError('unauthorized', 'Not authenticated');
       const { row, principalRow } = await readWithPrincipal(db, c, name, alongside);
-      const p = principalOfRow(clock, c, principalRow, false);
+      const p = principalOfRow(clock, c, principalRow);
       if ('error' in p) throw refusalError(req, { message: p.error, code: p.code });
-      const refused = admissionError(req, p, EVERYTHING_DONE);
+      const refused = admissionError(req, p, EVERYTHING_DONE) ?? (await admit(req, p, true));
       if (refused) throw refused;
-      req.principal = p;
       return row;
     },
   };

@@ -68,7 +68,7 @@ export function operatorAuth(ctx: AppContext): RequestHandler {
     if (remembered.size > 1000) remembered.clear();
     remembered.set(digest, { stamp: stampOf(user), until: Date.now() + 60_000 });
   };
-  const bearer: RequestHandler[] = [ctx.authenticate, requirePlatformAdmin];
+  const bearer: RequestHandler[] = [ctx.authenticateUnlimited, requirePlatformAdmin];
   return (req, res, next) => {
     const header = req.get('authorization') ?? '';
     if (/^basic /i.test(header)) {

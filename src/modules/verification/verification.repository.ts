@@ -75,7 +75,11 @@ export function verificationOfOrgQuery(referenceId: string, orgId: number | null
 
 /** The columns verificationOfOrgQuery returned (all null when it found nothing). */
 export function verificationOf(row: Record<string, unknown>): VerificationRow | null {
-  return row.reference_id === null || row.reference_id === undefined ? null : verificationRow.parse(row);
+  if (row.reference_id === null || row.reference_id === undefined) return null;
+  // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
+  const parsed = verificationRow.safeParse(row);
+  if (!parsed.success) throw new Error('verification row does not match its schema');
+  return parsed.data;
 }
 
 /** With orgId, another organisation's reference reads as unknown. */

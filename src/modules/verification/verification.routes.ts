@@ -71,11 +71,14 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/demography', ...guard, verifyRoute((b) => ({ mode: 'demography', body: parseInput(demography, b) })));
   r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
 
-  // The hottest read: the principal is read in the row's own statement (readAlong), with the same
-  // checks as every other route, before anything is answered.
-  r.post('/verify-nin/requery', ctx.authenticateClaims, ctx.rateLimit, ...json, async (req, res) => {
+  // The hottest read: the token is checked first, then the principal is read in the row's own
+  // statement (readAlong) and refused exactly as on every other route, then the deny-list and the
+  // rate limits, before anything is answered. Unlike the other routes, a signed token of a refused
+  // principal gets its (small) body parsed: the reference is what the statement reads.
+  r.post('/verify-nin/requery', ctx.authenticateClaims, ...json, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, req.body);
     const row = await ctx.readAlong(req, 'requery', verificationOfOrgQuery(reference_id, req.claims!.org));
+    await ctx.enforceRateLimit(req);
     const answer = requeryOf(ctx, principalOf(req), reference_id, verificationOf(row));
     // A read of a stored record is on the trail before the record leaves; no event, no record.
     if (answer.status === 200) await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.requeried', target: reference_id });
