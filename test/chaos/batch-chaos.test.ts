@@ -3,6 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterEach, expect, it } from 'vitest';
 import { sleep } from '../../bench/lib/proc.ts';
+import { waitFor } from '../setup/wait.ts';
 import { startChaosStack, type ChaosStack } from './chaos-stack.ts';
 
 const q = sql.type(z.record(z.string(), z.any()));
@@ -96,12 +97,14 @@ it('When a vNIN batch runs on two workers while another organisation bursts and 
   const id = r.body.id as string;
   // The other organisation's burst, answered synchronously while the batch runs.
   const burst = Promise.all(Array.from({ length: 40 }, (_, i) => c.stack.api('POST', '/v1/verify-nin', { token: other.member.token, json: { nin: nin('4', 900 + i), reason: 'corporate' } })));
-  for (let i = 0; i < 200; i++) {
-    if ((await c.stack.db.oneFirst(q`SELECT count(*)::int AS n FROM verifications WHERE batch_id = ${id} AND status <> 'pending'`)) >= 10) break;
-    await sleep(100);
-  }
+  // Mid-batch: some rows ended, the rest still to come (a timeout here fails the test).
+  await waitFor(async () => (await c.stack.db.oneFirst(q`SELECT count(*)::int AS n FROM verifications WHERE batch_id = ${id} AND status <> 'pending'`)) >= 10, {
+    what: 'ten of the batch rows ended',
+    timeoutMs: 20_000,
+    intervalMs: 100,
+  });
+  // killWorkers resolves once every worker process has exited.
   await c.killWorkers();
-  await sleep(300);
   await c.startWorker({ waitReady: false });
   await c.startWorker({ waitReady: false });
   // The burst is answered; a call caught by the kill answers as the contract says for a lost lookup
