@@ -24,6 +24,8 @@ export type EventRow = z.infer<typeof eventRow>;
 
 const columns = sql.fragment`id, at, org_id, actor, action, target, request_id, ip, details, prev_hash, hash`;
 
+const appendedRow = z.object({ id: int });
+
 /**
  * Appends events, in order, in one statement: the chain head is locked (a writer that waited for it
  * reads the head the one before it committed), each event's id and hash follow from the one before
@@ -32,7 +34,7 @@ const columns = sql.fragment`id, at, org_id, actor, action, target, request_id, 
  */
 export async function insertEvents(db: CommonQueryMethods, events: readonly CanonicalFields[]): Promise<number[]> {
   const column = (f: (e: CanonicalFields) => string | null) => sql.array(events.map(f), 'text');
-  const ids = await db.anyFirst(sql.prepared('audit_append', z.object({ id: int }))`
+  const ids = await db.anyFirst(sql.prepared('audit_append', appendedRow)`
     WITH RECURSIVE input AS (
       SELECT * FROM unnest(
         ${column((e) => canonicalBody(e))}, ${column((e) => e.at.toISOString())}, ${column((e) => (e.orgId === null ? null : String(e.orgId)))},
