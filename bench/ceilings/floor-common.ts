@@ -12,13 +12,17 @@ import { connectionString } from '../../src/lib/redis.ts';
  * The service's tokens name their key (`kid` in the header, JWT_SECRETS rotation) and carry the
  * principal's token version (`ver`): the floor looks the key up by `kid`, as the service does, and
  * requires a `ver` (which the service then compares with the principal it reads; the floor has none).
- * Env: PORT, DATABASE_URL, REDIS_URL, REDIS_PREFIX, JWT_SECRET, JWT_ISSUER, POOL_SIZE.
+ * Env: PORT, DATABASE_URL, REDIS_URL, REDIS_PREFIX, JWT_SECRET, JWT_ISSUER, POOL_SIZE, and
+ * FLOOR_SAME_WRITES=1 for the floor that also makes the writes the service's contract requires of the
+ * request (each floor says which), printed for information beside the floor the targets use.
  */
 export const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
   if (v === undefined) throw new Error(`${name} is required`);
   return v;
 };
+
+export const SAME_WRITES = process.env.FLOOR_SAME_WRITES === '1';
 
 export const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: Number(env('POOL_SIZE', '20')) });
 const redis = new Redis(connectionString(env('REDIS_URL')), { enableOfflineQueue: true, maxRetriesPerRequest: 1 });

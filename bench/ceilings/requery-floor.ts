@@ -1,7 +1,7 @@
-import { createDecipheriv, createSecretKey, randomBytes, createCipheriv } from 'node:crypto';
+import { createDecipheriv, createHash, createSecretKey, randomBytes, createCipheriv } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { admit, env, pool, serve } from './floor-common.ts';
+import { admit, env, pool, SAME_WRITES, serve } from './floor-common.ts';
 
 /**
  * The requery floor: per request, the same HS256 token check and one Redis EVALSHA as the service,
@@ -9,10 +9,16 @@ import { admit, env, pool, serve } from './floor-common.ts';
  * AES-256-GCM decrypt and the same JSON answer. Env (besides floor-common's): RECORD_FILE, the
  * JSON of the service's own answer to the same requery (status, message, data, consent): `data` is
  * what the row holds sealed, the rest is answered as it is.
+ *
+ * With FLOOR_SAME_WRITES=1 it also makes the write the service's contract requires of a requery that
+ * returns a record: one audit-shaped row (a table like audit_events, its indexes and checks) inserted
+ * and committed before the answer, with its hash computed, but no chain head to lock or move.
  */
 const answer = JSON.parse(readFileSync(env('RECORD_FILE'), 'utf8')) as { data: Record<string, unknown> & { reference_id: string } } & Record<string, unknown>;
 const reference = answer.data.reference_id;
-const aesKey = createSecretKey(randomBytes(32));
+// Derived from the token secret, so the two floor processes of a run (with and without the writes)
+// seal the one shared row under the same key, whichever wrote it last.
+const aesKey = createSecretKey(createHash('sha256').update(env('JWT_SECRET')).update('requery floor record key').digest());
 
 await pool.query(`
   CREATE TABLE IF NOT EXISTS floor_verifications (
@@ -33,6 +39,24 @@ await pool.query(`
   );
 }
 
+if (SAME_WRITES) {
+  await pool.query('CREATE TABLE IF NOT EXISTS floor_audit_events (LIKE audit_events INCLUDING ALL)');
+  await pool.query('CREATE SEQUENCE IF NOT EXISTS floor_audit_events_id');
+}
+const ZERO_HASH = Buffer.alloc(32);
+
+/** The audit-shaped row of one requery: who, what, from where, and a hash over it (no chain). */
+async function recordRead(sub: string, org: number, ref: string, requestId: string | undefined, ip: string | undefined): Promise<void> {
+  const actor = /^[0-9]+$/.test(sub) ? `user:${sub}` : `client:${sub.slice(sub.indexOf(':') + 1)}`;
+  const at = new Date().toISOString();
+  const body = JSON.stringify({ action: 'verification.requeried', actor, at, details: {}, ip: ip ?? null, org_id: org, request_id: requestId ?? null, target: ref });
+  await pool.query(
+    `INSERT INTO floor_audit_events (id, at, org_id, actor, action, target, request_id, ip, details, prev_hash, hash)
+     VALUES (nextval('floor_audit_events_id'), $1, $2, $3, 'verification.requeried', $4, $5, $6, '{}', $7, $8)`,
+    [at, org, actor, ref, requestId ?? null, ip ?? null, ZERO_HASH, createHash('sha256').update(ZERO_HASH).update(body).digest()],
+  );
+}
+
 const app = express();
 app.post('/v1/verify-nin/requery', express.json({ limit: '16kb' }), async (req, res) => {
   const claims = await admit(req.get('authorization'));
@@ -46,6 +70,7 @@ app.post('/v1/verify-nin/requery', express.json({ limit: '16kb' }), async (req, 
   d.setAAD(Buffer.from(ref));
   d.setAuthTag(row.record_enc.subarray(12, 28));
   const data = JSON.parse(Buffer.concat([d.update(row.record_enc.subarray(28)), d.final()]).toString('utf8')) as Record<string, unknown>;
+  if (SAME_WRITES) await recordRead(claims.sub, claims.org, ref, req.get('x-request-id'), req.socket.remoteAddress);
   res.setHeader('Cache-Control', 'no-store');
   res.json({ ...answer, data: { ...data, reference_id: ref }, consent: row.consent ?? null });
 });

@@ -6,27 +6,27 @@ import { tmp, type Measured } from './measure.ts';
 export const ROUNDS = 3;
 
 /**
- * A system and its floor measured in turns (A, B, A, B, A, B) rather than once each: on a machine
+ * A system and its floors measured in turns (A, B, A, B, A, B) rather than once each: on a machine
  * other work shares, a slow patch then falls on both sides instead of on one. Each side's warm-up
  * runs in its first round only; every round measures durationS / ROUNDS. The rounds of one side are
  * merged: answers and statuses added, throughput over the summed time, percentiles over every 2xx
  * latency of every round, CPU per request over the summed CPU and requests; the V8 profile is the
  * last round's.
  */
-export async function interleaved(
+export async function interleaved<T extends unknown[]>(
   o: { durationS: number; warmupS: number },
-  sides: [(spec: Partial<LoadSpec>) => Promise<Measured>, (spec: Partial<LoadSpec>) => Promise<Measured>],
-): Promise<[Measured, Measured]> {
-  const runs: Measured[][] = [[], []];
-  const files: string[][] = [[], []];
+  sides: [...{ [K in keyof T]: (spec: Partial<LoadSpec>) => Promise<Measured> }],
+): Promise<{ [K in keyof T]: Measured }> {
+  const runs: Measured[][] = sides.map(() => []);
+  const files: string[][] = sides.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const side of [0, 1] as const) {
+    for (const [side, measure] of sides.entries()) {
       const file = join(tmp, `lat-${side}-${round}-${Math.random().toString(36).slice(2)}.json`);
       files[side]!.push(file);
-      runs[side]!.push(await sides[side]({ durationS: Math.max(1, Math.round(o.durationS / ROUNDS)), warmupS: round === 0 ? o.warmupS : 0, okLatenciesFile: file }));
+      runs[side]!.push(await measure({ durationS: Math.max(1, Math.round(o.durationS / ROUNDS)), warmupS: round === 0 ? o.warmupS : 0, okLatenciesFile: file }));
     }
   }
-  return [merge(runs[0]!, files[0]!), merge(runs[1]!, files[1]!)];
+  return runs.map((r, side) => merge(r, files[side]!)) as { [K in keyof T]: Measured };
 }
 
 function merge(ms: Measured[], files: string[]): Measured {

@@ -17,7 +17,15 @@ export type Target = {
 };
 
 /** API CPU per request beside the floor's, with each profile's top five packages (by caller). */
-export type CpuComparison = { scenario: string; apiMsPerRequest: number | null; floorMsPerRequest: number | null; apiTop5: string[]; floorTop5: string[] };
+export type CpuComparison = {
+  scenario: string;
+  apiMsPerRequest: number | null;
+  floorMsPerRequest: number | null;
+  /** The floor that also makes the contract's writes (FLOOR_SAME_WRITES), when measured. */
+  writesFloorMsPerRequest?: number | null;
+  apiTop5: string[];
+  floorTop5: string[];
+};
 
 /** A row of the results table: one load run of one system. */
 export type Row = { system: string; m: Measured; names: string[] };
@@ -63,18 +71,19 @@ export const targetLine = (t: Target) =>
 const top5 = (m: Measured | undefined, name: string) => (m?.profiles?.[name]?.owners ?? []).slice(0, 5).map((a) => `${a.area} ${a.pct} %`);
 
 /** The per-request CPU line of a scenario measured against its floor. */
-export function cpuComparison(scenario: string, service: Measured, floor: Measured): CpuComparison {
+export function cpuComparison(scenario: string, service: Measured, floor: Measured, writes?: { m: Measured; name: string }): CpuComparison {
   return {
     scenario,
     apiMsPerRequest: service.cpuMsPerRequest?.api ?? null,
     floorMsPerRequest: floor.cpuMsPerRequest?.floor ?? null,
+    ...(writes ? { writesFloorMsPerRequest: writes.m.cpuMsPerRequest?.[writes.name] ?? null } : {}),
     apiTop5: top5(service, 'api'),
     floorTop5: top5(floor, 'floor'),
   };
 }
 
 export const cpuLine = (c: CpuComparison) =>
-  JSON.stringify({ cpu_per_request: c.scenario, api_ms: c.apiMsPerRequest, floor_ms: c.floorMsPerRequest, api_top5_by_package: c.apiTop5, floor_top5_by_package: c.floorTop5 });
+  JSON.stringify({ cpu_per_request: c.scenario, api_ms: c.apiMsPerRequest, floor_ms: c.floorMsPerRequest, ...(c.writesFloorMsPerRequest !== undefined ? { floor_with_writes_ms: c.writesFloorMsPerRequest } : {}), api_top5_by_package: c.apiTop5, floor_top5_by_package: c.floorTop5 });
 
 /** Event-loop, CPU and row-lock figures of one run as one sentence, then one per process's CPU profile. */
 export function diagnose(label: string, m: Measured | undefined): string[] {
@@ -141,8 +150,8 @@ function table(reports: ScenarioReport[], allTargets: Target[]): string {
   for (const t of allTargets) rows.push(`| \`${t.target}\` | ${t.value} | ${t.info ? 'none (information)' : `${t.op} ${t.goal}`} | ${t.info ? '' : t.met ? 'yes' : '**no**'} | ${t.how} |`);
   const cpus = reports.flatMap((r) => (r.cpu ? [r.cpu] : []));
   if (cpus.length) {
-    rows.push('', '### CPU per request: the API beside its floor', '', '| scenario | API ms/request | floor ms/request | API profile, top five by package (by caller) | floor profile, top five by package (by caller) |', '|---|---:|---:|---|---|');
-    for (const c of cpus) rows.push(`| ${c.scenario} | ${c.apiMsPerRequest ?? 'n/a'} | ${c.floorMsPerRequest ?? 'n/a'} | ${c.apiTop5.join(', ') || 'n/a'} | ${c.floorTop5.join(', ') || 'n/a'} |`);
+    rows.push('', '### CPU per request: the API beside its floor', '', '| scenario | API ms/request | floor ms/request | floor with the contract\'s writes, ms/request | API profile, top five by package (by caller) | floor profile, top five by package (by caller) |', '|---|---:|---:|---:|---|---|');
+    for (const c of cpus) rows.push(`| ${c.scenario} | ${c.apiMsPerRequest ?? 'n/a'} | ${c.floorMsPerRequest ?? 'n/a'} | ${c.writesFloorMsPerRequest ?? 'n/a'} | ${c.apiTop5.join(', ') || 'n/a'} | ${c.floorTop5.join(', ') || 'n/a'} |`);
   }
   const checks = reports.flatMap((r) => r.checks.map((c) => ({ ...c, scenario: r.scenario })));
   if (checks.length) {

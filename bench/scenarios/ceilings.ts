@@ -48,6 +48,9 @@ export async function measureBullmqNoop(o: RunOptions): Promise<NoopResult> {
   }
 }
 
+/** The process name of a floor that also makes the contract's writes (FLOOR_SAME_WRITES). */
+export const FLOOR_SAME_WRITES = 'floor_writes';
+
 /**
  * One of the I/O floors (ceilings/requery-floor.ts, ceilings/fixture-floor.ts) in a process of its
  * own, on the service's database and Redis (tables and keys of its own, the same URLs: TCP or
@@ -59,12 +62,15 @@ export async function startFloor(
   kind: 'requery' | 'fixture',
   stack: BenchStack,
   spec: { connections: number; path: string; token: string; body: string; record: unknown },
+  opts: { sameWrites?: boolean } = {},
 ): Promise<{ measure(extra: Partial<LoadSpec>): Promise<Measured>; stop(): Promise<void> }> {
+  // The floor with the contract's writes is measured under a name of its own (its CPU, its profile).
+  const name = opts.sameWrites ? FLOOR_SAME_WRITES : 'floor';
   const port = await freePort();
   const recordFile = join(tmp, `floor-${kind}-${randomBytes(3).toString('hex')}.json`);
   writeFileSync(recordFile, JSON.stringify(spec.record));
   const probed = spawnProbed(
-    'floor',
+    name,
     repoPath(`bench/ceilings/${kind}-floor.ts`),
     {
       PORT: String(port),
@@ -74,6 +80,7 @@ export async function startFloor(
       JWT_SECRET: stack.env.JWT_SECRET!,
       POOL_SIZE: stack.env.DATABASE_POOL_SIZE ?? '20',
       RECORD_FILE: recordFile,
+      ...(opts.sameWrites ? { FLOOR_SAME_WRITES: '1' } : {}),
     },
     o.profileDir,
   );
@@ -86,7 +93,7 @@ export async function startFloor(
   }
   const base: LoadSpec = { url, method: 'POST', path: spec.path, headers: { 'content-type': 'application/json', authorization: `Bearer ${spec.token}` }, body: spec.body, connections: spec.connections, durationS: o.durationS, warmupS: o.warmupS };
   return {
-    measure: (extra) => load({ ...base, ...extra }, () => ({ floor: probed.child.pid }), stack.databaseUrl, probed),
+    measure: (extra) => load({ ...base, ...extra }, () => ({ [name]: probed.child.pid }), stack.databaseUrl, probed),
     stop: () => probed.child.stop(),
   };
 }

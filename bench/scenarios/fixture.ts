@@ -7,7 +7,7 @@ import { cpuComparison, diagnose, infoTarget, target, type ScenarioReport } from
 import type { BenchStack } from '../lib/stack.ts';
 import { SERVICE_TUNING } from '../lib/tuning.ts';
 import { interleaved, ROUNDS } from '../lib/interleave.ts';
-import { measureHello, startFloor } from './ceilings.ts';
+import { FLOOR_SAME_WRITES, measureHello, startFloor } from './ceilings.ts';
 
 const CONNECTIONS = 100;
 
@@ -25,23 +25,34 @@ export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
     const first = await fetch(`${stack.apiUrl}/v1/verify-nin`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${org.member.token}` }, body });
     if (first.status !== 200) throw new Error(`fixture verification failed before the run: ${first.status}`);
     const { reference_id: _, ...record } = ((await first.json()) as { data: Record<string, unknown> }).data;
-    const floorProc = await startFloor(o, 'fixture', stack, { connections: CONNECTIONS, path: '/v1/verify-nin', token: org.member.token, body, record });
-    let floor, m;
-    try {
-      [floor, m] = await interleaved(o, [(x) => floorProc.measure(x), (x) => load({ ...verifySpec(o, stack.apiUrl, org.member.token, CONNECTIONS, { body }), ...x }, serviceProcs(stack), stack.databaseUrl, stack)]);
-    } finally {
+    const floorSpec = { connections: CONNECTIONS, path: '/v1/verify-nin', token: org.member.token, body, record };
+    const floorProc = await startFloor(o, 'fixture', stack, floorSpec);
+    const writesProc = await startFloor(o, 'fixture', stack, floorSpec, { sameWrites: true }).catch(async (err) => {
       await floorProc.stop();
+      throw err;
+    });
+    let floor, writes, m;
+    try {
+      [floor, writes, m] = await interleaved(o, [
+        (x) => floorProc.measure(x),
+        (x) => writesProc.measure(x),
+        (x) => load({ ...verifySpec(o, stack.apiUrl, org.member.token, CONNECTIONS, { body }), ...x }, serviceProcs(stack), stack.databaseUrl, stack),
+      ]);
+    } finally {
+      await Promise.all([floorProc.stop(), writesProc.stop()]);
     }
-    return { m, floor, durability: await durability(stack, org.orgId) };
+    return { m, floor, writes, durability: await durability(stack, org.orgId) };
   });
-  const { m, floor, durability: d } = out;
+  const { m, floor, writes, durability: d } = out;
   const p99Ratio = m.result.latencyMs.p99 / Math.max(0.001, floor.result.latencyMs.p99);
+  const writesP99 = m.result.latencyMs.p99 / Math.max(0.001, writes.result.latencyMs.p99);
   return {
     scenario: 'fixture',
     title: `fixture verifications (POST /v1/verify-nin, 12345678901), ${CONNECTIONS} connections`,
     rows: [
       { system: 'ceiling: express hello-world', m: hello, names: ['hello', 'loader'] },
       { system: 'floor: fixture floor (JWT, one Redis script, one INSERT ... RETURNING)', m: floor, names: ['floor', 'loader'] },
+      { system: 'floor with the contract\'s writes: the fixture floor + the sealed verification row in its statement', m: writes, names: [FLOOR_SAME_WRITES, 'loader'] },
       { system: 'service (API + worker)', m, names: ['api', 'worker', 'loader'] },
     ],
     targets: [
@@ -61,6 +72,12 @@ export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
         how: `fixture ${m.result.latencyMs.p99} ms / floor ${floor.result.latencyMs.p99} ms p99 of 2xx at ${CONNECTIONS} connections.`,
         runs: [['fixture', m.result], ['floor', floor.result]],
       }),
+      infoTarget(
+        'fixture_vs_same_writes_floor_throughput',
+        m.result.throughput / Math.max(0.001, writes.result.throughput),
+        `fixture ${m.result.throughput} / floor with the verification row ${writes.result.throughput} 2xx/s at ${CONNECTIONS} connections (p99 ${Math.round(writesP99 * 1000) / 1000}x).`,
+      ),
+      infoTarget('fixture_vs_same_writes_floor_p99', writesP99, `fixture ${m.result.latencyMs.p99} ms / floor with the verification row ${writes.result.latencyMs.p99} ms p99 of 2xx.`),
     ],
     checks: [
       {
@@ -70,8 +87,8 @@ export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
       },
       { name: 'every answer 2xx', pass: m.result.non2xx === 0 && m.result.errors === 0, value: JSON.stringify(m.result.statuses) },
     ],
-    diagnostics: [diagnose('service', m), diagnose('fixture floor', floor), diagnose('hello-world', hello)].flat(),
-    cpu: cpuComparison('fixture', m, floor),
+    diagnostics: [diagnose('service', m), diagnose('fixture floor', floor), diagnose('fixture floor with the verification row', writes), diagnose('hello-world', hello)].flat(),
+    cpu: cpuComparison('fixture', m, floor, { m: writes, name: FLOOR_SAME_WRITES }),
   };
 }
 
