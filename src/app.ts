@@ -89,6 +89,8 @@ export function createApp(deps: AppDeps): Express {
   // The verification routes (the requery and the verification calls, the hottest of all) are tried
   // first under /v1: every router before them was walked, layer by layer, on each of their requests.
   // No router before them in `api` has middleware of its own for their paths, so nothing else changes.
+  // Keep it so: middleware for these paths belongs inside verificationRoutes (on /v1 it would not run
+  // if mounted in `api` before them, while the portal and the unversioned paths would still run it).
   const verification = verificationRoutes(ctx);
   app.use('/v1', verification);
 
