@@ -44,14 +44,14 @@ export type AppContext = AppDeps & {
   authenticateForMfaEnrolment: RequestHandler;
   /** As authenticate, for a route outside the rate limits (the queue board). */
   authenticateUnlimited: RequestHandler;
-  /** Hot reads only: the token now; the principal with the route's row, then the deny-list (readAlong). */
+  /** Hot reads only: the token now; the principal with the route's row, then the deny-list (alongReader). */
   authenticateClaims: RequestHandler;
-  readAlong: (req: Request, name: string, alongside: FragmentSqlToken) => Promise<Record<string, unknown>>;
+  alongReader: (name: string, alongside: (key: FragmentSqlToken, org: FragmentSqlToken) => FragmentSqlToken) => (req: Request, key: string) => Promise<Record<string, unknown>>;
   /** Logged-out tokens, by jti, until their exp (declared here, not imported: the auth module imports this file). */
   revocations: { revoke(jti: string, expiresAt: number): Promise<void>; isRevoked(jti: string): Promise<boolean> };
   /** Per-token and per-organisation limits, applied after authentication. */
   rateLimit: RequestHandler;
-  /** The same check, for a route that authenticates inside its handler (readAlong). */
+  /** The same check, for a route that authenticates inside its handler (alongReader). */
   enforceRateLimit: (req: Request) => Promise<void>;
   /** The CSV exports running in this process, shared by every list that exports. */
   csvExports: CsvExportSlots;

@@ -4,29 +4,88 @@ import { clientPrincipalQuery, clientPrincipalRow, principalRow, userPrincipalQu
 import type { TokenClaims } from './auth.schemas.ts';
 import { subjectOf } from './auth.service.ts';
 
-const combined = z.object({ principal: z.unknown() }).loose();
+const batchRow = z.object({ n: z.coerce.number(), principal: z.unknown() }).loose();
+const MAX_BATCH = 64;
+
+export type PrincipalRow = z.infer<typeof principalRow> | z.infer<typeof clientPrincipalRow>;
+export type AlongRead = { row: Record<string, unknown>; principalRow: PrincipalRow | null };
+
+/**
+ * A route's one-row query, given as SQL over the reading's key and the token's organisation (`i.key`,
+ * `i.org`): it must return at most one row, whose columns come back beside the principal's.
+ */
+export type Alongside = (key: FragmentSqlToken, org: FragmentSqlToken) => FragmentSqlToken;
 
 /**
  * The token's principal and a route's own row in one statement: on the hottest reads (a requery)
  * the principal's separate query was a third of the database work, a round trip and a wake-up of a
- * backend per request. It is still read by this very request, at the same snapshot as the row, so
- * nothing about it is cached: a change committed before the statement is seen by it.
+ * backend per request. It is still read for this very request, at the same snapshot as its row, by
+ * a statement that starts after the request arrived, so nothing about it is cached: a change
+ * committed before the request is seen.
  *
- * `alongside` returns at most one row; its columns come back beside `principal` (the principal row
- * as JSON, null when the user or client no longer exists), all null when it found nothing. The
- * statement is prepared under `name` plus the subject's kind, so each shape is planned once per
- * connection.
+ * The readings of concurrent requests share that statement: while one is under way, the requests
+ * that arrive wait and are read together by the next (up to 64, one `unnest` row each), as the
+ * audit trail's writer batches its events. One statement for many requests is one round trip, one
+ * parse of its answer and one wake-up of a backend for all of them. A failed statement fails every
+ * request it read for (each then answers as a database fault does).
  */
-export async function readWithPrincipal(db: CommonQueryMethods, c: TokenClaims, name: string, alongside: FragmentSqlToken) {
-  const s = subjectOf(c);
-  const principal = s.kind === 'client' ? clientPrincipalQuery(s.clientId) : userPrincipalQuery(s.userId);
-  const row = await db.one(sql.prepared(`${name}_${s.kind}`, combined)`
-    SELECT (SELECT row_to_json(p) FROM (${principal}) p) AS principal, a.*
-    FROM (SELECT 1) one LEFT JOIN LATERAL (${alongside}) a ON true`);
-  const { principal: json, ...rest } = row;
-  if (json === null) return { row: rest, principalRow: null };
-  // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
-  const parsed = s.kind === 'client' ? clientPrincipalRow.safeParse(json) : principalRow.safeParse(json);
-  if (!parsed.success) throw new Error(`${name}: the principal row does not match its schema`);
-  return { row: rest, principalRow: parsed.data };
+export function alongReader(db: CommonQueryMethods, name: string, alongside: Alongside): (c: TokenClaims, key: string) => Promise<AlongRead> {
+  type Waiting = { c: TokenClaims; key: string; resolve(r: AlongRead): void; reject(err: unknown): void };
+  let waiting: Waiting[] = [];
+  let reading = false;
+  const drain = async () => {
+    reading = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, MAX_BATCH);
+      waiting = waiting.slice(batch.length);
+      try {
+        const rows = await readBatch(db, name, alongside, batch);
+        batch.forEach((w, i) => settle(w, rows[i]));
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+      }
+    }
+    reading = false;
+  };
+  return (c, key) =>
+    new Promise<AlongRead>((resolve, reject) => {
+      waiting.push({ c, key, resolve, reject });
+      if (!reading) void drain();
+    });
+}
+
+function settle(w: { c: TokenClaims; resolve(r: AlongRead): void; reject(err: unknown): void }, row: Record<string, unknown> | undefined) {
+  try {
+    if (!row) throw new Error('along: the statement returned fewer rows than it was asked for');
+    const { n: _, principal: json, ...rest } = row;
+    if (json === null) return w.resolve({ row: rest, principalRow: null });
+    // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
+    const parsed = subjectOf(w.c).kind === 'client' ? clientPrincipalRow.safeParse(json) : principalRow.safeParse(json);
+    if (!parsed.success) throw new Error('along: the principal row does not match its schema');
+    w.resolve({ row: rest, principalRow: parsed.data });
+  } catch (err) {
+    w.reject(err);
+  }
+}
+
+/** One statement for the batch, prepared (its text is the same whatever the batch's size). */
+async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongside, batch: readonly { c: TokenClaims; key: string }[]) {
+  const subjects = batch.map((w) => subjectOf(w.c));
+  const userIds = subjects.map((s) => (s.kind === 'user' ? String(s.userId) : null));
+  const clientIds = subjects.map((s) => (s.kind === 'client' ? s.clientId : null));
+  const rows = await db.any(sql.prepared(`${name}_along`, batchRow)`
+    SELECT i.n,
+           CASE WHEN i.user_id IS NOT NULL
+             THEN (SELECT row_to_json(p) FROM (${userPrincipalQuery(sql.fragment`i.user_id`)}) p)
+             ELSE (SELECT row_to_json(p) FROM (${clientPrincipalQuery(sql.fragment`i.client_id`)}) p)
+           END AS principal,
+           a.*
+    FROM unnest(
+      ${sql.array(userIds, 'int8')}, ${sql.array(clientIds, 'text')},
+      ${sql.array(batch.map((w) => w.key), 'text')}, ${sql.array(batch.map((w) => (w.c.org === null ? null : String(w.c.org))), 'int8')}
+    ) WITH ORDINALITY AS i(user_id, client_id, key, org, n)
+    LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true
+    ORDER BY i.n`);
+  if (rows.length !== batch.length) throw new Error(`along: ${batch.length} readings asked, ${rows.length} rows returned`);
+  return rows;
 }

@@ -2,11 +2,11 @@ import type { Request, RequestHandler } from 'express';
 import { addressAllowed } from '../../lib/address-list.ts';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
-import type { DatabasePool, FragmentSqlToken } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Principal } from './auth.schemas.ts';
-import { readWithPrincipal } from './along.ts';
+import { alongReader, type Alongside } from './along.ts';
 import type { TokenClaims } from './auth.schemas.ts';
 import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
@@ -37,12 +37,13 @@ export type Authenticators = {
   authenticateUnlimited: RequestHandler;
   /**
    * A hot route's first half of authentication: the token's signature and claims only. The route
-   * must then call readAlong, which reads the principal in the same statement as the route's own row,
-   * applies every check `authenticate` applies and asks the deny-list, before anything else is done.
+   * must then call a reader made by alongReader, which reads the principal in the same statement as
+   * the route's own row, applies every check `authenticate` applies and asks the deny-list, before
+   * anything else is done.
    */
   authenticateClaims: RequestHandler;
-  /** The route's one-row query (`alongside`, a named prepared statement) read together with the principal. */
-  readAlong: (req: Request, name: string, alongside: FragmentSqlToken) => Promise<Record<string, unknown>>;
+  /** A reader of the route's one-row query (`alongside`, by the request's key) together with the principal; made once per route. */
+  alongReader: (name: string, alongside: Alongside) => (req: Request, key: string) => Promise<Record<string, unknown>>;
 };
 
 export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
@@ -164,15 +165,18 @@ export function createAuthenticator(
         req.claims = claims;
         next();
       })(req, res, next),
-    readAlong: async (req, name, alongside) => {
-      const c = req.claims;
-      if (!c) throw new AppError('unauthorized', 'Not authenticated');
-      const { row, principalRow } = await readWithPrincipal(db, c, name, alongside);
-      const p = principalOfRow(clock, c, principalRow);
-      if ('error' in p) throw refusalError(req, { message: p.error, code: p.code });
-      const refused = admissionError(req, p, EVERYTHING_DONE) ?? (await admit(req, p, true));
-      if (refused) throw refused;
-      return row;
+    alongReader: (name, alongside) => {
+      const read = alongReader(db, name, alongside);
+      return async (req, key) => {
+        const c = req.claims;
+        if (!c) throw new AppError('unauthorized', 'Not authenticated');
+        const { row, principalRow } = await read(c, key);
+        const p = principalOfRow(clock, c, principalRow);
+        if ('error' in p) throw refusalError(req, { message: p.error, code: p.code });
+        const refused = admissionError(req, p, EVERYTHING_DONE) ?? (await admit(req, p, true));
+        if (refused) throw refused;
+        return row;
+      };
     },
   };
 }

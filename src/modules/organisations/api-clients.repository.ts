@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 
 const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString());
@@ -135,7 +135,8 @@ export const clientPrincipalRow = z.object({
  * disabled or demoted, stops at once: one query, the creator joined by primary key. A fragment so a
  * hot route can read it in its own statement.
  */
-export function clientPrincipalQuery(clientId: string) {
+/** `clientId`: a value, or a column of the caller's statement (a batched read's `i.client_id`). */
+export function clientPrincipalQuery(clientId: string | FragmentSqlToken) {
   return sql.fragment`
     SELECT c.id, c.client_id, c.org_id, c.name, c.role,
            (c.deleted_at IS NULL AND o.deleted_at IS NULL) AS active, ${SUSPENDED} AS suspended, c.token_version,

@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { organisationRow, userRow, type Role, type Tenancy } from './organisations.schemas.ts';
 
@@ -122,7 +122,8 @@ export const principalRow = z.object({
  * The user as every authenticated request sees it: read on every request, so a disabled user's
  * tokens stop working at once. A fragment so a hot route can read it in its own statement.
  */
-export function userPrincipalQuery(userId: number) {
+/** `userId`: a value, or a column of the caller's statement (a batched read's `i.user_id`). */
+export function userPrincipalQuery(userId: number | FragmentSqlToken) {
   return sql.fragment`
     SELECT u.id, u.org_id, u.username, u.role,
            (NOT u.disabled AND (u.org_id IS NULL OR o.deleted_at IS NULL)) AS active,

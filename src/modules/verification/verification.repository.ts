@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { captureHeldUnit, holdUnit, recordFixtureCall, releaseHeldUnit } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
@@ -68,8 +68,11 @@ export function consentValue(c: Consent | null) {
   return sql.fragment`${c === null ? null : JSON.stringify(c)}::jsonb`;
 }
 
-/** An organisation's verification by reference, as a fragment a hot route reads beside its principal. */
-export function verificationOfOrgQuery(referenceId: string, orgId: number | null) {
+/**
+ * An organisation's verification by reference, as a fragment a hot route reads beside its principal;
+ * each argument a value or a column of the caller's statement (the requery's batched read).
+ */
+export function verificationOfOrgQuery(referenceId: string | FragmentSqlToken, orgId: number | null | FragmentSqlToken) {
   return sql.fragment`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} AND org_id = ${orgId}`;
 }
 

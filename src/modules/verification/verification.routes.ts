@@ -72,12 +72,13 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
 
   // The hottest read: the token is checked first, then the principal is read in the row's own
-  // statement (readAlong) and refused exactly as on every other route, then the deny-list and the
-  // rate limits, before anything is answered. Unlike the other routes, a signed token of a refused
+  // statement (alongReader, shared by the requeries that arrive together) and refused exactly as on
+  // every other route, then the deny-list and the rate limits, before anything is answered. Unlike the other routes, a signed token of a refused
   // principal gets its (small) body parsed: the reference is what the statement reads.
+  const readRequery = ctx.alongReader('requery', (ref, org) => verificationOfOrgQuery(ref, org));
   r.post('/verify-nin/requery', ctx.authenticateClaims, ...json, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, req.body);
-    const row = await ctx.readAlong(req, 'requery', verificationOfOrgQuery(reference_id, req.claims!.org));
+    const row = await readRequery(req, reference_id);
     await ctx.enforceRateLimit(req);
     const answer = requeryOf(ctx, principalOf(req), reference_id, verificationOf(row));
     // A read of a stored record is on the trail before the record leaves; no event, no record.
