@@ -23,13 +23,15 @@ export type Alongside = (key: FragmentSqlToken, org: FragmentSqlToken) => Fragme
  * a statement that starts after the request arrived, so nothing about it is cached: a change
  * committed before the request is seen.
  *
+ * Without `alongside`, the principal alone (every other authenticated route: `authenticate`).
+ *
  * The readings of concurrent requests share that statement: while one is under way, the requests
  * that arrive wait and are read together by the next (up to 64, one `unnest` row each), as the
  * audit trail's writer batches its events. One statement for many requests is one round trip, one
  * parse of its answer and one wake-up of a backend for all of them. A failed statement fails every
  * request it read for (each then answers as a database fault does).
  */
-export function alongReader(db: CommonQueryMethods, name: string, alongside: Alongside): (c: TokenClaims, key: string) => Promise<AlongRead> {
+export function alongReader(db: CommonQueryMethods, name: string, alongside: Alongside | null): (c: TokenClaims, key: string) => Promise<AlongRead> {
   type Waiting = { c: TokenClaims; key: string; resolve(r: AlongRead): void; reject(err: unknown): void };
   let waiting: Waiting[] = [];
   let reading = false;
@@ -69,7 +71,7 @@ function settle(w: { c: TokenClaims; resolve(r: AlongRead): void; reject(err: un
 }
 
 /** One statement for the batch, prepared (its text is the same whatever the batch's size). */
-async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongside, batch: readonly { c: TokenClaims; key: string }[]) {
+async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongside | null, batch: readonly { c: TokenClaims; key: string }[]) {
   const subjects = batch.map((w) => subjectOf(w.c));
   const userIds = subjects.map((s) => (s.kind === 'user' ? String(s.userId) : null));
   const clientIds = subjects.map((s) => (s.kind === 'client' ? s.clientId : null));
@@ -84,7 +86,7 @@ async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongs
       ${sql.array(userIds, 'int8')}, ${sql.array(clientIds, 'text')},
       ${sql.array(batch.map((w) => w.key), 'text')}, ${sql.array(batch.map((w) => (w.c.org === null ? null : String(w.c.org))), 'int8')}
     ) WITH ORDINALITY AS i(user_id, client_id, key, org, n)
-    LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true
+    ${alongside ? sql.fragment`LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true` : sql.fragment`, LATERAL (SELECT) a`}
     ORDER BY i.n`);
   if (rows.length !== batch.length) throw new Error(`along: ${batch.length} readings asked, ${rows.length} rows returned`);
   return rows;

@@ -135,7 +135,10 @@ export function createAuthenticator(
   type Done = (err: unknown, user?: unknown, info?: unknown) => void;
   const settle = (done: Done) => (p: object) => ('error' in p ? done(null, false, { message: (p as { error: string }).error, code: (p as { code?: string }).code }) : done(null, p));
   // The token and its user (or API client), read on every request.
-  pp.use('jwt', new JwtStrategy(options, (payload: unknown, done: Done) => void principalFromClaims(db, clock, payload, tokens.ttlSeconds).then(settle(done), (err) => done(err))));
+  // The principals of the requests that arrive together are read by one statement (auth/along.ts).
+  const readPrincipal = alongReader(db, 'principal', null);
+  const principalOfClaims = async (c: TokenClaims) => (await readPrincipal(c, '')).principalRow;
+  pp.use('jwt', new JwtStrategy(options, (payload: unknown, done: Done) => void principalFromClaims(clock, payload, tokens.ttlSeconds, principalOfClaims).then(settle(done), (err) => done(err))));
   // The token alone: the route reads the principal in its own statement (readAlong).
   pp.use('jwt-claims', new JwtStrategy(options, (payload: unknown, done: Done) => settle(done)(claimsOf(clock, payload, tokens.ttlSeconds))));
 

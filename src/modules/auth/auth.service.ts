@@ -11,8 +11,6 @@ import {
   checkClientCredentials,
   clientPrincipalRow,
   effectiveScopes,
-  findClientPrincipal,
-  findPrincipal,
   findUserForLogin,
   principalRow,
 } from '../organisations/index.ts';
@@ -158,15 +156,19 @@ export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalR
 
 /**
  * Called by passport-jwt after the signature, algorithm and issuer have been checked: the user (or
- * API client) is read on every request. The deny-list is asked once the principal is admitted (the
- * middleware), in the same Redis call as the request's rate-limit counts.
+ * API client) is read on every request, by `read` (the requests that arrive together share one
+ * statement, auth/along.ts). The deny-list is asked once the principal is admitted (the middleware),
+ * in the same Redis call as the request's rate-limit counts.
  */
-export async function principalFromClaims(db: DatabasePool, clock: Clock, payload: unknown, maxLifetimeSeconds: number): Promise<Principal | Refusal> {
+export async function principalFromClaims(
+  clock: Clock,
+  payload: unknown,
+  maxLifetimeSeconds: number,
+  read: (c: TokenClaims) => Promise<UserPrincipalRow | ClientPrincipalRow | null>,
+): Promise<Principal | Refusal> {
   const c = claimsOf(clock, payload, maxLifetimeSeconds);
   if ('error' in c) return c;
-  const s = subjectOf(c);
-  const row = s.kind === 'client' ? await findClientPrincipal(db, s.clientId) : await findPrincipal(db, s.userId);
-  return principalOfRow(clock, c, row);
+  return principalOfRow(clock, c, await read(c));
 }
 
 export function requireOrgAdmin(p: Principal): number {

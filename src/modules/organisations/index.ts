@@ -23,7 +23,6 @@ export {
   createOrganisation,
   createUser,
   deleteOrganisation,
-  findPrincipal,
   principalRow,
   userPrincipalQuery,
   findUserById,

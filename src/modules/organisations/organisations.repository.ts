@@ -136,10 +136,6 @@ export function userPrincipalQuery(userId: number | FragmentSqlToken) {
     WHERE u.id = ${userId}`;
 }
 
-/** Prepared: the statement of every request is parsed and planned once per connection. */
-export async function findPrincipal(db: CommonQueryMethods, userId: number) {
-  return db.maybeOne(sql.prepared('user_principal', principalRow)`${userPrincipalQuery(userId)}`);
-}
 
 const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number(), retired: z.boolean() });
 

@@ -7,7 +7,7 @@ import * as repo from './organisations.repository.ts';
 import { createOrganisationInput, createUserInput, type CreateOrganisationInput, type CreateUserInput, type OrganisationRow } from './organisations.schemas.ts';
 
 export type { OrganisationRow };
-export { addLifetimeUnits, findPrincipal, findUserById, findUserForLogin, principalRow, userPrincipalQuery } from './organisations.repository.ts';
+export { addLifetimeUnits, findUserById, findUserForLogin, principalRow, userPrincipalQuery } from './organisations.repository.ts';
 
 export type OrgDefaults = { unitCostKobo: number; minTopupUnits: number };
 
