@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { clientPrincipalQuery, clientPrincipalRow, principalRow, userPrincipalQuery } from '../organisations/index.ts';
@@ -6,13 +7,19 @@ import { subjectOf } from './auth.service.ts';
 
 const batchRow = z.object({ n: z.coerce.number(), principal: z.unknown() }).loose();
 const MAX_BATCH = 64;
+// One statement under way per reader, so that the requests arriving meanwhile share the next; one
+// that is still under way after SLOW_MS (a connection lost without a reset, a database that stopped
+// answering) no longer holds the others back: another starts beside it, up to MAX_IN_FLIGHT.
+const SLOW_MS = 100;
+const MAX_IN_FLIGHT = 4;
 
 export type PrincipalRow = z.infer<typeof principalRow> | z.infer<typeof clientPrincipalRow>;
 export type AlongRead = { row: Record<string, unknown>; principalRow: PrincipalRow | null };
 
 /**
  * A route's one-row query, given as SQL over the reading's key and the token's organisation (`i.key`,
- * `i.org`): it must return at most one row, whose columns come back beside the principal's.
+ * `i.org`): it must return at most one row, whose columns come back beside the principal's (columns
+ * named `n` or `principal` are the reader's own).
  */
 export type Alongside = (key: FragmentSqlToken, org: FragmentSqlToken) => FragmentSqlToken;
 
@@ -29,36 +36,51 @@ export type Alongside = (key: FragmentSqlToken, org: FragmentSqlToken) => Fragme
  * that arrive wait and are read together by the next (up to 64, one `unnest` row each), as the
  * audit trail's writer batches its events. One statement for many requests is one round trip, one
  * parse of its answer and one wake-up of a backend for all of them. A failed statement fails every
- * request it read for (each then answers as a database fault does).
+ * request it read for (each then answers as a database fault does: 503 or 500).
  */
 export function alongReader(db: CommonQueryMethods, name: string, alongside: Alongside | null): (c: TokenClaims, key: string) => Promise<AlongRead> {
   type Waiting = { c: TokenClaims; key: string; resolve(r: AlongRead): void; reject(err: unknown): void };
-  let waiting: Waiting[] = [];
-  let reading = false;
-  const drain = async () => {
-    reading = true;
-    while (waiting.length > 0) {
-      const batch = waiting.slice(0, MAX_BATCH);
-      waiting = waiting.slice(batch.length);
-      try {
-        const rows = await readBatch(db, name, alongside, batch);
-        batch.forEach((w, i) => settle(w, rows[i]));
-      } catch (err) {
-        for (const w of batch) w.reject(err);
+  const waiting: Waiting[] = [];
+  let inFlight = 0;
+  // The statements run in the reader's own async context, not in that of the request that happened
+  // to start them (slonik refuses a pool query made inside a transaction's context).
+  const inOwnContext = AsyncLocalStorage.snapshot();
+  const start = () => {
+    inFlight++;
+    inOwnContext(() => void run());
+  };
+  const run = async () => {
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting.splice(0, MAX_BATCH);
+        const slow = setTimeout(() => {
+          if (waiting.length > 0 && inFlight < MAX_IN_FLIGHT) start();
+        }, SLOW_MS);
+        slow.unref();
+        try {
+          const rows = await readBatch(db, name, alongside, batch);
+          batch.forEach((w, i) => settle(w, rows[i], i));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        } finally {
+          clearTimeout(slow);
+        }
       }
+    } finally {
+      inFlight--;
     }
-    reading = false;
   };
   return (c, key) =>
     new Promise<AlongRead>((resolve, reject) => {
       waiting.push({ c, key, resolve, reject });
-      if (!reading) void drain();
+      if (inFlight === 0) start();
     });
 }
 
-function settle(w: { c: TokenClaims; resolve(r: AlongRead): void; reject(err: unknown): void }, row: Record<string, unknown> | undefined) {
+function settle(w: { c: TokenClaims; resolve(r: AlongRead): void; reject(err: unknown): void }, row: Record<string, unknown> | undefined, i: number) {
   try {
-    if (!row) throw new Error('along: the statement returned fewer rows than it was asked for');
+    // Each row names the reading it answers (its place in the batch, from 1).
+    if (!row || Number(row.n) !== i + 1) throw new Error('along: the statement did not answer the readings in order');
     const { n: _, principal: json, ...rest } = row;
     if (json === null) return w.resolve({ row: rest, principalRow: null });
     // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
@@ -76,12 +98,12 @@ async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongs
   const userIds = subjects.map((s) => (s.kind === 'user' ? String(s.userId) : null));
   const clientIds = subjects.map((s) => (s.kind === 'client' ? s.clientId : null));
   const rows = await db.any(sql.prepared(`${name}_along`, batchRow)`
-    SELECT i.n,
+    SELECT a.*,
+           i.n,
            CASE WHEN i.user_id IS NOT NULL
              THEN (SELECT row_to_json(p) FROM (${userPrincipalQuery(sql.fragment`i.user_id`)}) p)
              ELSE (SELECT row_to_json(p) FROM (${clientPrincipalQuery(sql.fragment`i.client_id`)}) p)
-           END AS principal,
-           a.*
+           END AS principal
     FROM unnest(
       ${sql.array(userIds, 'int8')}, ${sql.array(clientIds, 'text')},
       ${sql.array(batch.map((w) => w.key), 'text')}, ${sql.array(batch.map((w) => (w.c.org === null ? null : String(w.c.org))), 'int8')}

@@ -139,7 +139,7 @@ export function createAuthenticator(
   const readPrincipal = alongReader(db, 'principal', null);
   const principalOfClaims = async (c: TokenClaims) => (await readPrincipal(c, '')).principalRow;
   pp.use('jwt', new JwtStrategy(options, (payload: unknown, done: Done) => void principalFromClaims(clock, payload, tokens.ttlSeconds, principalOfClaims).then(settle(done), (err) => done(err))));
-  // The token alone: the route reads the principal in its own statement (readAlong).
+  // The token alone: the route reads the principal in its own statement (alongReader).
   pp.use('jwt-claims', new JwtStrategy(options, (payload: unknown, done: Done) => settle(done)(claimsOf(clock, payload, tokens.ttlSeconds))));
 
   /** After the principal is admitted: the deny-list (and the counts), then the principal is the request's. */
