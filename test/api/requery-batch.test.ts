@@ -116,6 +116,9 @@ describe('Batched requery reads', () => {
     const hung = read(memberA, '');
     expect((await read(memberB, '')).principalRow).toMatchObject({ org_id: b.orgId });
     expect(statements).toBe(2);
+    // The statement beside it has ended; a reading that arrives now, while the first still hangs, starts another.
+    expect((await read(memberA, '')).principalRow).toMatchObject({ org_id: a.orgId });
+    expect(statements).toBe(3);
     release();
     expect((await hung).principalRow).toMatchObject({ org_id: a.orgId });
   });

@@ -42,6 +42,10 @@ export function alongReader(db: CommonQueryMethods, name: string, alongside: Alo
   type Waiting = { c: TokenClaims; key: string; resolve(r: AlongRead): void; reject(err: unknown): void };
   const waiting: Waiting[] = [];
   let inFlight = 0;
+  // Of those, the ones whose statement has been under way longer than SLOW_MS.
+  let slow = 0;
+  // A new statement may start when none is under way, or when every one under way is slow.
+  const mayStart = () => inFlight === slow && inFlight < MAX_IN_FLIGHT;
   // The statements run in the reader's own async context, not in that of the request that happened
   // to start them (slonik refuses a pool query made inside a transaction's context).
   const inOwnContext = AsyncLocalStorage.snapshot();
@@ -53,17 +57,21 @@ export function alongReader(db: CommonQueryMethods, name: string, alongside: Alo
     try {
       while (waiting.length > 0) {
         const batch = waiting.splice(0, MAX_BATCH);
-        const slow = setTimeout(() => {
-          if (waiting.length > 0 && inFlight < MAX_IN_FLIGHT) start();
+        let late = false;
+        const timer = setTimeout(() => {
+          late = true;
+          slow++;
+          if (waiting.length > 0 && mayStart()) start();
         }, SLOW_MS);
-        slow.unref();
+        timer.unref();
         try {
           const rows = await readBatch(db, name, alongside, batch);
           batch.forEach((w, i) => settle(w, rows[i], i));
         } catch (err) {
           for (const w of batch) w.reject(err);
         } finally {
-          clearTimeout(slow);
+          clearTimeout(timer);
+          if (late) slow--;
         }
       }
     } finally {
@@ -73,7 +81,7 @@ export function alongReader(db: CommonQueryMethods, name: string, alongside: Alo
   return (c, key) =>
     new Promise<AlongRead>((resolve, reject) => {
       waiting.push({ c, key, resolve, reject });
-      if (inFlight === 0) start();
+      if (mayStart()) start();
     });
 }
 
