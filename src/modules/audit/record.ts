@@ -3,6 +3,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { CanonicalFields } from './canonical.ts';
 import { actorOf, type AuditAction, type AuditActor } from './actions.ts';
 import { insertEvents } from './audit.repository.ts';
+import { batcher } from '../../lib/batch.ts';
 
 export type AuditEvent = {
   orgId: number | null;
@@ -48,35 +49,14 @@ const writers = new WeakMap<DatabasePool, (e: CanonicalFields) => Promise<number
 const MAX_BATCH = 200;
 
 /**
- * Events written outside a transaction go through one writer per pool: while a write is under way,
- * the events that arrive wait and are written together by the next statement. Every write holds the
- * chain head until its COMMIT (a disk flush), so one COMMIT for many events is what keeps the trail
- * from capping the requests that record one (requeries, slips, sign-ins). A failed batch of several
- * is written again one event at a time, so one event's fault is its own caller's alone.
+ * Events written outside a transaction go through one writer per pool (lib/batch.ts): while a write
+ * is under way, the events that arrive wait and are written together by the next statement. Every
+ * write holds the chain head until its COMMIT (a disk flush), so one COMMIT for many events is what
+ * keeps the trail from capping the requests that record one (requeries, slips, sign-ins). A failed
+ * batch of several is written again one event at a time, so one event's fault is its own caller's alone.
  */
 function batchWriter(db: DatabasePool): (e: CanonicalFields) => Promise<number> {
-  let waiting: { e: CanonicalFields; resolve(id: number): void; reject(err: unknown): void }[] = [];
-  let writing = false;
-  const drain = async () => {
-    writing = true;
-    while (waiting.length > 0) {
-      const batch = waiting.slice(0, MAX_BATCH);
-      waiting = waiting.slice(batch.length);
-      try {
-        const ids = await insertEvents(db, batch.map((b) => b.e));
-        batch.forEach((b, i) => b.resolve(ids[i]!));
-      } catch (err) {
-        if (batch.length === 1) batch[0]!.reject(err);
-        else for (const b of batch) await insertEvents(db, [b.e]).then((ids) => b.resolve(ids[0]!), b.reject);
-      }
-    }
-    writing = false;
-  };
-  return (e) =>
-    new Promise<number>((resolve, reject) => {
-      waiting.push({ e, resolve, reject });
-      if (!writing) void drain();
-    });
+  return batcher({ maxBatch: MAX_BATCH, retryOneByOne: true, run: (events: CanonicalFields[]) => insertEvents(db, events) });
 }
 
 /** Organisation, actor, request id and source address of an authenticated request. */

@@ -1,17 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { batcher } from '../../lib/batch.ts';
 import { clientPrincipalQuery, clientPrincipalRow, principalRow, userPrincipalQuery } from '../organisations/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
 import { subjectOf } from './auth.service.ts';
 
 const batchRow = z.object({ n: z.coerce.number(), principal: z.unknown() }).loose();
 const MAX_BATCH = 64;
-// One statement under way per reader, so that the requests arriving meanwhile share the next; one
-// that is still under way after SLOW_MS (a connection lost without a reset, a database that stopped
-// answering) no longer holds the others back: another starts beside it, up to MAX_IN_FLIGHT.
-const SLOW_MS = 100;
-const MAX_IN_FLIGHT = 4;
 
 export type PrincipalRow = z.infer<typeof principalRow> | z.infer<typeof clientPrincipalRow>;
 export type AlongRead = { row: Record<string, unknown>; principalRow: PrincipalRow | null };
@@ -32,76 +27,28 @@ export type Alongside = (key: FragmentSqlToken, org: FragmentSqlToken) => Fragme
  *
  * Without `alongside`, the principal alone (every other authenticated route: `authenticate`).
  *
- * The readings of concurrent requests share that statement: while one is under way, the requests
- * that arrive wait and are read together by the next (up to 64, one `unnest` row each), as the
- * audit trail's writer batches its events. One statement for many requests is one round trip, one
- * parse of its answer and one wake-up of a backend for all of them. A failed statement fails every
+ * The readings of concurrent requests share that statement (lib/batch.ts, as the audit trail's
+ * writer shares its appends): up to 64, one `unnest` row each. A failed statement fails every
  * request it read for (each then answers as a database fault does: 503 or 500).
  */
 export function alongReader(db: CommonQueryMethods, name: string, alongside: Alongside | null): (c: TokenClaims, key: string) => Promise<AlongRead> {
-  type Waiting = { c: TokenClaims; key: string; resolve(r: AlongRead): void; reject(err: unknown): void };
-  const waiting: Waiting[] = [];
-  let inFlight = 0;
-  // Of those, the ones whose statement has been under way longer than SLOW_MS.
-  let slow = 0;
-  // A new statement may start when none is under way, or when every one under way is slow.
-  const mayStart = () => inFlight === slow && inFlight < MAX_IN_FLIGHT;
-  // The statements run in the reader's own async context, not in that of the request that happened
-  // to start them (slonik refuses a pool query made inside a transaction's context).
-  const inOwnContext = AsyncLocalStorage.snapshot();
-  const start = () => {
-    inFlight++;
-    inOwnContext(() => void run());
-  };
-  const run = async () => {
-    try {
-      while (waiting.length > 0) {
-        const batch = waiting.splice(0, MAX_BATCH);
-        let late = false;
-        const timer = setTimeout(() => {
-          late = true;
-          slow++;
-          if (waiting.length > 0 && mayStart()) start();
-        }, SLOW_MS);
-        timer.unref();
-        try {
-          const rows = await readBatch(db, name, alongside, batch);
-          batch.forEach((w, i) => settle(w, rows[i], i));
-        } catch (err) {
-          for (const w of batch) w.reject(err);
-        } finally {
-          clearTimeout(timer);
-          if (late) slow--;
-        }
-      }
-    } finally {
-      inFlight--;
-    }
-  };
-  return (c, key) =>
-    new Promise<AlongRead>((resolve, reject) => {
-      waiting.push({ c, key, resolve, reject });
-      if (mayStart()) start();
-    });
+  const read = batcher({ maxBatch: MAX_BATCH, run: (batch: Reading[]) => readBatch(db, name, alongside, batch) });
+  return async (c, key) => readOf(c, await read({ c, key }));
 }
 
-function settle(w: { c: TokenClaims; resolve(r: AlongRead): void; reject(err: unknown): void }, row: Record<string, unknown> | undefined, i: number) {
-  try {
-    // Each row names the reading it answers (its place in the batch, from 1).
-    if (!row || Number(row.n) !== i + 1) throw new Error('along: the statement did not answer the readings in order');
-    const { n: _, principal: json, ...rest } = row;
-    if (json === null) return w.resolve({ row: rest, principalRow: null });
-    // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
-    const parsed = subjectOf(w.c).kind === 'client' ? clientPrincipalRow.safeParse(json) : principalRow.safeParse(json);
-    if (!parsed.success) throw new Error('along: the principal row does not match its schema');
-    w.resolve({ row: rest, principalRow: parsed.data });
-  } catch (err) {
-    w.reject(err);
-  }
+type Reading = { c: TokenClaims; key: string };
+
+function readOf(c: TokenClaims, row: Record<string, unknown>): AlongRead {
+  const { n: _, principal: json, ...rest } = row;
+  if (json === null) return { row: rest, principalRow: null };
+  // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
+  const parsed = subjectOf(c).kind === 'client' ? clientPrincipalRow.safeParse(json) : principalRow.safeParse(json);
+  if (!parsed.success) throw new Error('along: the principal row does not match its schema');
+  return { row: rest, principalRow: parsed.data };
 }
 
 /** One statement for the batch, prepared (its text is the same whatever the batch's size). */
-async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongside | null, batch: readonly { c: TokenClaims; key: string }[]) {
+async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongside | null, batch: readonly Reading[]) {
   const subjects = batch.map((w) => subjectOf(w.c));
   const userIds = subjects.map((s) => (s.kind === 'user' ? String(s.userId) : null));
   const clientIds = subjects.map((s) => (s.kind === 'client' ? s.clientId : null));
@@ -118,6 +65,7 @@ async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongs
     ) WITH ORDINALITY AS i(user_id, client_id, key, org, n)
     ${alongside ? sql.fragment`LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true` : sql.fragment`, LATERAL (SELECT) a`}
     ORDER BY i.n`);
-  if (rows.length !== batch.length) throw new Error(`along: ${batch.length} readings asked, ${rows.length} rows returned`);
+  // Each row names the reading it answers (its place in the batch, from 1).
+  if (rows.length !== batch.length || rows.some((r, i) => Number(r.n) !== i + 1)) throw new Error('along: the statement did not answer the readings in order');
   return rows;
 }
