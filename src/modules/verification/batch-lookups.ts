@@ -7,7 +7,7 @@ import type { FairShare } from '../../lib/fair-share.ts';
 import { enqueueBackgroundLookup } from './background.ts';
 import { subjectOfQuery } from './subject.ts';
 import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
-import { holdUnit, recordFixtureCall } from '../wallet/index.ts';
+import { holdUnit, recordFixtureCalls } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
 import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
 import type { PersonRecord } from './person.ts';
@@ -130,16 +130,14 @@ export async function recordBatchFixture(deps: Deps, l: BatchLookupStart): Promi
   const code = fixture.kind === 'not_found' ? (fixture.refusal ?? null) : null;
   const details = { fixture: true, outcome: fixture.kind, mode: l.query.mode, reason: l.query.reason, batch_id: l.batchId };
   try {
-    await recordFixtureCall(deps.db, {
-      orgId: l.orgId,
-      details,
-      record: sql.fragment`
+    await recordFixtureCalls(deps.db, {
+      records: sql.fragment`
         INSERT INTO verifications
           (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id, batch_lookup)
         VALUES (${ref}, ${l.orgId}, ${l.userId}, ${l.apiClientId}, ${l.query.mode}, ${l.query.reason}, true, ${fixture.kind}, ${code}, false, ${consentValue(l.consent)},
                 ${sql.binary(q.data)}, ${record ? sql.binary(record) : null}, ${q.keyId}, ${subjectValue(deps.config, l.query)}, ${l.requestId}, ${sql.timestamp(l.now)}, ${sql.timestamp(l.now)},
                 ${sql.timestamp(expiresAt(deps.config, l.now))}, 'batch', ${l.batchId}, ${l.lookupIdx})
-        RETURNING reference_id`,
+        RETURNING reference_id, org_id, ${sql.jsonb(details)} AS details`,
     });
   } catch (err) {
     if (!(err instanceof UniqueIntegrityConstraintViolationError)) throw err;

@@ -4,9 +4,9 @@ import type { Answer } from './answer.ts';
 import type { FixtureOutcome } from './fixtures.ts';
 import { compareClaims } from './match.ts';
 import * as idem from './idempotency.ts';
+import { writeFixture, type FixtureRow } from './fixture-rows.ts';
 import { expiresAt, newReferenceId, type Run, type VerifyDeps } from './run.ts';
 import { subjectOfQuery } from './subject.ts';
-import * as repo from './verification.repository.ts';
 import { storedQueryOf, vninRefused } from './vnin.ts';
 
 /** Reserved test-mode NINs and vNINs: no upstream call, no debit, a zero ledger line. */
@@ -28,17 +28,15 @@ export async function recordFixture(deps: VerifyDeps, run: Run, fixture: Fixture
   const kept = fixture.kind !== 'found' ? null : run.query.mode === 'match' ? compareClaims(run.query, fixture.record) : fixture.record;
   const recordEnc = kept ? sealJson(ring, kept, ref).data : null;
   const outcome = fixture.kind;
-  const row = {
+  const row: FixtureRow = {
     referenceId: ref,
     orgId: run.orgId,
     userId: run.userId,
     apiClientId: run.apiClientId,
     mode,
     reason: run.query.reason,
-    fixture: true,
     status: outcome,
-    failureCode: fixture.kind === 'not_found' ? fixture.refusal : undefined,
-    holdsUnit: false,
+    failureCode: fixture.kind === 'not_found' ? (fixture.refusal ?? null) : null,
     queryEnc: queryEnc.data,
     recordEnc,
     consent: run.consent,
@@ -49,17 +47,16 @@ export async function recordFixture(deps: VerifyDeps, run: Run, fixture: Fixture
     expiresAt: expiresAt(deps.config, now),
     delivery,
   };
-  const details = { fixture: true, outcome, mode, reason: run.query.reason };
-  // The row and its ledger line are one autocommit statement; an Idempotency-Key is bound to the
-  // same reference in the same transaction.
+  // The row and its ledger line are one autocommit statement, shared with the fixture calls that
+  // arrive beside it; an Idempotency-Key is bound to the same reference in the row's own transaction.
   const claim = run.claim;
   if (claim) {
     await deps.db.transaction(async (tx) => {
-      await repo.insertFixtureWithLedgerLine(tx, row, details);
+      await writeFixture(tx, row, { inTransaction: true });
       await idem.linkKey(tx, claim, ref);
     });
   } else {
-    await repo.insertFixtureWithLedgerLine(deps.db, row, details);
+    await writeFixture(deps.db, row, { inTransaction: false });
   }
   deps.metrics.verifications.inc({ mode, outcome: `fixture_${outcome}` });
   return { ref, kept };

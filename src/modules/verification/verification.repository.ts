@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import { captureHeldUnit, holdUnit, recordFixtureCall, releaseHeldUnit } from '../wallet/index.ts';
+import { captureHeldUnit, holdUnit, releaseHeldUnit } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
 import {
   idempotencyRow,
@@ -14,7 +14,7 @@ import {
 const columns = sql.fragment`
   reference_id, org_id, mode, reason, fixture, status, query_enc, record_enc, key_id, failure_code, consent, created_at, expires_at, delivery`;
 
-type NewVerification = {
+export type NewVerification = {
   referenceId: string;
   orgId: number;
   /** Who asked: a user, or (userId null) an API client. */
@@ -36,19 +36,13 @@ type NewVerification = {
   batchId?: string | null;
 };
 
-type DecidedVerification = NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string };
+export type DecidedVerification = NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string };
 
 const binaryOrNull = (b: Buffer | null) => (b ? sql.binary(b) : null);
 
 /** A verification decided on the spot (a circuit open): no unit is held. */
 export async function insertVerification(db: CommonQueryMethods, v: DecidedVerification): Promise<void> {
   await db.query(sql.unsafe`${decidedInsert(v)}`);
-}
-
-/** A fixture verification and its zero ledger line, in one statement (the wallet module writes the line). */
-export async function insertFixtureWithLedgerLine(db: CommonQueryMethods, v: DecidedVerification, details: Record<string, unknown>): Promise<void> {
-  // Prepared: decidedInsert's text is the same whatever the values (see below).
-  await recordFixtureCall(db, { orgId: v.orgId, record: sql.fragment`${decidedInsert(v)} RETURNING reference_id`, details, statement: 'fixture_verification' });
 }
 
 /** One text for every verification (casts rather than SQL NULLs), so the statement can be prepared. */

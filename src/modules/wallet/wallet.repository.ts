@@ -12,22 +12,25 @@ export async function getBalance(db: CommonQueryMethods, orgId: number) {
   return db.maybeOne(sql.type(balanceRow)`SELECT units, reserved FROM wallets WHERE org_id = ${orgId}`);
 }
 
+const fixtureLine = z.object({ reference: z.string(), transaction_id: z.coerce.number() });
+
 /**
- * Fixture calls leave the balance alone: the ledger line reads the balance without locking the row.
- * `record` is the verification's own INSERT ... RETURNING reference_id; it and the ledger line are
- * one statement (one round trip, atomic without a transaction). A missing wallet makes the ledger
- * line's NOT NULL balance fail, and with it the whole statement.
+ * Fixture calls leave the balance alone: each ledger line reads the balance without locking the row.
+ * `records` is the verifications' own INSERT ... RETURNING reference_id, org_id, details (jsonb):
+ * the rows and their lines are one statement (one round trip, atomic without a transaction), one
+ * zero line per row, however many rows it writes. A missing wallet makes its line's NOT NULL
+ * balance fail, and with it the whole statement. `statement`: a name to prepare it under, when
+ * `records` has one text whatever its values. Resolves to each line's reference and id.
  */
-/** `statement`: a name to prepare it under, when the caller's `record` has one text whatever its values. */
-export async function recordFixtureCall(db: CommonQueryMethods, m: { orgId: number; record: FragmentSqlToken; details: Record<string, unknown>; statement?: string }) {
-  return db.one((m.statement ? sql.prepared(m.statement, movedRow) : sql.type(movedRow))`
+export async function recordFixtureCalls(db: CommonQueryMethods, m: { records: FragmentSqlToken; statement?: string }) {
+  return db.any((m.statement ? sql.prepared(m.statement, fixtureLine) : sql.type(fixtureLine))`
     WITH v AS (
-      ${m.record}
+      ${m.records}
     )
     INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
-    SELECT ${m.orgId}, 'fixture_verification', 0, 0, w.units, w.units, ${sql.jsonb({ ...m.details, fixture: true } as never)}, v.reference_id
-    FROM v LEFT JOIN wallets w ON w.org_id = ${m.orgId}
-    RETURNING units_before, units_after, id AS transaction_id`);
+    SELECT v.org_id, 'fixture_verification', 0, 0, w.units, w.units, v.details || '{"fixture": true}'::jsonb, v.reference_id
+    FROM v LEFT JOIN wallets w ON w.org_id = v.org_id
+    RETURNING reference, id AS transaction_id`);
 }
 
 /** Adds units (top-up credit or operator adjustment) with its ledger line, in one statement. */

@@ -4,7 +4,7 @@ import { recordAudit, type AuditActor } from '../audit/index.ts';
 import * as repo from './wallet.repository.ts';
 
 export type { WalletTransaction } from './wallet.repository.ts';
-export { recordFixtureCall, addUnits, getBalance, listTransactions, findLedgerMismatches, findReservedMismatches, countWallets } from './wallet.repository.ts';
+export { recordFixtureCalls, addUnits, getBalance, listTransactions, findLedgerMismatches, findReservedMismatches, countWallets } from './wallet.repository.ts';
 
 /**
  * Operator adjustment, recorded as a ledger line and a `wallet.adjusted` event in one transaction;
