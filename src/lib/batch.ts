@@ -4,8 +4,12 @@ export type BatchOptions<I, O> = {
   /** One statement for the batch: one result per item, in the items' order. */
   run(items: I[]): Promise<readonly O[]>;
   maxBatch: number;
-  /** A failed batch of several is run again one item at a time, so one item's fault is its own caller's alone. */
-  retryOneByOne?: boolean;
+  /**
+   * Which failures of a batch of several may be one item's fault: those run the items again, each
+   * alone and all at once, so that fault is its own caller's alone. Only for failures that
+   * committed nothing (a retry of a batch that did commit would write its items twice).
+   */
+  retryOneByOne?: (err: unknown) => boolean;
 };
 
 // One statement under way per batcher, so that the items arriving meanwhile share the next; one that
@@ -41,8 +45,8 @@ export function batcher<I, O>(o: BatchOptions<I, O>): (item: I) => Promise<O> {
       if (results.length !== batch.length) throw new Error(`batch: ${batch.length} items run, ${results.length} results`);
       batch.forEach((w, i) => w.resolve(results[i]!));
     } catch (err) {
-      if (!o.retryOneByOne || batch.length === 1) for (const w of batch) w.reject(err);
-      else for (const w of batch) await runBatch([w]);
+      if (batch.length === 1 || !o.retryOneByOne?.(err)) for (const w of batch) w.reject(err);
+      else await Promise.all(batch.map((w) => runBatch([w])));
     }
   };
   const drain = async () => {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createPool, SchemaValidationError, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
+import { createPool, SchemaValidationError, type CommonQueryMethods, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
 
 export type { DatabasePool };
 export type { DatabaseTransactionConnection, CommonQueryMethods } from 'slonik';
@@ -73,4 +73,27 @@ export async function ensureDatabase(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The SQLSTATE of a PostgreSQL error, wherever slonik wrapped it. */
+export function postgresCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/**
+ * A statement PostgreSQL refused for the values it was given (SQLSTATE class 22, a data exception,
+ * or 23, an integrity constraint): it was rolled back, so nothing of it was committed. Any other
+ * failure (a lost connection, a timeout) may have come after the COMMIT.
+ */
+export function refusedForItsValues(err: unknown): boolean {
+  const code = postgresCode(err);
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/** A pool, not a transaction or a checked-out connection (those have an id; only a pool has `connect`). */
+export function isPool(db: CommonQueryMethods): db is DatabasePool {
+  return 'connect' in db && !('transactionId' in db);
 }

@@ -4,6 +4,7 @@ import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionE
 import { z } from 'zod';
 import { AppError, describe } from './errors.ts';
 import type { Logger } from './logger.ts';
+import { postgresCode } from './db.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
@@ -141,12 +142,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-function postgresCode(err: unknown): string | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
-  }
-  return undefined;
-}
 
 /** Redis or PostgreSQL out of reach: the caller should retry later, nothing was done. */
 export function isUnavailable(err: unknown): boolean {

@@ -98,35 +98,109 @@ describe('Fixture calls written together', () => {
     expect(balances).toEqual(a.orgId < b.orgId ? [5, 7] : [7, 5]);
   });
 
-  it('When ten writes are asked at once and one names an organisation that does not exist, then two statements write them, the nine that waited are written again one by one, and only that one fails', async () => {
-    let statements = 0;
-    const counted = { any: (...args: Parameters<CommonQueryMethods['any']>) => (statements++, stack.db.any(...args)) } as unknown as DatabasePool;
-    const now = new Date();
-    const row = (orgId: number): FixtureRow => ({
-      referenceId: newReferenceId(),
-      orgId,
-      userId: null,
-      apiClientId: null,
-      mode: 'nin',
-      reason: 'corporate',
-      status: 'found',
-      failureCode: null,
-      queryEnc: randomBytes(48),
-      recordEnc: randomBytes(300),
-      consent: null,
-      keyId: 'k1',
-      subjectHash: randomBytes(32),
-      requestId: null,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + 86_400_000),
+  /** The pool, counting its statements; `after`: what happens once a statement has run (and committed). */
+  const counted = (after: (n: number) => void = () => undefined) => {
+    const c = { statements: 0, db: undefined as unknown as DatabasePool };
+    c.db = {
+      connect: stack.db.connect,
+      any: async (...args: Parameters<CommonQueryMethods['any']>) => {
+        const n = ++c.statements;
+        const rows = await stack.db.any(...args);
+        after(n);
+        return rows;
+      },
+    } as unknown as DatabasePool;
+    return c;
+  };
+  const now = new Date('2026-11-25T10:11:12.345Z');
+  const row = (orgId: number, o: Partial<FixtureRow> = {}): FixtureRow => ({
+    referenceId: newReferenceId(),
+    orgId,
+    userId: null,
+    apiClientId: null,
+    mode: 'nin',
+    reason: 'corporate',
+    status: 'found',
+    failureCode: null,
+    queryEnc: randomBytes(48),
+    recordEnc: randomBytes(300),
+    consent: null,
+    keyId: 'k1',
+    subjectHash: randomBytes(32),
+    requestId: null,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + 86_400_000),
+    ...o,
+  });
+  const clientOfA = () => stack.db.oneFirst(sql.type(z.object({ id: z.coerce.number() }))`SELECT id FROM api_clients WHERE org_id = ${a.orgId} LIMIT 1`);
+
+  it('When rows of every shape are written by one statement, then each column and each ledger line holds exactly its own values', async () => {
+    const counter = counted();
+    const clientId = await clientOfA();
+    const memberId = (await stack.api('GET', '/v1/me', { token: b.member.token })).body.id as number;
+    const consent = { obtained_at: '2026-11-25T09:00:00Z', channel: 'web' as const, notice_version: 'v3' };
+    const rows: FixtureRow[] = [
+      row(a.orgId, { apiClientId: clientId }),
+      row(b.orgId, { userId: memberId, mode: 'vnin', reason: 'kyc', status: 'not_found', failureCode: 'vnin_used', recordEnc: null, subjectHash: null, consent, requestId: 'req-2', delivery: 'async', keyId: 'k2' }),
+      row(a.orgId, { apiClientId: clientId, mode: 'match', reason: 'employment', requestId: 'req-3', createdAt: new Date('2026-11-25T10:11:13.001Z'), expiresAt: new Date('2027-02-23T10:11:13.001Z') }),
+    ];
+    // The first is written alone, the two that waited together.
+    await Promise.all(rows.map((r) => writeFixture(counter.db, r)));
+    expect(counter.statements).toBe(2);
+    const stored = z.object({
+      reference_id: z.string(), org_id: z.coerce.number(), user_id: z.coerce.number().nullable(), api_client_id: z.coerce.number().nullable(),
+      mode: z.string(), reason: z.string(), fixture: z.boolean(), status: z.string(), failure_code: z.string().nullable(), holds_unit: z.boolean(),
+      consent: z.unknown(), query_enc: z.instanceof(Buffer).nullable(), record_enc: z.instanceof(Buffer).nullable(), key_id: z.string().nullable(),
+      subject_hash: z.instanceof(Buffer).nullable(), request_id: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable(),
+      expires_at: z.string(), delivery: z.string(), batch_id: z.string().nullable(),
+      line: z.object({ org_id: z.number(), kind: z.string(), amount: z.number(), units_delta: z.number(), details: z.record(z.string(), z.unknown()) }),
     });
-    const clientId = await stack.db.oneFirst(sql.type(z.object({ id: z.coerce.number() }))`SELECT id FROM api_clients WHERE org_id = ${a.orgId} LIMIT 1`);
-    const rows = Array.from({ length: 10 }, (_, i) => ({ ...row(i === 5 ? 999_999_999 : i % 2 ? a.orgId : b.orgId), apiClientId: clientId }));
-    const settled = await Promise.allSettled(rows.map((r) => writeFixture(counted, r, { inTransaction: false })));
+    const kept = await stack.db.any(sql.type(stored)`
+      SELECT v.reference_id, v.org_id, v.user_id, v.api_client_id, v.mode, v.reason, v.fixture, v.status, v.failure_code, v.holds_unit, v.consent,
+             v.query_enc, v.record_enc, v.key_id, v.subject_hash, v.request_id,
+             to_char(v.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+             to_char(v.completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS completed_at,
+             to_char(v.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at, v.delivery, v.batch_id,
+             (SELECT json_build_object('org_id', t.org_id, 'kind', t.kind, 'amount', t.amount, 'units_delta', t.units_delta, 'details', t.details)
+              FROM wallet_transactions t WHERE t.reference = v.reference_id) AS line
+      FROM verifications v WHERE v.reference_id = ANY(${sql.array(rows.map((r) => r.referenceId), 'text')})`);
+    expect(kept).toHaveLength(3);
+    for (const r of rows) {
+      const k = kept.find((x) => x.reference_id === r.referenceId)!;
+      expect(k).toEqual({
+        reference_id: r.referenceId, org_id: r.orgId, user_id: r.userId, api_client_id: r.apiClientId, mode: r.mode, reason: r.reason,
+        fixture: true, status: r.status, failure_code: r.failureCode, holds_unit: false, consent: r.consent,
+        query_enc: r.queryEnc, record_enc: r.recordEnc, key_id: r.keyId, subject_hash: r.subjectHash, request_id: r.requestId,
+        created_at: r.createdAt.toISOString(), completed_at: r.createdAt.toISOString(), expires_at: r.expiresAt.toISOString(),
+        delivery: r.delivery ?? 'sync', batch_id: null,
+        line: { org_id: r.orgId, kind: 'fixture_verification', amount: 0, units_delta: 0, details: { fixture: true, outcome: r.status, mode: r.mode, reason: r.reason } },
+      });
+    }
+  });
+
+  it('When ten writes are asked at once and one names an organisation that does not exist, then two statements write them, the nine that waited are written again each alone, and only that one fails', async () => {
+    const counter = counted();
+    const clientId = await clientOfA();
+    const rows = Array.from({ length: 10 }, (_, i) => row(i === 5 ? 999_999_999 : i % 2 ? a.orgId : b.orgId, { apiClientId: clientId }));
+    const settled = await Promise.allSettled(rows.map((r) => writeFixture(counter.db, r)));
     expect(settled.map((s) => s.status)).toEqual(rows.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')));
-    expect(statements).toBe(2 + 9);
+    expect(counter.statements).toBe(2 + 9);
     const kept = await rowsOf(rows.map((r) => r.referenceId));
     expect(kept.map((k) => k.reference_id).sort()).toEqual(rows.filter((_, i) => i !== 5).map((r) => r.referenceId).sort());
     for (const k of kept) expect([k.lines, k.line_org]).toEqual([1, k.org_id]);
+  });
+
+  it('When the connection is lost after a statement of several committed, then its callers fail (503-worthy), nothing is written again, and each row is there once', async () => {
+    const counter = counted((n) => {
+      if (n === 2) throw new Error('Connection terminated unexpectedly');
+    });
+    const clientId = await clientOfA();
+    const rows = Array.from({ length: 4 }, () => row(a.orgId, { apiClientId: clientId }));
+    const settled = await Promise.allSettled(rows.map((r) => writeFixture(counter.db, r)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+    expect(counter.statements).toBe(2);
+    const kept = await rowsOf(rows.map((r) => r.referenceId));
+    expect(kept).toHaveLength(4);
+    for (const k of kept) expect(k.lines).toBe(1);
   });
 });

@@ -11,11 +11,11 @@ describe('batcher', () => {
     expect(batches).toEqual([[1], [2, 3, 4], [5, 6]]);
   });
 
-  it('When a batch of several fails and retryOneByOne is set, then each item is run alone and only the faulty one fails', async () => {
+  it('When a batch of several fails for an item (retryOneByOne says so), then each item is run alone and only the faulty one fails', async () => {
     const batches: string[][] = [];
     const run = batcher({
       maxBatch: 10,
-      retryOneByOne: true,
+      retryOneByOne: (err) => (err as Error).message === 'bad item',
       run: async (items: string[]) => {
         batches.push(items);
         if (items.includes('bad')) throw new Error('bad item');
@@ -29,12 +29,33 @@ describe('batcher', () => {
     expect(batches).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
   });
 
-  it('When a batch of several fails without retryOneByOne, then every item of it fails and the next batch runs', async () => {
-    let calls = 0;
-    const run = batcher({ maxBatch: 10, run: async (items: number[]) => (++calls === 2 ? Promise.reject(new Error('lost')) : items) });
-    const settled = await Promise.allSettled([1, 2, 3].map((i) => run(i)));
-    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    expect(await run(4)).toBe(4);
+  it('When a failed batch is run again item by item, then those runs go at once: one waiting on another does not hold it', async () => {
+    let cStarted!: () => void;
+    const cRuns = new Promise<void>((resolve) => (cStarted = resolve));
+    const run = batcher({
+      maxBatch: 10,
+      retryOneByOne: () => true,
+      run: async (items: string[]) => {
+        if (items.length > 1) throw new Error('bad item');
+        if (items[0] === 'c') cStarted();
+        // The retry of b finishes only once the retry of c has started: one at a time would never end.
+        if (items[0] === 'b') await cRuns;
+        return items;
+      },
+    });
+    const first = run('a');
+    expect(await Promise.all([first, run('b'), run('c')])).toEqual(['a', 'b', 'c']);
+  });
+
+  it('When a batch of several fails without retryOneByOne, or with a failure it does not accept, then every item of it fails, none is run again, and the next batch runs', async () => {
+    for (const retryOneByOne of [undefined, (err: unknown) => (err as Error).message === 'bad item']) {
+      const batches: number[][] = [];
+      const run = batcher({ maxBatch: 10, retryOneByOne, run: async (items: number[]) => (batches.push(items), batches.length === 2 ? Promise.reject(new Error('lost')) : items) });
+      const settled = await Promise.allSettled([1, 2, 3].map((i) => run(i)));
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+      expect(await run(4)).toBe(4);
+      expect(batches).toEqual([[1], [2, 3], [4]]);
+    }
   });
 
   it('When a run returns fewer results than items, then every caller of that batch fails', async () => {

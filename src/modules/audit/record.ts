@@ -4,6 +4,7 @@ import type { CanonicalFields } from './canonical.ts';
 import { actorOf, type AuditAction, type AuditActor } from './actions.ts';
 import { insertEvents } from './audit.repository.ts';
 import { batcher } from '../../lib/batch.ts';
+import { isPool, refusedForItsValues } from '../../lib/db.ts';
 
 export type AuditEvent = {
   orgId: number | null;
@@ -40,10 +41,6 @@ export async function recordAudit(db: CommonQueryMethods, e: AuditEvent): Promis
   return writer(fields);
 }
 
-// A transaction or a checked-out connection has an id; only a pool has `connect`.
-function isPool(db: CommonQueryMethods): db is DatabasePool {
-  return 'connect' in db && !('transactionId' in db);
-}
 
 const writers = new WeakMap<DatabasePool, (e: CanonicalFields) => Promise<number>>();
 const MAX_BATCH = 200;
@@ -52,11 +49,13 @@ const MAX_BATCH = 200;
  * Events written outside a transaction go through one writer per pool (lib/batch.ts): while a write
  * is under way, the events that arrive wait and are written together by the next statement. Every
  * write holds the chain head until its COMMIT (a disk flush), so one COMMIT for many events is what
- * keeps the trail from capping the requests that record one (requeries, slips, sign-ins). A failed
- * batch of several is written again one event at a time, so one event's fault is its own caller's alone.
+ * keeps the trail from capping the requests that record one (requeries, slips, sign-ins). A batch of
+ * several that PostgreSQL refused for its values is written again one event at a time, so one
+ * event's fault is its own caller's alone; any other failure (a lost connection: the batch may have
+ * committed) fails the batch's callers, and nothing is written twice.
  */
 function batchWriter(db: DatabasePool): (e: CanonicalFields) => Promise<number> {
-  return batcher({ maxBatch: MAX_BATCH, retryOneByOne: true, run: (events: CanonicalFields[]) => insertEvents(db, events) });
+  return batcher({ maxBatch: MAX_BATCH, retryOneByOne: refusedForItsValues, run: (events: CanonicalFields[]) => insertEvents(db, events) });
 }
 
 /** Organisation, actor, request id and source address of an authenticated request. */

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { batcher } from '../../lib/batch.ts';
+import { isPool, refusedForItsValues } from '../../lib/db.ts';
 import { recordFixtureCalls } from '../wallet/index.ts';
 import type { NewVerification } from './verification.repository.ts';
 
@@ -13,19 +14,20 @@ const writers = new WeakMap<DatabasePool, (row: FixtureRow) => Promise<void>>();
  * Writes a fixture verification and its zero ledger line; resolves once both are committed. On the
  * pool, the calls that arrive while a write is under way are written together by the next statement
  * (lib/batch.ts, as the audit trail's appends are): one COMMIT, one round trip and one wake-up of a
- * backend for all of them, where each call had its own. A failed statement of several is written
- * again one call at a time, so one call's fault (its wallet gone) is its own caller's alone. In a
- * transaction (an Idempotency-Key's claim is linked in it) the row is written there, alone.
+ * backend for all of them, where each call had its own. A statement of several that PostgreSQL
+ * refused for its values (one call's consent it cannot store, say) is run again call by call, so
+ * that fault is its own caller's; any other failure fails every call of the statement (it may have
+ * committed: a retry would meet its own rows). In a transaction (an Idempotency-Key's claim is
+ * linked in it) the row is written there, alone.
  */
-export function writeFixture(db: DatabasePool | CommonQueryMethods, row: FixtureRow, o: { inTransaction: boolean }): Promise<void> {
-  if (o.inTransaction) return insertFixtures(db, [row]).then(() => undefined);
-  const pool = db as DatabasePool;
-  let writer = writers.get(pool);
-  if (!writer) {
-    const write = batcher({ maxBatch: MAX_BATCH, retryOneByOne: true, run: (rows: FixtureRow[]) => insertFixtures(pool, rows) });
-    writers.set(pool, (writer = (r) => write(r).then(() => undefined)));
+export async function writeFixture(db: CommonQueryMethods, row: FixtureRow): Promise<void> {
+  if (!isPool(db)) {
+    await insertFixtures(db, [row]);
+    return;
   }
-  return writer(row);
+  let writer = writers.get(db);
+  if (!writer) writers.set(db, (writer = batcher({ maxBatch: MAX_BATCH, retryOneByOne: refusedForItsValues, run: (rows: FixtureRow[]) => insertFixtures(db, rows) })));
+  await writer(row);
 }
 
 /**

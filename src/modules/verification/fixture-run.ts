@@ -52,11 +52,11 @@ export async function recordFixture(deps: VerifyDeps, run: Run, fixture: Fixture
   const claim = run.claim;
   if (claim) {
     await deps.db.transaction(async (tx) => {
-      await writeFixture(tx, row, { inTransaction: true });
+      await writeFixture(tx, row);
       await idem.linkKey(tx, claim, ref);
     });
   } else {
-    await writeFixture(deps.db, row, { inTransaction: false });
+    await writeFixture(deps.db, row);
   }
   deps.metrics.verifications.inc({ mode, outcome: `fixture_${outcome}` });
   return { ref, kept };
