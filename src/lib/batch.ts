@@ -6,8 +6,8 @@ export type BatchOptions<I, O> = {
   maxBatch: number;
   /**
    * Which failures of a batch of several may be one item's fault: those run the items again, each
-   * alone and all at once, so that fault is its own caller's alone. Only for failures that
-   * committed nothing (a retry of a batch that did commit would write its items twice).
+   * alone (up to RETRIES_AT_ONCE at a time), so that fault is its own caller's alone. Only for
+   * failures that committed nothing (a retry of a batch that did commit would write its items twice).
    */
   retryOneByOne?: (err: unknown) => boolean;
 };
@@ -17,6 +17,9 @@ export type BatchOptions<I, O> = {
 // answering) no longer holds the others back: another starts beside it, up to MAX_IN_FLIGHT.
 const SLOW_MS = 100;
 const MAX_IN_FLIGHT = 4;
+// A failed batch's items run again each alone, this many at a time: one item's wait (a lock) does
+// not hold the others, and a large batch does not take every connection of the pool.
+const RETRIES_AT_ONCE = 4;
 
 /**
  * Items that arrive together, one statement: while a statement is under way, the items that arrive
@@ -39,14 +42,28 @@ export function batcher<I, O>(o: BatchOptions<I, O>): (item: I) => Promise<O> {
     inFlight++;
     inOwnContext(() => void drain());
   };
+  // A predicate that throws counts as "no": the batch's callers still hear of its failure.
+  const retriable = (err: unknown) => {
+    try {
+      return o.retryOneByOne?.(err) === true;
+    } catch {
+      return false;
+    }
+  };
   const runBatch = async (batch: Waiting[]) => {
     try {
       const results = await o.run(batch.map((w) => w.item));
       if (results.length !== batch.length) throw new Error(`batch: ${batch.length} items run, ${results.length} results`);
       batch.forEach((w, i) => w.resolve(results[i]!));
     } catch (err) {
-      if (batch.length === 1 || !o.retryOneByOne?.(err)) for (const w of batch) w.reject(err);
-      else await Promise.all(batch.map((w) => runBatch([w])));
+      if (batch.length === 1 || !retriable(err)) for (const w of batch) w.reject(err);
+      else {
+        const left = [...batch];
+        const retry = async () => {
+          for (let w = left.shift(); w; w = left.shift()) await runBatch([w]);
+        };
+        await Promise.all(Array.from({ length: Math.min(RETRIES_AT_ONCE, left.length) }, retry));
+      }
     }
   };
   const drain = async () => {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createPool, SchemaValidationError, type CommonQueryMethods, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
+import { createPool, InvalidInputError, SchemaValidationError, type CommonQueryMethods, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
 
 export type { DatabasePool };
 export type { DatabaseTransactionConnection, CommonQueryMethods } from 'slonik';
@@ -85,10 +85,14 @@ export function postgresCode(err: unknown): string | undefined {
 
 /**
  * A statement PostgreSQL refused for the values it was given (SQLSTATE class 22, a data exception,
- * or 23, an integrity constraint): it was rolled back, so nothing of it was committed. Any other
+ * or 23, an integrity constraint), or one slonik refused to send: it was rolled back (or never
+ * ran), so nothing of it was committed. Any other
  * failure (a lost connection, a timeout) may have come after the COMMIT.
  */
 export function refusedForItsValues(err: unknown): boolean {
+  // slonik reports 22P02 (invalid text representation) as its own InvalidInputError, without the
+  // code; its client-side refusals of a value are InvalidInputErrors too, sent nothing at all.
+  if (err instanceof InvalidInputError) return true;
   const code = postgresCode(err);
   return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
 }

@@ -39,32 +39,40 @@ export function requireContentType(kind: 'json' | 'form'): RequestHandler {
  * rule is 400. That split is the contract's (README: Conventions).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
-  const bad = controlCharacterAt(input, [], 0);
-  if (bad) throw new AppError('bad_request', `${bad.join('.') || 'body'}: ${CONTROL_CHARACTERS}`);
+  const bad = badCharacterAt(input, [], 0);
+  if (bad) throw new AppError('bad_request', `${bad.path.join('.') || 'body'}: ${bad.rule}`);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
   throw zodToAppError(result.error);
 }
 
 export const CONTROL_CHARACTERS = 'must not contain control characters';
+export const LONE_SURROGATES = 'must be well-formed text (no lone surrogates)';
 
 // C0 control characters (NUL to US) but tab, which free text may carry. PostgreSQL refuses NUL deep
 // inside a query; the others have no business in a name, a token or a password either.
 const C0_BUT_TAB = /[\u0000-\u0008\u000a-\u001f]/;
 
 /**
- * Where the first string (or key) holding a control character sits in a parsed body or query, or
- * null. Every body and query string reaches the routes through parseInput, so this is the one
- * central check: such input is a 400 before any query runs, and is logged as a client error.
+ * Where the first string (or key) holding a control character or a lone surrogate (a `\ud800`
+ * escape in JSON: no UTF-8 text can carry it, and PostgreSQL refuses it) sits in a parsed body or
+ * query, and which rule it breaks, or null. Every body and query string reaches the routes through
+ * parseInput, so this is the one central check: such input is a 400 before any query runs, and is
+ * logged as a client error.
  */
-function controlCharacterAt(value: unknown, path: string[], depth: number): string[] | null {
-  if (typeof value === 'string') return C0_BUT_TAB.test(value) ? path : null;
+function badCharacterAt(value: unknown, path: string[], depth: number): { path: string[]; rule: string } | null {
+  if (typeof value === 'string') return ruleBroken(value, path);
   if (depth > 32 || value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return null;
   for (const [key, v] of Object.entries(value)) {
-    if (C0_BUT_TAB.test(key)) return path;
-    const found = controlCharacterAt(v, [...path, key], depth + 1);
+    const found = ruleBroken(key, path) ?? badCharacterAt(v, [...path, key], depth + 1);
     if (found) return found;
   }
+  return null;
+}
+
+function ruleBroken(s: string, path: string[]): { path: string[]; rule: string } | null {
+  if (C0_BUT_TAB.test(s)) return { path, rule: CONTROL_CHARACTERS };
+  if (!s.isWellFormed()) return { path, rule: LONE_SURROGATES };
   return null;
 }
 
@@ -141,7 +149,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     sendError(res, 500, { detail: 'Internal server error', request_id: req.id });
   };
 }
-
 
 /** Redis or PostgreSQL out of reach: the caller should retry later, nothing was done. */
 export function isUnavailable(err: unknown): boolean {

@@ -178,15 +178,19 @@ describe('Fixture calls written together', () => {
     }
   });
 
-  it('When ten writes are asked at once and one names an organisation that does not exist, then two statements write them, the nine that waited are written again each alone, and only that one fails', async () => {
+  it('When ten writes are asked at once and one names an organisation that does not exist and another a consent PostgreSQL cannot store, then two statements write them, the nine that waited are written again each alone, and only those two fail', async () => {
     const counter = counted();
     const clientId = await clientOfA();
-    const rows = Array.from({ length: 10 }, (_, i) => row(i === 5 ? 999_999_999 : i % 2 ? a.orgId : b.orgId, { apiClientId: clientId }));
+    const bad = new Set([5, 7]);
+    const unstorable = { obtained_at: '2026-11-25T09:00:00Z', channel: 'web' as const, notice_version: 'v\ud800' };
+    const rows = Array.from({ length: 10 }, (_, i) =>
+      row(i === 5 ? 999_999_999 : i % 2 ? a.orgId : b.orgId, { apiClientId: clientId, ...(i === 7 ? { consent: unstorable } : {}) }),
+    );
     const settled = await Promise.allSettled(rows.map((r) => writeFixture(counter.db, r)));
-    expect(settled.map((s) => s.status)).toEqual(rows.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')));
+    expect(settled.map((s) => s.status)).toEqual(rows.map((_, i) => (bad.has(i) ? 'rejected' : 'fulfilled')));
     expect(counter.statements).toBe(2 + 9);
     const kept = await rowsOf(rows.map((r) => r.referenceId));
-    expect(kept.map((k) => k.reference_id).sort()).toEqual(rows.filter((_, i) => i !== 5).map((r) => r.referenceId).sort());
+    expect(kept.map((k) => k.reference_id).sort()).toEqual(rows.filter((_, i) => !bad.has(i)).map((r) => r.referenceId).sort());
     for (const k of kept) expect([k.lines, k.line_org]).toEqual([1, k.org_id]);
   });
 

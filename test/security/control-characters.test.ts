@@ -46,3 +46,22 @@ it('When a field holds a tab, then the central check lets it through to the fiel
   const r = await stack.api('POST', '/v1/forgot-password', { json: { username: `nobody\there` } });
   expect(r.status).toBe(202);
 });
+
+it('When a JSON string field or key holds a lone surrogate (a \\ud800 escape), then 400 naming the field, before any query', async () => {
+  const consent = { obtained_at: '2026-11-25T09:00:00Z', channel: 'web', notice_version: 'v\ud800' };
+  const cases: [string, string, Parameters<Stack['api']>[2], string][] = [
+    ['POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate', consent } }, 'consent.notice_version'],
+    ['POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate\udfff' } }, 'reason'],
+    ['POST', '/v1/api-clients', { token: org.admin.token, json: { name: 'server \ud83d', role: 'member' } }, 'name'],
+    ['POST', '/v1/forgot-password', { json: { username: 'someone', ['x\udc00']: 1 } }, ''],
+  ];
+  const failures: string[] = [];
+  for (const [method, path, call, field] of cases) {
+    const r = await stack.api(method, path, call);
+    if (r.status !== 400 || r.body?.detail !== `${field || 'body'}: must be well-formed text (no lone surrogates)`) failures.push(`${method} ${path} ${field} -> ${r.status} ${r.text.slice(0, 120)}`);
+  }
+  expect(failures).toEqual([]);
+  // A well-formed pair (an emoji) is text like any other.
+  const ok = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate', consent: { ...consent, notice_version: 'v3 \ud83d\ude00' } } });
+  expect(ok.status).toBe(200);
+});

@@ -47,6 +47,39 @@ describe('batcher', () => {
     expect(await Promise.all([first, run('b'), run('c')])).toEqual(['a', 'b', 'c']);
   });
 
+  it('When a batch of ten is run again item by item, then at most four of those runs are under way at once', async () => {
+    let running = 0;
+    let most = 0;
+    const run = batcher({
+      maxBatch: 10,
+      retryOneByOne: () => true,
+      run: async (items: number[]) => {
+        if (items.length > 1) throw new Error('bad item');
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setImmediate(resolve));
+        running--;
+        return items;
+      },
+    });
+    const first = run(0);
+    const rest = Array.from({ length: 10 }, (_, i) => run(i + 1));
+    expect(await Promise.all([first, ...rest])).toEqual(Array.from({ length: 11 }, (_, i) => i));
+    expect(most).toBe(4);
+  });
+
+  it('When retryOneByOne itself throws, then the batch fails as if it had said no, and its callers hear of it', async () => {
+    let calls = 0;
+    const run = batcher({
+      maxBatch: 10,
+      retryOneByOne: () => {
+        throw new Error('predicate broke');
+      },
+      run: async (items: number[]) => (++calls === 2 ? Promise.reject(new Error('lost')) : items),
+    });
+    const settled = await Promise.allSettled([1, 2, 3].map((i) => run(i)));
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error).message))).toEqual([1, 'lost', 'lost']);
+  });
+
   it('When a batch of several fails without retryOneByOne, or with a failure it does not accept, then every item of it fails, none is run again, and the next batch runs', async () => {
     for (const retryOneByOne of [undefined, (err: unknown) => (err as Error).message === 'bad item']) {
       const batches: number[][] = [];

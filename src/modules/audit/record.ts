@@ -41,7 +41,6 @@ export async function recordAudit(db: CommonQueryMethods, e: AuditEvent): Promis
   return writer(fields);
 }
 
-
 const writers = new WeakMap<DatabasePool, (e: CanonicalFields) => Promise<number>>();
 const MAX_BATCH = 200;
 
