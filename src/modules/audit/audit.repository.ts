@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken, type IdentifierSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { TimeRange } from '../../lib/pagination.ts';
 import { canonicalBody, type CanonicalFields } from './canonical.ts';
@@ -27,39 +27,57 @@ const columns = sql.fragment`id, at, org_id, actor, action, target, request_id, 
 const appendedRow = z.object({ id: int });
 
 /**
- * Appends events, in order, in one statement: the chain head is locked (a writer that waited for it
- * reads the head the one before it committed), each event's id and hash follow from the one before
- * it, and the head moves to the last. In a caller's transaction the head stays locked until COMMIT,
- * so callers record last, just before it.
+ * The chain's append, as the common table expressions of a statement: the events are the rows of
+ * the CTE `source` names (columns k, numbered from 1 in chain order without gaps, then body, at,
+ * org_id, actor, action, target, request_id, ip, details, as eventTexts gives them). The chain head
+ * is locked only when there is an event to append (a writer that waited for it reads the head the
+ * one before it committed), each event's id and hash follow from the one before it, and the head
+ * moves to the last. Defines `audit_chain(k, id, prev_hash, hash)` for the statement's own query.
+ * Used by insertEvents, and by a statement of another module that records the events of what it
+ * reads (the requery: auth/along.ts), so there is one definition of how an event joins the chain.
  */
-export async function insertEvents(db: CommonQueryMethods, events: readonly CanonicalFields[]): Promise<number[]> {
-  const column = (f: (e: CanonicalFields) => string | null) => sql.array(events.map(f), 'text');
-  const ids = await db.anyFirst(sql.prepared('audit_append', appendedRow)`
-    WITH RECURSIVE input AS (
-      SELECT * FROM unnest(
-        ${column((e) => canonicalBody(e))}, ${column((e) => e.at.toISOString())}, ${column((e) => (e.orgId === null ? null : String(e.orgId)))},
-        ${column((e) => e.actor)}, ${column((e) => e.action)}, ${column((e) => e.target)}, ${column((e) => e.requestId)},
-        ${column((e) => e.ip)}, ${column((e) => JSON.stringify(e.details))}
-      ) WITH ORDINALITY AS t(body, at, org_id, actor, action, target, request_id, ip, details, n)
-    ), head AS (
-      SELECT last_id, last_hash FROM audit_chain_head WHERE singleton FOR UPDATE
-    ), chain (n, id, prev_hash, hash) AS (
-      SELECT i.n, h.last_id + 1, h.last_hash, sha256(h.last_hash || convert_to((h.last_id + 1)::text || E'\n' || i.body, 'UTF8'))
-      FROM head h JOIN input i ON i.n = 1
+export function chainAppend(source: IdentifierSqlToken): FragmentSqlToken {
+  return sql.fragment`
+    audit_head AS (
+      SELECT last_id, last_hash FROM audit_chain_head WHERE singleton AND EXISTS (SELECT 1 FROM ${source}) FOR UPDATE
+    ), audit_chain (k, id, prev_hash, hash) AS (
+      SELECT i.k, h.last_id + 1, h.last_hash, sha256(h.last_hash || convert_to((h.last_id + 1)::text || E'\n' || i.body, 'UTF8'))
+      FROM audit_head h JOIN ${source} i ON i.k = 1
       UNION ALL
-      SELECT i.n, c.id + 1, c.hash, sha256(c.hash || convert_to((c.id + 1)::text || E'\n' || i.body, 'UTF8'))
-      FROM chain c JOIN input i ON i.n = c.n + 1
-    ), moved AS (
+      SELECT i.k, c.id + 1, c.hash, sha256(c.hash || convert_to((c.id + 1)::text || E'\n' || i.body, 'UTF8'))
+      FROM audit_chain c JOIN ${source} i ON i.k = c.k + 1
+    ), audit_moved AS (
       UPDATE audit_chain_head SET last_id = tail.id, last_hash = tail.hash
-      FROM (SELECT id, hash FROM chain ORDER BY n DESC LIMIT 1) tail
+      FROM (SELECT id, hash FROM audit_chain ORDER BY k DESC LIMIT 1) tail
       WHERE singleton
-    ), inserted AS (
+    ), audit_inserted AS (
       INSERT INTO audit_events (id, at, org_id, actor, action, target, request_id, ip, details, prev_hash, hash)
       SELECT c.id, i.at::timestamptz, i.org_id::bigint, i.actor, i.action, i.target, i.request_id, i.ip, i.details::jsonb, c.prev_hash, c.hash
-      FROM chain c JOIN input i ON i.n = c.n
+      FROM audit_chain c JOIN ${source} i ON i.k = c.k
       RETURNING id
-    )
-    SELECT id FROM inserted ORDER BY id`);
+    )`;
+}
+
+/** The columns chainAppend reads after k, in its order: an event as text (sent as text arrays). */
+export const EVENT_COLUMNS = ['body', 'at', 'org_id', 'actor', 'action', 'target', 'request_id', 'ip', 'details'] as const;
+
+export function eventTexts(e: CanonicalFields): (string | null)[] {
+  return [canonicalBody(e), e.at.toISOString(), e.orgId === null ? null : String(e.orgId), e.actor, e.action, e.target, e.requestId, e.ip, JSON.stringify(e.details)];
+}
+
+/**
+ * Appends events, in order, in one statement (chainAppend). In a caller's transaction the head
+ * stays locked until COMMIT, so callers record last, just before it.
+ */
+export async function insertEvents(db: CommonQueryMethods, events: readonly CanonicalFields[]): Promise<number[]> {
+  const texts = events.map(eventTexts);
+  const column = (i: number) => sql.array(texts.map((t) => t[i] ?? null), 'text');
+  const ids = await db.anyFirst(sql.prepared('audit_append', appendedRow)`
+    WITH RECURSIVE input AS (
+      SELECT * FROM unnest(${sql.join(EVENT_COLUMNS.map((_, i) => column(i)), sql.fragment`, `)})
+        WITH ORDINALITY AS t(${sql.join(EVENT_COLUMNS.map((c) => sql.identifier([c])), sql.fragment`, `)}, k)
+    ), ${chainAppend(sql.identifier(['input']))}
+    SELECT id FROM audit_inserted ORDER BY id`);
   if (ids.length !== events.length) throw new Error(`audit: ${events.length} events given, ${ids.length} written`);
   return [...ids];
 }

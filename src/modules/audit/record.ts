@@ -24,8 +24,16 @@ export type AuditEvent = {
  * answering, so a read of personal data whose event cannot be written is not served.
  */
 export async function recordAudit(db: CommonQueryMethods, e: AuditEvent): Promise<number> {
-  const fields: CanonicalFields = {
-    // Wall-clock time of the recording, whatever clock the caller's business rules run on.
+  const fields = canonicalOf(e);
+  if (!isPool(db)) return (await insertEvents(db, [fields]))[0]!;
+  let writer = writers.get(db);
+  if (!writer) writers.set(db, (writer = batchWriter(db)));
+  return writer(fields);
+}
+
+/** An event as the chain keeps it, timed now (the wall clock of the recording, whatever clock the caller's business rules run on). */
+export function canonicalOf(e: AuditEvent): CanonicalFields {
+  return {
     at: new Date(),
     orgId: e.orgId,
     actor: e.actor,
@@ -35,10 +43,6 @@ export async function recordAudit(db: CommonQueryMethods, e: AuditEvent): Promis
     ip: e.ip ?? null,
     details: e.details ?? {},
   };
-  if (!isPool(db)) return (await insertEvents(db, [fields]))[0]!;
-  let writer = writers.get(db);
-  if (!writer) writers.set(db, (writer = batchWriter(db)));
-  return writer(fields);
 }
 
 const writers = new WeakMap<DatabasePool, (e: CanonicalFields) => Promise<number>>();
