@@ -12,7 +12,7 @@ import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
 import { accountsRoutes } from './modules/accounts/index.ts';
 import { auditRoutes } from './modules/audit/index.ts';
 import { batchRoutes } from './modules/batches/index.ts';
-import { authRoutes, createAuthenticator, principalOf, redisGate, redisRevocations, requireOrgAdmin, revokedKey } from './modules/auth/index.ts';
+import { authRoutes, createAuthenticator, principalOf, redisGate, redisGiveBack, redisRevocations, requireOrgAdmin, revokedKey } from './modules/auth/index.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
@@ -35,11 +35,8 @@ export function createApp(deps: AppDeps): Express {
   const revocations = redisRevocations(redis, c.REDIS_PREFIX, deps.clock);
   // The deny-list read and both counters in one round trip (one Redis server; a cluster keeps the
   // separate calls). Its keys are the limiters' own, so counts agree whichever path took them.
-  const gate = redisGate(
-    redis,
-    { revoked: (jti) => revokedKey(c.REDIS_PREFIX, jti), token: (jti) => `${c.REDIS_PREFIX}:rl:token:${jti}`, org: (orgId) => `${c.REDIS_PREFIX}:rl:org:${orgId}` },
-    c.RATE_LIMIT_WINDOW_SECONDS,
-  );
+  const gateKeys = { revoked: (jti: string) => revokedKey(c.REDIS_PREFIX, jti), token: (jti: string) => `${c.REDIS_PREFIX}:rl:token:${jti}`, org: (orgId: number) => `${c.REDIS_PREFIX}:rl:org:${orgId}` };
+  const gate = redisGate(redis, gateKeys, c.RATE_LIMIT_WINDOW_SECONDS);
   // Counted by the authentication's own Redis call, only the comparison is left; without those
   // counts (a cluster, or that call failed) the limiter counts here.
   async function enforceRateLimit(req: express.Request): Promise<void> {
@@ -56,11 +53,26 @@ export function createApp(deps: AppDeps): Express {
     gateErrorLoggedAt = Date.now();
     deps.logger.warn({ err: describe(err) }, 'deny-list and rate-limit script failed; separate calls used');
   };
+  const auth = createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations, gate, onGateError, redisGiveBack(redis, gateKeys));
+  // The requery counts before its read, so that its read can record its audit event. A request
+  // already over a limit gives its counts back and is counted and refused after its principal, as
+  // on every other route: a principal that is refused never keeps a count.
+  async function countBeforeRead(req: express.Request): Promise<boolean> {
+    if (!(await auth.countBeforeRead(req))) return false;
+    try {
+      await enforceRateLimit(req);
+      return true;
+    } catch {
+      await auth.giveBackCounts(req);
+      return false;
+    }
+  }
   const ctx: AppContext = {
     ...deps,
     redis,
     revocations,
-    ...createAuthenticator(deps.db, deps.clock, { secrets: c.jwtSecrets, issuer: c.JWT_ISSUER, ttlSeconds: c.JWT_TTL_SECONDS }, revocations, gate, onGateError),
+    ...auth,
+    countBeforeRead,
     rateLimit: rateLimitMiddleware(enforceRateLimit),
     enforceRateLimit,
     csvExports: new CsvExportSlots(

@@ -46,7 +46,22 @@ export type AppContext = AppDeps & {
   authenticateUnlimited: RequestHandler;
   /** Hot reads only: the token now; the principal with the route's row, then the deny-list (alongReader). */
   authenticateClaims: RequestHandler;
-  alongReader: (name: string, alongside: (key: FragmentSqlToken, org: FragmentSqlToken) => FragmentSqlToken) => (req: Request, key: string) => Promise<Record<string, unknown>>;
+  /**
+   * Hot reads only: the deny-list and the rate-limit counts taken before the read, and the limits
+   * applied (true); false when the route must count and apply them after its read, as usual (a
+   * Redis Cluster, the call failed, or the request is over a limit: its counts are then given back,
+   * so a request whose principal is refused never keeps one).
+   */
+  countBeforeRead: (req: Request) => Promise<boolean>;
+  /**
+   * Hot reads only: the principal and the route's row in one statement; with `recording`, the same
+   * statement records the read's audit event when it serves the row (see auth/along.ts).
+   */
+  alongReader: (
+    name: string,
+    alongside: (key: FragmentSqlToken, org: FragmentSqlToken) => FragmentSqlToken,
+    recording?: { served: (now: FragmentSqlToken) => FragmentSqlToken } | null,
+  ) => (req: Request, key: string, record?: { action: 'verification.requeried'; target: string } | null) => Promise<{ row: Record<string, unknown>; recorded: boolean; at: Date | null }>;
   /** Logged-out tokens, by jti, until their exp (declared here, not imported: the auth module imports this file). */
   revocations: { revoke(jti: string, expiresAt: number): Promise<void>; isRevoked(jti: string): Promise<boolean> };
   /** Per-token and per-organisation limits, applied after authentication. */

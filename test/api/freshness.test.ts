@@ -65,9 +65,12 @@ describe('Freshness across two API processes', () => {
     expect((await callB('POST', '/v1/verify-nin', { token: org.member.token, json: fixture })).status).toBe(401);
   });
 
-  it('When a member changes their password on A, then their earlier token is refused on B at once (401) and a new one works', async () => {
+  it('When a member changes their password on A, then their earlier token, already accepted by B, is refused on B at once (401) and a new one works', async () => {
     const org = await stack.createOrg({ units: 5 });
     const ref = await reference(org);
+    // B has verified this token's signature before (and remembers that verdict, auth/token-memo.ts).
+    expect((await callB('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } })).status).toBe(200);
+    expect((await callB('POST', '/v1/verify-nin', { token: org.member.token, json: fixture })).status).toBe(200);
     const changed = await stack.api('POST', '/v1/change-password', { token: org.member.token, json: { current_password: org.member.password, new_password: 'a-brand-new-passphrase-42' } });
     expect(changed.status).toBe(200);
     expect((await callB('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } })).status).toBe(401);
@@ -76,9 +79,11 @@ describe('Freshness across two API processes', () => {
     expect((await callB('POST', '/v1/verify-nin/requery', { token: fresh, json: { reference_id: ref } })).status).toBe(200);
   });
 
-  it('When a token is logged out on A, then B refuses it on the next request (401)', async () => {
+  it('When a token B has already accepted is logged out on A, then B refuses it on the next request (401)', async () => {
     const org = await stack.createOrg({ units: 5 });
     const ref = await reference(org);
+    expect((await callB('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } })).status).toBe(200);
+    expect((await callB('POST', '/v1/verify-nin', { token: org.member.token, json: fixture })).status).toBe(200);
     expect((await stack.api('POST', '/v1/logout', { token: org.member.token })).status).toBe(204);
     const r = await callB('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect(r.status).toBe(401);

@@ -60,7 +60,7 @@ describe('Batched requery reads', () => {
       [memberA, refA], [memberA, refB], [memberB, refB], [memberB, refA], [clientA, refA],
       [clientA, 'REF-000000000000'], [nobody, refA], [memberA, refA], [memberB, refB], [clientA, refB],
     ];
-    const reads = await Promise.all(asked.map(([c, ref]) => read(c, ref)));
+    const reads = await Promise.all(asked.map(([c, ref]) => read({ c, key: ref })));
     expect(counter.statements).toBe(2);
     reads.forEach((r, i) => {
       const [c, ref] = asked[i]!;
@@ -76,7 +76,7 @@ describe('Batched requery reads', () => {
     const read = alongReader(counter.db, 'principal_batch_test', null);
     const { memberA, memberB, clientA, nobody } = await principals();
     const asked = [memberA, clientA, nobody, memberB, memberB, clientA, memberA, nobody, clientA];
-    const reads = await Promise.all(asked.map((c) => read(c, '')));
+    const reads = await Promise.all(asked.map((c) => read({ c, key: '' })));
     expect(counter.statements).toBe(2);
     reads.forEach((r, i) => {
       const c = asked[i]!;
@@ -85,20 +85,20 @@ describe('Batched requery reads', () => {
       else expect(r.principalRow, `reading ${i}`).toMatchObject({ org_id: c.org, ...(c === clientA ? { client_id: client.client_id } : { id: Number(c.sub) }) });
     });
     // Started from inside a transaction's context, the reader's statements still run on the pool.
-    const inTx = await stack.db.transaction(async () => Promise.all([read(memberA, ''), read(memberB, '')]));
+    const inTx = await stack.db.transaction(async () => Promise.all([read({ c: memberA, key: '' }), read({ c: memberB, key: '' })]));
     expect(inTx.map((r) => r.principalRow?.org_id)).toEqual([a.orgId, b.orgId]);
-    expect((await read(clientA, '')).principalRow).toMatchObject({ client_id: client.client_id });
+    expect((await read({ c: clientA, key: '' })).principalRow).toMatchObject({ client_id: client.client_id });
   });
 
   it('When a statement fails, then every reading it was for fails with it, and the readings after it are read', async () => {
     const counter = counted(true);
     const read = alongReader(counter.db, 'principal_fail_test', null);
     const { memberA, memberB } = await principals();
-    const [first, ...rest] = await Promise.allSettled([memberA, memberB, memberA, memberB, memberA].map((c) => read(c, '')));
+    const [first, ...rest] = await Promise.allSettled([memberA, memberB, memberA, memberB, memberA].map((c) => read({ c, key: '' })));
     expect(first).toMatchObject({ status: 'rejected', reason: { message: 'connection lost' } });
     expect(rest.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
     expect(counter.statements).toBe(2);
-    expect((await read(memberB, '')).principalRow).toMatchObject({ org_id: b.orgId });
+    expect((await read({ c: memberB, key: '' })).principalRow).toMatchObject({ org_id: b.orgId });
   });
 
   it('When a statement hangs, then the readings that arrive meanwhile are read by another beside it, and the hung one still answers its own', async () => {
@@ -113,11 +113,11 @@ describe('Batched requery reads', () => {
     } as unknown as CommonQueryMethods;
     const read = alongReader(db, 'principal_hang_test', null);
     const { memberA, memberB } = await principals();
-    const hung = read(memberA, '');
-    expect((await read(memberB, '')).principalRow).toMatchObject({ org_id: b.orgId });
+    const hung = read({ c: memberA, key: '' });
+    expect((await read({ c: memberB, key: '' })).principalRow).toMatchObject({ org_id: b.orgId });
     expect(statements).toBe(2);
     // The statement beside it has ended; a reading that arrives now, while the first still hangs, starts another.
-    expect((await read(memberA, '')).principalRow).toMatchObject({ org_id: a.orgId });
+    expect((await read({ c: memberA, key: '' })).principalRow).toMatchObject({ org_id: a.orgId });
     expect(statements).toBe(3);
     release();
     expect((await hung).principalRow).toMatchObject({ org_id: a.orgId });

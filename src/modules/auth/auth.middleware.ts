@@ -6,13 +6,15 @@ import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Principal } from './auth.schemas.ts';
-import { alongReader, type Alongside } from './along.ts';
+import { alongReader, type AlongRead, type AlongRecording, type Alongside } from './along.ts';
+import { auditContext, canonicalOf, type AuditAction } from '../audit/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
-import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, type TokenSettings } from './auth.service.ts';
+import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, subjectOf, tokenScopes, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
 import { checkScope } from './endpoint-scopes.ts';
-import type { Counted, Gate } from './gate.ts';
+import type { Counted, Gate, GateResult, GiveBack } from './gate.ts';
 import type { Revocations } from './revocations.ts';
+import { tokenMemo } from './token-memo.ts';
 import { clientAddress } from './sign-in-guard.ts';
 import { ADDRESS_NOT_ALLOWED } from '../organisations/index.ts';
 
@@ -23,6 +25,8 @@ declare module 'express-serve-static-core' {
     claims?: TokenClaims;
     /** The rate-limit counters the authentication's Redis round trip already took (see gate.ts). */
     counted?: Counted;
+    /** When countBeforeRead took the deny-list and the counts before the route's read (epoch ms). */
+    countedBeforeRead?: number;
   }
 }
 
@@ -42,9 +46,29 @@ export type Authenticators = {
    * anything else is done.
    */
   authenticateClaims: RequestHandler;
-  /** A reader of the route's one-row query (`alongside`, by the request's key) together with the principal; made once per route. */
-  alongReader: (name: string, alongside: Alongside) => (req: Request, key: string) => Promise<Record<string, unknown>>;
+  /**
+   * A hot route's deny-list and rate-limit counts taken before its read, in one Redis call (401 for a
+   * logged-out token): true when taken (req.counted holds the counts for the rate-limit check, the
+   * reader then admits without asking again and gives the counts back if it refuses the principal);
+   * false when the route keeps the usual order (a Redis Cluster, or that call failed).
+   */
+  countBeforeRead: (req: Request) => Promise<boolean>;
+  /** Gives back the counts countBeforeRead took (the request then goes the usual way, or is refused). */
+  giveBackCounts: (req: Request) => Promise<void>;
+  /**
+   * A reader of the route's one-row query (`alongside`, by the request's key) together with the
+   * principal; made once per route. With `recording`, and `record` given to a reading counted before
+   * its read, the statement also appends the read's audit event when it serves the row (`recorded`).
+   */
+  alongReader: (
+    name: string,
+    alongside: Alongside,
+    recording?: AlongRecording | null,
+  ) => (req: Request, key: string, record?: AlongRecord | null) => Promise<{ row: Record<string, unknown>; recorded: boolean; at: Date | null }>;
 };
+
+/** The audit event a hot route's read records (the actor, organisation and origin come from the request). */
+export type AlongRecord = { action: AuditAction; target: string };
 
 export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
 export const MFA_ENROLMENT_REQUIRED = 'Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first';
@@ -111,6 +135,7 @@ export function createAuthenticator(
   revocations: Revocations,
   gate: Gate | null = null,
   onGateError: (err: unknown) => void = () => undefined,
+  giveBack: GiveBack | null = null,
 ): Authenticators {
   const pp = new passport.Passport();
   const options = {
@@ -137,10 +162,45 @@ export function createAuthenticator(
   // The token and its user (or API client), read on every request.
   // The principals of the requests that arrive together are read by one statement (auth/along.ts).
   const readPrincipal = alongReader(db, 'principal', null);
-  const principalOfClaims = async (c: TokenClaims) => (await readPrincipal(c, '')).principalRow;
-  pp.use('jwt', new JwtStrategy(options, (payload: unknown, done: Done) => void principalFromClaims(clock, payload, tokens.ttlSeconds, principalOfClaims).then(settle(done), (err) => done(err))));
+  const principalOfClaims = async (c: TokenClaims) => (await readPrincipal({ c, key: '' })).principalRow;
+  // A token jsonwebtoken accepted once is not verified again (token-memo.ts): its payload is
+  // remembered here, after passport-jwt's checks, and the handlers below skip passport for it.
+  const memo = tokenMemo({ max: 10_000, ttlSeconds: tokens.ttlSeconds });
+  const bearer = ExtractJwt.fromAuthHeaderAsBearerToken();
+  const withReq = { ...options, passReqToCallback: true as const };
+  const principalOfPayload = (payload: unknown, done: Done) => void principalFromClaims(clock, payload, tokens.ttlSeconds, principalOfClaims).then(settle(done), (err) => done(err));
+  const claimsOfPayload = (payload: unknown, done: Done) => settle(done)(claimsOf(clock, payload, tokens.ttlSeconds));
+  // Remembered only when its claims hold too (a token refused for them is verified again each time).
+  const remember = (req: Request, payload: unknown) => {
+    if (!('error' in claimsOf(clock, payload, tokens.ttlSeconds))) memo.remember(bearer(req), payload);
+  };
+  pp.use('jwt', new JwtStrategy(withReq, (req: Request, payload: unknown, done: Done) => {
+    remember(req, payload);
+    principalOfPayload(payload, done);
+  }));
   // The token alone: the route reads the principal in its own statement (alongReader).
-  pp.use('jwt-claims', new JwtStrategy(options, (payload: unknown, done: Done) => settle(done)(claimsOf(clock, payload, tokens.ttlSeconds))));
+  pp.use('jwt-claims', new JwtStrategy(withReq, (req: Request, payload: unknown, done: Done) => {
+    remember(req, payload);
+    claimsOfPayload(payload, done);
+  }));
+  /** passport-jwt's verdict on the request's token, or the one remembered for the same token. */
+  const verified = (strategy: 'jwt' | 'jwt-claims', then: Done): RequestHandler => (req, res, next) => {
+    const known = memo.get(bearer(req));
+    if (!known) return void pp.authenticate(strategy, { session: false }, then)(req, res, next);
+    if (strategy === 'jwt') principalOfPayload(known, then);
+    else claimsOfPayload(known, then);
+  };
+
+  /** The counts countBeforeRead took, given back (best effort) and forgotten; nothing when it took none. */
+  const giveBackCounts = async (req: Request): Promise<void> => {
+    const c = req.claims;
+    const at = req.countedBeforeRead;
+    const counted = req.counted;
+    req.countedBeforeRead = undefined;
+    req.counted = undefined;
+    if (!c || at === undefined || !counted || !giveBack) return;
+    await giveBack(c.jti, c.org, { token: at + counted.token.msBeforeNext, org: counted.org ? at + counted.org.msBeforeNext : null }).catch(onGateError);
+  };
 
   /** After the principal is admitted: the deny-list (and the counts), then the principal is the request's. */
   const admit = async (req: Request, p: Principal, count: boolean): Promise<AppError | null> => {
@@ -149,12 +209,12 @@ export function createAuthenticator(
     return null;
   };
   const handler = (allow: Allow, count = true): RequestHandler => (req, res, next) =>
-    pp.authenticate('jwt', { session: false }, (err: unknown, user: Principal | false, info: unknown) => {
+    verified('jwt', (err: unknown, user?: unknown, info?: unknown) => {
       if (err) return next(err);
       if (!user) return next(refusalError(req, info));
-      const refused = admissionError(req, user, allow);
+      const refused = admissionError(req, user as Principal, allow);
       if (refused) return next(refused);
-      admit(req, user, count).then((denied) => next(denied ?? undefined), next);
+      admit(req, user as Principal, count).then((denied) => next(denied ?? undefined), next);
     })(req, res, next);
   return {
     authenticate: handler(EVERYTHING_DONE),
@@ -162,26 +222,72 @@ export function createAuthenticator(
     authenticateForMfaEnrolment: handler({ passwordPending: false, mfaPending: true }),
     authenticateUnlimited: handler(EVERYTHING_DONE, false),
     authenticateClaims: (req, res, next) =>
-      pp.authenticate('jwt-claims', { session: false }, (err: unknown, claims: TokenClaims | false, info: unknown) => {
+      verified('jwt-claims', (err: unknown, claims?: unknown, info?: unknown) => {
         if (err) return next(err);
         if (!claims) return next(refusalError(req, info));
-        req.claims = claims;
+        req.claims = claims as TokenClaims;
         next();
       })(req, res, next),
-    alongReader: (name, alongside) => {
-      const read = alongReader(db, name, alongside);
-      return async (req, key) => {
+    countBeforeRead: async (req) => {
+      const c = req.claims;
+      if (!c || !gate || !giveBack) return false;
+      let r: GateResult;
+      try {
+        r = await gate(c.jti, c.org, true);
+      } catch (err) {
+        onGateError(err);
+        return false;
+      }
+      if (r.revoked) throw refusalError(req, DENIED);
+      if (r.counted) req.counted = r.counted;
+      req.countedBeforeRead = Date.now();
+      return true;
+    },
+    giveBackCounts: (req) => giveBackCounts(req),
+    alongReader: (name, alongside, recording = null) => {
+      const read = alongReader(db, name, alongside, recording);
+      return async (req, key, record = null) => {
         const c = req.claims;
         if (!c) throw new AppError('unauthorized', 'Not authenticated');
-        const { row, principalRow } = await read(c, key);
-        const p = principalOfRow(clock, c, principalRow);
-        if ('error' in p) throw refusalError(req, { message: p.error, code: p.code });
-        const refused = admissionError(req, p, EVERYTHING_DONE) ?? (await admit(req, p, true));
-        if (refused) throw refused;
-        return row;
+        // The statement records the read only once the deny-list and the limits have let it through.
+        const early = req.countedBeforeRead !== undefined;
+        const at = clock.now();
+        const event = early && record && recording ? { fields: canonicalOf({ ...auditContext(req, claimedPrincipal(c)), ...record }), may: claimsMay(req, c), now: at } : undefined;
+        let found: AlongRead;
+        try {
+          found = await read({ c, key, ...(event ? { event } : {}) });
+        } catch (err) {
+          // Nothing was read for this request: it counts against no limit.
+          await giveBackCounts(req);
+          throw err;
+        }
+        // Judged at the instant the statement judged it, so that the code never refuses what the
+        // statement recorded for expiring in between (the code decides; the statement only agrees).
+        const p = principalOfRow(event ? { now: () => at } : clock, c, found.principalRow);
+        const refused = 'error' in p ? refusalError(req, { message: p.error, code: p.code }) : (admissionError(req, p, EVERYTHING_DONE) ?? (early ? null : await admit(req, p, true)));
+        if (refused) {
+          // Counted before the read: a request refused for its principal counts against no limit.
+          await giveBackCounts(req);
+          throw refused;
+        }
+        req.principal = p as Principal;
+        return { row: found.row, recorded: found.recorded, at: event ? at : null };
       };
     },
   };
+}
+
+/** Who the token says it is, for the event its read records (the principal, once read, must agree). */
+function claimedPrincipal(c: TokenClaims): { orgId: number | null; userId: number | null; clientId: string | null } {
+  const s = subjectOf(c);
+  return { orgId: c.org, userId: s.kind === 'user' ? s.userId : null, clientId: s.kind === 'client' ? s.clientId : null };
+}
+
+/** What the claims alone decide of a hot route's admission: an API client's scope for it (clientRefusal). */
+function claimsMay(req: Request, c: TokenClaims): boolean {
+  if (subjectOf(c).kind === 'user') return true;
+  if (c.role === 'platform_admin') return false;
+  return checkScope(req.method, typeof req.route?.path === 'string' ? req.route.path : undefined, tokenScopes(c, c.role)).ok;
 }
 
 export function principalOf(req: { principal?: Principal }): Principal {

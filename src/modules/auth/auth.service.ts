@@ -110,6 +110,11 @@ export function subjectOf(c: TokenClaims): { kind: 'user'; userId: number } | { 
   return c.sub.startsWith(CLIENT_SUBJECT) ? { kind: 'client', clientId: c.sub.slice(CLIENT_SUBJECT.length) } : { kind: 'user', userId: Number(c.sub) };
 }
 
+/** An API client token's scopes: those it carries, or (issued before scopes existed) its role's. */
+export function tokenScopes(c: TokenClaims, role: 'org_admin' | 'member') {
+  return c.scope === undefined ? roleScopes(role) : c.scope.split(' ').filter(isScope);
+}
+
 /**
  * The principal a checked token stands for, given its user (or API client) as read by this very
  * request: a disabled user, a changed password (token_version), a changed role, a retired, suspended
@@ -131,7 +136,7 @@ export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalR
       subscriptionActive: row.subscription_active,
       maxInFlight: row.max_in_flight,
       mustChangePassword: false,
-      scopes: c.scope === undefined ? roleScopes(row.role) : c.scope.split(' ').filter(isScope),
+      scopes: tokenScopes(c, row.role),
       allowedIps: row.allowed_ips,
       mfaEnrolmentRequired: false,
       ...token,

@@ -4,7 +4,7 @@ export { register as registerAuthOpenApi } from './auth.openapi.ts';
 export { authRoutes } from './auth.routes.ts';
 export type { Principal } from './auth.schemas.ts';
 export { BAD_CREDENTIALS, checkCredentials, requireOrgAdmin, requireOrgMember, requirePersonOrgAdmin, type TokenSettings } from './auth.service.ts';
-export { redisGate, type Count } from './gate.ts';
+export { redisGate, redisGiveBack, type Count } from './gate.ts';
 export { redisRevocations, revokedKey, type Revocations } from './revocations.ts';
 export {
   assertSignInAllowed,

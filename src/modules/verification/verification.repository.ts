@@ -70,6 +70,18 @@ export function verificationOfOrgQuery(referenceId: string | FragmentSqlToken, o
   return sql.fragment`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} AND org_id = ${orgId}`;
 }
 
+/**
+ * True, over a row verificationOfOrgQuery read (as `r`), only where a requery answers it with its
+ * record (200, answer.ts requeryOf) at `now`: found, its record still kept and sealed under a key
+ * this process holds, not past its retention (compared at the millisecond, as the code compares
+ * it). The requery's read records its audit event where this holds (auth/along.ts).
+ */
+export function servedByRequery(keyIds: readonly string[]) {
+  return (now: FragmentSqlToken) =>
+    sql.fragment`r.status = 'found' AND r.record_enc IS NOT NULL AND r.key_id = ANY(${sql.array([...keyIds], 'text')})
+      AND date_trunc('milliseconds', r.expires_at) > ${now}`;
+}
+
 /** The columns verificationOfOrgQuery returned (all null when it found nothing). */
 export function verificationOf(row: Record<string, unknown>): VerificationRow | null {
   if (row.reference_id === null || row.reference_id === undefined) return null;

@@ -8,7 +8,7 @@ import { parseIdempotencyKey } from './idempotency.ts';
 import { consentSchema } from './consent.ts';
 import { demographyBody, matchBody, ninBody, phoneBody, requeryBody, VNIN_INVALID, vninBody } from './verification.schemas.ts';
 import { requeryOf, type Answer } from './answer.ts';
-import { verificationOf, verificationOfOrgQuery } from './verification.repository.ts';
+import { servedByRequery, verificationOf, verificationOfOrgQuery } from './verification.repository.ts';
 import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
 import { verify, type VerifyInput } from './verify.ts';
@@ -71,18 +71,26 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/demography', ...guard, verifyRoute((b) => ({ mode: 'demography', body: parseInput(demography, b) })));
   r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
 
-  // The hottest read: the token is checked first, then the principal is read in the row's own
-  // statement (alongReader, shared by the requeries that arrive together) and refused exactly as on
-  // every other route, then the deny-list and the rate limits, before anything is answered. Unlike the other routes, a signed token of a refused
-  // principal gets its (small) body parsed: the reference is what the statement reads.
-  const readRequery = ctx.alongReader('requery', (ref, org) => verificationOfOrgQuery(ref, org));
+  // The hottest read: the token is checked first, then (one Redis call) the deny-list and the rate
+  // limits, then the principal is read in the row's own statement (alongReader, shared by the
+  // requeries that arrive together) and refused exactly as on every other route, the counts given
+  // back if it is. That statement also appends the requery's audit event when it serves the record,
+  // so a read of personal data is on the trail before the record leaves without a statement of its
+  // own; where it did not (its SQL admits a principal only where sure; a Redis Cluster, where the
+  // counts come after the read), the event is appended here before answering: no event, no record.
+  // Unlike the other routes, a signed token of a refused principal gets its (small) body parsed: the
+  // reference is what the statement reads.
+  const served = servedByRequery(ctx.config.encryptionKeys.map((k) => k.id));
+  const readRequery = ctx.alongReader('requery', (ref, org) => verificationOfOrgQuery(ref, org), { served });
   r.post('/verify-nin/requery', ctx.authenticateClaims, ...json, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, req.body);
-    const row = await readRequery(req, reference_id);
-    await ctx.enforceRateLimit(req);
-    const answer = requeryOf(ctx, principalOf(req), reference_id, verificationOf(row));
-    // A read of a stored record is on the trail before the record leaves; no event, no record.
-    if (answer.status === 200) await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.requeried', target: reference_id });
+    // True: counted and within the limits already (see AppContext); false: the usual order.
+    const countedFirst = await ctx.countBeforeRead(req);
+    const { row, recorded, at } = await readRequery(req, reference_id, { action: 'verification.requeried', target: reference_id });
+    if (!countedFirst) await ctx.enforceRateLimit(req);
+    // Answered as of the instant its statement judged it, when that statement was to record it.
+    const answer = requeryOf(at ? { config: ctx.config, clock: { now: () => at } } : ctx, principalOf(req), reference_id, verificationOf(row));
+    if (answer.status === 200 && !recorded) await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.requeried', target: reference_id });
     send(res, answer);
   });
 
