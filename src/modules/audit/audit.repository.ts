@@ -65,6 +65,10 @@ export function eventTexts(e: CanonicalFields): (string | null)[] {
   return [canonicalBody(e), e.at.toISOString(), e.orgId === null ? null : String(e.orgId), e.actor, e.action, e.target, e.requestId, e.ip, JSON.stringify(e.details)];
 }
 
+// Built once: slonik flattens a fragment when it is made, which costs CPU on every statement.
+const INPUT_COLUMNS = sql.join(EVENT_COLUMNS.map((c) => sql.identifier([c])), sql.fragment`, `);
+const APPEND_INPUT = chainAppend(sql.identifier(['input']));
+
 /**
  * Appends events, in order, in one statement (chainAppend). In a caller's transaction the head
  * stays locked until COMMIT, so callers record last, just before it.
@@ -75,8 +79,8 @@ export async function insertEvents(db: CommonQueryMethods, events: readonly Cano
   const ids = await db.anyFirst(sql.prepared('audit_append', appendedRow)`
     WITH RECURSIVE input AS (
       SELECT * FROM unnest(${sql.join(EVENT_COLUMNS.map((_, i) => column(i)), sql.fragment`, `)})
-        WITH ORDINALITY AS t(${sql.join(EVENT_COLUMNS.map((c) => sql.identifier([c])), sql.fragment`, `)}, k)
-    ), ${chainAppend(sql.identifier(['input']))}
+        WITH ORDINALITY AS t(${INPUT_COLUMNS}, k)
+    ), ${APPEND_INPUT}
     SELECT id FROM audit_inserted ORDER BY id`);
   if (ids.length !== events.length) throw new Error(`audit: ${events.length} events given, ${ids.length} written`);
   return [...ids];

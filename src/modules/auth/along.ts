@@ -50,11 +50,12 @@ export type Reading = { c: TokenClaims; key: string; event?: { fields: Canonical
  * request it read for (each then answers as a database fault does: 503 or 500).
  *
  * With `recording` (the requery), the same statement also appends the audit event of each reading
- * it serves (along-record.ts), so a read of personal data is on the trail without a statement of
+ * it serves (recordingQuery below), so a read of personal data is on the trail without a statement of
  * its own.
  */
 export function alongReader(db: CommonQueryMethods, name: string, alongside: Alongside | null, recording: AlongRecording | null = null): (r: Reading) => Promise<AlongRead> {
-  const read = batcher({ maxBatch: MAX_BATCH, run: (batch: Reading[]) => readBatch(db, name, alongside, recording, batch) });
+  const shape = shapeOf(alongside, recording);
+  const read = batcher({ maxBatch: MAX_BATCH, run: (batch: Reading[]) => readBatch(db, name, shape, batch) });
   return async (r) => readOf(r.c, await read(r));
 }
 
@@ -68,62 +69,99 @@ function readOf(c: TokenClaims, row: Record<string, unknown>): AlongRead {
   return { row: rest, principalRow: parsed.data, recorded };
 }
 
-/** The principal and the route's row of each reading. */
-function readingsQuery(alongside: Alongside | null, batch: readonly Reading[]) {
-  const subjects = batch.map((w) => subjectOf(w.c));
-  const userIds = subjects.map((s) => (s.kind === 'user' ? String(s.userId) : null));
-  const clientIds = subjects.map((s) => (s.kind === 'client' ? s.clientId : null));
-  return sql.fragment`
+/**
+ * The parts of a reader's statement that are the same for every batch, built once (slonik flattens a
+ * fragment when it is made: rebuilding them for every batch was a twentieth of the API's CPU).
+ */
+type Shape = { readings: FragmentSqlToken; joined: FragmentSqlToken; served: FragmentSqlToken | null };
+
+function shapeOf(alongside: Alongside | null, recording: AlongRecording | null): Shape {
+  const readings = sql.fragment`
     SELECT a.*,
            i.n,
            CASE WHEN i.user_id IS NOT NULL
              THEN (SELECT row_to_json(p) FROM (${userPrincipalQuery(sql.fragment`i.user_id`)}) p)
              ELSE (SELECT row_to_json(p) FROM (${clientPrincipalQuery(sql.fragment`i.client_id`)}) p)
-           END AS principal
+           END AS principal`;
+  const joined = alongside ? sql.fragment`LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true` : sql.fragment`, LATERAL (SELECT) a`;
+  return { readings, joined, served: recording ? servedQuery(recording) : null };
+}
+
+/** The principal and the route's row of each reading. */
+function readingsQuery(shape: Shape, batch: readonly Reading[]) {
+  const subjects = batch.map((w) => subjectOf(w.c));
+  const userIds = subjects.map((s) => (s.kind === 'user' ? String(s.userId) : null));
+  const clientIds = subjects.map((s) => (s.kind === 'client' ? s.clientId : null));
+  return sql.fragment`
+    ${shape.readings}
     FROM unnest(
       ${sql.array(userIds, 'int8')}, ${sql.array(clientIds, 'text')},
       ${sql.array(batch.map((w) => w.key), 'text')}, ${sql.array(batch.map((w) => orgText(w.c)), 'int8')}
     ) WITH ORDINALITY AS i(user_id, client_id, key, org, n)
-    ${alongside ? sql.fragment`LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true` : sql.fragment`, LATERAL (SELECT) a`}`;
+    ${shape.joined}`;
 }
 
 const orgText = (c: TokenClaims) => (c.org === null ? null : String(c.org));
 
 /** One statement for the batch, prepared (its text is the same whatever the batch's size). */
-async function readBatch(db: CommonQueryMethods, name: string, alongside: Alongside | null, recording: AlongRecording | null, batch: readonly Reading[]) {
-  const rows = recording && batch.some((w) => w.event)
-    ? await db.any(sql.prepared(`${name}_along_recorded`, batchRow)`${recordingQuery(alongside, recording, batch)}`)
-    : await db.any(sql.prepared(`${name}_along`, batchRow)`${readingsQuery(alongside, batch)} ORDER BY i.n`);
+async function readBatch(db: CommonQueryMethods, name: string, shape: Shape, batch: readonly Reading[]) {
+  const rows = shape.served && batch.some((w) => w.event)
+    ? await db.any(sql.prepared(`${name}_along_recorded`, batchRow)`${recordingQuery(shape, shape.served, batch)}`)
+    : await db.any(sql.prepared(`${name}_along`, batchRow)`${readingsQuery(shape, batch)} ORDER BY i.n`);
   // Each row names the reading it answers (its place in the batch, from 1).
   if (rows.length !== batch.length || rows.some((r, i) => Number(r.n) !== i + 1)) throw new Error('along: the statement did not answer the readings in order');
   return rows;
 }
 
+const list = (parts: Parameters<typeof sql.join>[0]) => sql.join(parts, sql.fragment`, `);
+
+/**
+ * The readings' audit events, as the CTE `along_events` (one row per reading, by its place `n`:
+ * the event's columns, null for a reading without one, and what the claims say).
+ */
+function eventsQuery(batch: readonly Reading[]) {
+  const texts = batch.map((w) => (w.event ? eventTexts(w.event.fields) : EVENT_COLUMNS.map(() => null)));
+  return sql.fragment`
+    SELECT * FROM unnest(
+      ${list(EVENT_COLUMNS.map((_, i) => sql.array(texts.map((t) => t[i] ?? null), 'text')))},
+      ${sql.array(batch.map((w) => orgText(w.c)), 'int8')}, ${sql.array(batch.map((w) => w.c.role), 'text')},
+      ${sql.array(batch.map((w) => w.c.ver ?? 0), 'int4')}, ${sql.array(batch.map((w) => w.event?.may === true), 'bool')},
+      ${sql.array(batch.map((w) => w.event?.now.toISOString() ?? null), 'timestamptz')}
+    ) WITH ORDINALITY AS e(${EVENT_COLUMN_NAMES}, claimed_org, claimed_role, claimed_ver, may, event_now, n)`;
+}
+
+const EVENT_COLUMN_NAMES = list(EVENT_COLUMNS.map((c) => sql.identifier([`event_${c}`])));
+
 /**
  * The readings and, in the same statement (one transaction), the audit events of those whose
  * principal SQL admits and whose row the route serves (`along_served`, numbered in batch order),
- * appended to the chain (the audit module's chainAppend). The admission written here is the part
- * of principalOfRow and admissionError (auth.service.ts, auth.middleware.ts) that the row decides,
- * never wider: where it is unsure (an API client with an address list) it records nothing, and the
- * route records the event itself once the code has decided (the code decides every answer; this
- * only spares that statement when they agree). The deny-list and the rate limits were asked before.
+ * appended to the chain (the audit module's chainAppend). The deny-list and the rate limits were
+ * asked before.
  */
-function recordingQuery(alongside: Alongside | null, recording: AlongRecording, batch: readonly Reading[]) {
-  const texts = batch.map((w) => (w.event ? eventTexts(w.event.fields) : EVENT_COLUMNS.map(() => null)));
-  const now = sql.fragment`e.event_now`;
-  const list = (parts: Parameters<typeof sql.join>[0]) => sql.join(parts, sql.fragment`, `);
-  const p = sql.fragment`r.principal`;
+function recordingQuery(shape: Shape, served: FragmentSqlToken, batch: readonly Reading[]) {
   return sql.fragment`
     WITH RECURSIVE readings AS (
-      ${readingsQuery(alongside, batch)}
+      ${readingsQuery(shape, batch)}
     ), along_events AS (
-      SELECT * FROM unnest(
-        ${list(EVENT_COLUMNS.map((_, i) => sql.array(texts.map((t) => t[i] ?? null), 'text')))},
-        ${sql.array(batch.map((w) => orgText(w.c)), 'int8')}, ${sql.array(batch.map((w) => w.c.role), 'text')},
-        ${sql.array(batch.map((w) => w.c.ver ?? 0), 'int4')}, ${sql.array(batch.map((w) => w.event?.may === true), 'bool')},
-        ${sql.array(batch.map((w) => w.event?.now.toISOString() ?? null), 'timestamptz')}
-      ) WITH ORDINALITY AS e(${list(EVENT_COLUMNS.map((c) => sql.identifier([`event_${c}`])))}, claimed_org, claimed_role, claimed_ver, may, event_now, n)
-    ), along_served AS (
+      ${eventsQuery(batch)}
+    ), ${served}
+    SELECT r.*, c.id AS recorded
+    FROM readings r LEFT JOIN along_served s ON s.n = r.n LEFT JOIN audit_chain c ON c.k = s.k
+    ORDER BY r.n`;
+}
+
+/**
+ * `along_served` and the append of its events. The admission written here is the part of
+ * principalOfRow and admissionError (auth.service.ts, auth.middleware.ts) that the row decides,
+ * never wider: where it is unsure (an API client with an address list) it records nothing, and the
+ * route records the event itself once the code has decided (the code decides every answer; this
+ * only spares that statement when they agree). Each reading is judged at its own instant.
+ */
+function servedQuery(recording: AlongRecording) {
+  const now = sql.fragment`e.event_now`;
+  const p = sql.fragment`r.principal`;
+  return sql.fragment`
+    along_served AS (
       SELECT row_number() OVER (ORDER BY r.n) AS k, r.n, ${list(EVENT_COLUMNS.map((c) => sql.fragment`e.${sql.identifier([`event_${c}`])} AS ${sql.identifier([c])}`))}
       FROM readings r JOIN along_events e ON e.n = r.n
       WHERE e.event_body IS NOT NULL AND e.may
@@ -136,8 +174,5 @@ function recordingQuery(alongside: Alongside | null, recording: AlongRecording, 
           ELSE NOT (${p}->>'must_change_password')::boolean AND NOT (${p}->>'mfa_enrolment_required')::boolean
         END
         AND (${recording.served(now)}) IS TRUE
-    ), ${chainAppend(sql.identifier(['along_served']))}
-    SELECT r.*, c.id AS recorded
-    FROM readings r LEFT JOIN along_served s ON s.n = r.n LEFT JOIN audit_chain c ON c.k = s.k
-    ORDER BY r.n`;
+    ), ${chainAppend(sql.identifier(['along_served']))}`;
 }
