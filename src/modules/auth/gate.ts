@@ -99,14 +99,15 @@ export function redisGate(redis: RedisClient, keys: GateKeys, windowSeconds: num
  * its read can record its audit event; a request then refused for its principal, or over a limit,
  * counts against no limit, as on every other route). A counter is lowered only while it holds a
  * count and is still the window that was counted (its time left no later than that window's end,
- * give or take a second): a window opened since by another request is left alone. One round trip,
+ * give or take 50 ms, as the ends are measured after the count): a window opened since by another
+ * request, however short the window, is left alone. One round trip,
  * on refusals only.
  */
 const GIVE_BACK = `
 for i = 1, #KEYS do
   local v = tonumber(redis.call('get', KEYS[i]) or '0')
   local left = redis.call('pttl', KEYS[i])
-  if v and v > 0 and left > 0 and left <= tonumber(ARGV[i]) + 1000 then redis.call('decrby', KEYS[i], 1) end
+  if v and v > 0 and left > 0 and left <= tonumber(ARGV[i]) + 50 then redis.call('decrby', KEYS[i], 1) end
 end
 return 0
 `;
