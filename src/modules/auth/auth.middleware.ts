@@ -74,7 +74,7 @@ export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
 export const MFA_ENROLMENT_REQUIRED = 'Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first';
 
 /** The token's own limits on every request: an API client's address, and the endpoint's scope (a client's, or a narrowed person's token). */
-function clientRefusal(req: Request, p: Principal): AppError | null {
+function tokenRefusal(req: Request, p: Principal): AppError | null {
   const client = p.clientId !== null;
   if (client && !addressAllowed(p.allowedIps, clientAddress(req))) return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
   const check = checkScope(req.method, routeOf(req), { client, scopes: p.scopes });
@@ -122,7 +122,7 @@ const EVERYTHING_DONE: Allow = { passwordPending: false, mfaPending: false };
 function admissionError(req: Request, user: Principal, allow: Allow): AppError | null {
   if (user.mustChangePassword && !allow.passwordPending) return new AppError('forbidden', PASSWORD_CHANGE_REQUIRED);
   if (user.mfaEnrolmentRequired && !allow.mfaPending) return new AppError('forbidden', MFA_ENROLMENT_REQUIRED, { extra: { code: 'mfa_enrolment_required' } });
-  return clientRefusal(req, user);
+  return tokenRefusal(req, user);
 }
 
 const DENIED = { message: 'Could not validate credentials' };
@@ -286,7 +286,7 @@ function claimedPrincipal(c: TokenClaims): { orgId: number | null; userId: numbe
   return { orgId: c.org, userId: s.kind === 'user' ? s.userId : null, clientId: s.kind === 'client' ? s.clientId : null };
 }
 
-/** What the claims alone decide of a hot route's admission: the token's scope for it (clientRefusal). */
+/** What the claims alone decide of a hot route's admission: the token's scope for it (tokenRefusal). */
 function claimsMay(req: Request, c: TokenClaims): boolean {
   if (subjectOf(c).kind === 'client' && c.role === 'platform_admin') return false;
   return checkScope(req.method, routeOf(req), scopeHolder(c)).ok;
