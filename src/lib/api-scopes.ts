@@ -1,13 +1,24 @@
 /**
- * What an API client may do, one scope per family of endpoints (the table that maps each endpoint to
- * its scope is the auth module's). Shared by the organisations module, which stores a client's scopes,
- * and the auth module, which enforces them.
+ * What a token may do, one scope per family of endpoints (the table that maps each endpoint to its
+ * scope is the auth module's), each with the words the OpenAPI document shows for it. Shared by the
+ * organisations module, which stores a client's scopes, the auth module, which grants and enforces
+ * them, and the document's OAuth 2.0 flows.
  */
-export const SCOPES = ['verify', 'requery', 'history:read', 'topup'] as const;
-export type Scope = (typeof SCOPES)[number];
+export const SCOPE_DESCRIPTIONS = {
+  verify: 'Live NIN lookups (by NIN, phone, demography, match, vNIN) and CSV batches: submit and cancel',
+  requery: 'Read back a past verification by its reference_id (requery, slip, batch results); free',
+  'history:read': 'Read the lists: verifications, transactions, top-ups, batches, daily usage, audit events',
+  topup: "Buy units for the organisation's wallet (organisation administrators only)",
+} as const;
+export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
+export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as readonly Scope[];
 
-/** Everything a role allows: topping up spends the organisation's money, so only administrators. */
-export function roleScopes(role: 'org_admin' | 'member'): Scope[] {
+/**
+ * Everything a role allows: topping up spends the organisation's money, so only administrators; a
+ * platform administrator belongs to no organisation, so none.
+ */
+export function roleScopes(role: 'org_admin' | 'member' | 'platform_admin'): Scope[] {
+  if (role === 'platform_admin') return [];
   return role === 'org_admin' ? [...SCOPES] : SCOPES.filter((s) => s !== 'topup');
 }
 

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { SCOPE_DESCRIPTIONS } from '../lib/api-scopes.ts';
 
 // Schemas are named and described with zod's own `.meta({ id, description, example })`, which
 // zod-to-openapi reads. Not its `.openapi()`: that method is patched onto zod's prototype and zod
@@ -117,8 +118,8 @@ export function registerCommon(registry: OpenAPIRegistry): void {
       'The same bearer token, obtained by an OAuth 2.0 client at the token endpoint: a person with the password grant, ' +
       "a server with the client credentials grant (an API client's client_id and client_secret, in HTTP Basic or the form).",
     flows: {
-      password: { tokenUrl: '/v1/login', scopes: {} },
-      clientCredentials: { tokenUrl: '/v1/login', scopes: {} },
+      password: { tokenUrl: '/v1/login', scopes: { ...SCOPE_DESCRIPTIONS } },
+      clientCredentials: { tokenUrl: '/v1/login', scopes: { ...SCOPE_DESCRIPTIONS } },
     },
   });
   for (const r of Object.values(ERROR_RESPONSES)) {

@@ -62,7 +62,7 @@ describe('API clients', () => {
     const c = (await create(org.admin.token, { name: 'KYC backend', role: 'member' })).body;
     const viaForm = await clientLogin(c.client_id, c.client_secret);
     expect(viaForm.status).toBe(200);
-    expect(Object.keys(viaForm.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    expect(Object.keys(viaForm.body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
     expect(viaForm.body).toMatchObject({ token_type: 'bearer', expires_in: 3600 });
     const viaBasic = await stack.api('POST', '/v1/login', { form: { grant_type: 'client_credentials' }, headers: { authorization: basic(c.client_id, c.client_secret) } });
     expect(viaBasic.status).toBe(200);

@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Obtain an access token
-         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. Client credentials sent with the password grant are checked too. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.
+         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. Client credentials sent with the password grant are checked too. `scope` (space-delimited, RFC 6749 section 3.3) narrows the token to the scopes named, each of which the user's role or the API client must allow (else 400 `invalid_scope`); left out, the token has all of them. The answer's `scope` lists what was granted. A narrowed token is refused (403 `insufficient_scope`) on an endpoint that needs a scope it lacks, and a person's narrowed token also on the endpoints only a person may call. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.
          */
         post: operations["login"];
         delete?: never;
@@ -1217,6 +1217,7 @@ export interface components {
             password?: string;
             /** @description With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code */
             otp?: string;
+            /** @description Space-delimited scopes to narrow the token to (RFC 6749 section 3.3), each one the user's role or the API client allows; left out: all of them */
             scope?: string;
             /** @description client_credentials grant: here or as the HTTP Basic user name */
             client_id?: string;
@@ -1537,7 +1538,7 @@ export interface components {
              * @description RFC 6749 section 5.2 error code
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
             /** @description The same text as `detail` */
             error_description: string;
         };
@@ -1547,6 +1548,11 @@ export interface components {
             /** @enum {string} */
             token_type: "bearer";
             expires_in: number;
+            /**
+             * @description The scopes granted, space-delimited (RFC 6749 section 5.1): those asked for, or all the role or API client allows (empty for a platform administrator)
+             * @example verify requery history:read
+             */
+            scope: string;
             /**
              * @description Present on a first login: until the password is changed, this token may call only GET /me, POST /change-password and POST /logout
              * @enum {boolean}
@@ -2112,7 +2118,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description `invalid_request` (a parameter missing, empty or sent more than once; client credentials both in HTTP Basic and in the form), `unsupported_grant_type`, or `unauthorized_client` (an API client signing in a person of another organisation) */
+            /** @description `invalid_request` (a parameter missing, empty or sent more than once; client credentials both in HTTP Basic and in the form), `unsupported_grant_type`, `invalid_scope` (a scope unknown, empty, or beyond the user's role or the API client's scopes), or `unauthorized_client` (an API client signing in a person of another organisation) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -30,7 +30,7 @@ export type AlongRecording = { served: (now: FragmentSqlToken) => FragmentSqlTok
 /**
  * One reading: the token's claims and the route's key. With `event` (a route with a recording),
  * the statement appends that event when the reading's principal is admitted and its row is served;
- * `may` is what the claims alone decide of the admission (an API client's scope for the route),
+ * `may` is what the claims alone decide of the admission (the token's scope for the route),
  * `now` the instant at which the statement judges the reading, and the code after it must judge
  * the reading at the same instant (expiries are compared to it on both sides).
  */

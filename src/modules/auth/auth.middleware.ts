@@ -9,7 +9,7 @@ import type { Principal } from './auth.schemas.ts';
 import { alongReader, type AlongRead, type AlongRecording, type Alongside } from './along.ts';
 import { auditContext, canonicalOf, type AuditAction } from '../audit/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
-import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, subjectOf, tokenScopes, type TokenSettings } from './auth.service.ts';
+import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, scopeHolder, subjectOf, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
 import { checkScope } from './endpoint-scopes.ts';
 import type { Counted, Gate, GateResult, GiveBack } from './gate.ts';
@@ -73,15 +73,18 @@ export type AlongRecord = { action: AuditAction; target: string };
 export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
 export const MFA_ENROLMENT_REQUIRED = 'Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first';
 
-/** The API client's own limits on every request: the endpoint's scope and the caller's address. */
-function clientRefusal(req: Request, p: Principal): AppError | null {
-  if (p.clientId === null) return null;
-  if (!addressAllowed(p.allowedIps, clientAddress(req))) return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
-  const check = checkScope(req.method, typeof req.route?.path === 'string' ? req.route.path : undefined, p.scopes ?? []);
+/** The token's own limits on every request: an API client's address, and the endpoint's scope (a client's, or a narrowed person's token). */
+function tokenRefusal(req: Request, p: Principal): AppError | null {
+  const client = p.clientId !== null;
+  if (client && !addressAllowed(p.allowedIps, clientAddress(req))) return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
+  const check = checkScope(req.method, routeOf(req), { client, scopes: p.scopes });
   if (check.ok) return null;
-  if (check.scope === null) return new AppError('forbidden', 'API clients may not call this endpoint', { extra: { code: 'insufficient_scope' } });
-  return new AppError('forbidden', `This API client lacks the scope ${check.scope}`, { extra: { code: 'insufficient_scope' } });
+  const who = client ? 'This API client' : 'This token';
+  if (check.scope === null) return new AppError('forbidden', client ? 'API clients may not call this endpoint' : 'A token narrowed by scope may not call this endpoint', { extra: { code: 'insufficient_scope' } });
+  return new AppError('forbidden', `${who} lacks the scope ${check.scope}`, { extra: { code: 'insufficient_scope' } });
 }
+
+const routeOf = (req: Request) => (typeof req.route?.path === 'string' ? req.route.path : undefined);
 
 /**
  * The deny-list, once the principal is admitted; with `count`, the same Redis call takes the
@@ -119,7 +122,7 @@ const EVERYTHING_DONE: Allow = { passwordPending: false, mfaPending: false };
 function admissionError(req: Request, user: Principal, allow: Allow): AppError | null {
   if (user.mustChangePassword && !allow.passwordPending) return new AppError('forbidden', PASSWORD_CHANGE_REQUIRED);
   if (user.mfaEnrolmentRequired && !allow.mfaPending) return new AppError('forbidden', MFA_ENROLMENT_REQUIRED, { extra: { code: 'mfa_enrolment_required' } });
-  return clientRefusal(req, user);
+  return tokenRefusal(req, user);
 }
 
 const DENIED = { message: 'Could not validate credentials' };
@@ -283,11 +286,10 @@ function claimedPrincipal(c: TokenClaims): { orgId: number | null; userId: numbe
   return { orgId: c.org, userId: s.kind === 'user' ? s.userId : null, clientId: s.kind === 'client' ? s.clientId : null };
 }
 
-/** What the claims alone decide of a hot route's admission: an API client's scope for it (clientRefusal). */
+/** What the claims alone decide of a hot route's admission: the token's scope for it (tokenRefusal). */
 function claimsMay(req: Request, c: TokenClaims): boolean {
-  if (subjectOf(c).kind === 'user') return true;
-  if (c.role === 'platform_admin') return false;
-  return checkScope(req.method, typeof req.route?.path === 'string' ? req.route.path : undefined, tokenScopes(c, c.role)).ok;
+  if (subjectOf(c).kind === 'client' && c.role === 'platform_admin') return false;
+  return checkScope(req.method, routeOf(req), scopeHolder(c)).ok;
 }
 
 export function principalOf(req: { principal?: Principal }): Principal {

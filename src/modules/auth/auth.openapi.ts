@@ -31,7 +31,9 @@ export function register(registry: OpenAPIRegistry): void {
       '`LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With ' +
       '`grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). ' +
       'With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. ' +
-      'Client credentials sent with the password grant are checked too. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.',
+      'Client credentials sent with the password grant are checked too. `scope` (space-delimited, RFC 6749 section 3.3) narrows the token to the scopes named, ' +
+      "each of which the user's role or the API client must allow (else 400 `invalid_scope`); left out, the token has all of them. The answer's `scope` lists what was granted. " +
+      'A narrowed token is refused (403 `insufficient_scope`) on an endpoint that needs a scope it lacks, and a person\'s narrowed token also on the endpoints only a person may call. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.',
     security: [],
     request: { body: formBody(LoginForm) },
     responses: {
@@ -39,7 +41,7 @@ export function register(registry: OpenAPIRegistry): void {
       ...errors(429),
       400: errorResponse(
         '`invalid_request` (a parameter missing, empty or sent more than once; client credentials both in HTTP Basic and in the form), ' +
-          '`unsupported_grant_type`, or `unauthorized_client` (an API client signing in a person of another organisation)',
+          '`unsupported_grant_type`, `invalid_scope` (a scope unknown, empty, or beyond the user\'s role or the API client\'s scopes), or `unauthorized_client` (an API client signing in a person of another organisation)',
         tokenError,
       ),
       401: {

@@ -7,7 +7,10 @@ export const loginFormDoc = z.object({
   username: z.string().optional().meta({ description: 'Required with the password grant' }),
   password: z.string().optional().meta({ description: 'Required with the password grant' }),
   otp: z.string().optional().meta({ description: 'With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code' }),
-  scope: z.string().optional(),
+  scope: z
+    .string()
+    .optional()
+    .meta({ description: 'Space-delimited scopes to narrow the token to (RFC 6749 section 3.3), each one the user\'s role or the API client allows; left out: all of them' }),
   client_id: z.string().optional().meta({ description: 'client_credentials grant: here or as the HTTP Basic user name' }),
   client_secret: z.string().optional().meta({ description: 'client_credentials grant: here or as the HTTP Basic password' }),
 });
@@ -16,6 +19,10 @@ export const tokenResponse = z.object({
   access_token: z.string(),
   token_type: z.literal('bearer'),
   expires_in: z.number().int(),
+  scope: z.string().meta({
+    description: 'The scopes granted, space-delimited (RFC 6749 section 5.1): those asked for, or all the role or API client allows (empty for a platform administrator)',
+    example: 'verify requery history:read',
+  }),
   require_password_change: z
     .literal(true)
     .optional()
@@ -35,7 +42,8 @@ export const tokenClaims = z.object({
   jti: z.string(),
   // The user's (or API client's) token_version when the token was issued; tokens issued before versions existed carry none (0).
   ver: z.number().int().optional(),
-  // An API client's scopes, space-separated (OAuth 2.0 style); tokens issued before scopes existed carry none.
+  // The token's scopes, space-separated (OAuth 2.0 style): an API client's always (tokens issued before
+  // scopes existed carry none), a person's only when narrowed to fewer than the role allows.
   scope: z.string().max(200).optional(),
 });
 export type TokenClaims = z.infer<typeof tokenClaims>;
@@ -56,7 +64,7 @@ export type Principal = {
   maxInFlight: number | null;
   /** Set until a user given a password by someone else has chosen their own. */
   mustChangePassword: boolean;
-  /** An API client's token's scopes; null for a user (a user's role decides). */
+  /** The token's scopes: an API client's always; a user's only when narrowed at the token endpoint, else null (the role decides). */
   scopes: readonly Scope[] | null;
   /** The addresses an API client may be used from; null or empty: any. */
   allowedIps: readonly string[] | null;

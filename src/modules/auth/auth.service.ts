@@ -4,7 +4,7 @@ import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { dummyHash, verifyPassword } from '../../lib/passwords.ts';
-import { isScope, roleScopes } from '../../lib/api-scopes.ts';
+import { isScope, roleScopes, SCOPES, type Scope } from '../../lib/api-scopes.ts';
 import type { z } from 'zod';
 import {
   CLIENT_EXPIRED,
@@ -15,7 +15,9 @@ import {
   principalRow,
 } from '../organisations/index.ts';
 import { CLIENT_SUBJECT, tokenClaims, type Principal, type TokenClaims } from './auth.schemas.ts';
+import type { ScopeHolder } from './endpoint-scopes.ts';
 import { jwtKeys } from './jwt-keys.ts';
+import { oauthError } from './token-errors.ts';
 
 /** `secrets`: JWT_SECRETS, the signing one first (see jwt-keys.ts). */
 export type TokenSettings = { secrets: readonly string[]; issuer: string; ttlSeconds: number };
@@ -32,20 +34,53 @@ export async function checkCredentials(db: DatabasePool, username: string, passw
   return user;
 }
 
-function issue(clock: Clock, tokens: TokenSettings, claims: Pick<TokenClaims, 'sub' | 'org' | 'role' | 'ver' | 'scope'>) {
+const invalidScope = (detail: string) => oauthError('bad_request', 'invalid_scope', detail);
+
+/**
+ * The scopes a token request names (RFC 6749 section 3.3: space-delimited, order and repeats
+ * meaningless), each a known one; undefined when it names none. Checked before the credentials: an
+ * unknown scope is wrong whoever asks.
+ */
+export function requestedScopes(scope: string | undefined): Scope[] | undefined {
+  if (scope === undefined) return undefined;
+  const names = scope.split(' ').filter((s) => s !== '');
+  if (names.length === 0) throw invalidScope('scope: name at least one scope, or leave it out for all that is allowed');
+  for (const s of names) {
+    if (!isScope(s)) throw invalidScope(`scope: unknown scope ${JSON.stringify(s).slice(0, 60)}; choose from ${SCOPES.join(', ')}`);
+  }
+  return SCOPES.filter((s) => names.includes(s));
+}
+
+/**
+ * What a token is granted (RFC 6749 section 3.3): all that `allowed` holds when no scope was asked,
+ * else exactly the scopes asked, every one of which must be allowed (`whose` names who may not have
+ * it); in the scope table's order either way.
+ */
+export function grantedScopes(allowed: readonly Scope[], requested: readonly Scope[] | undefined, whose: string): Scope[] {
+  if (requested === undefined) return SCOPES.filter((s) => allowed.includes(s));
+  const beyond = requested.find((s) => !allowed.includes(s));
+  if (beyond !== undefined) throw invalidScope(`scope: the scope ${beyond} is beyond ${whose}`);
+  return [...requested];
+}
+
+/** `scope`: the scopes granted, in the answer always (RFC 6749 section 5.1); `claimed`, those the token carries. */
+function issue(clock: Clock, tokens: TokenSettings, claims: Pick<TokenClaims, 'sub' | 'org' | 'role' | 'ver'>, scope: readonly Scope[], claimed: boolean) {
   const now = Math.floor(clock.now().getTime() / 1000);
   const { signing } = jwtKeys(tokens.secrets);
-  const token = jwt.sign({ ...claims, iat: now, nbf: now, exp: now + tokens.ttlSeconds, jti: randomUUID() }, signing.key, {
+  const token = jwt.sign({ ...claims, ...(claimed ? { scope: scope.join(' ') } : {}), iat: now, nbf: now, exp: now + tokens.ttlSeconds, jti: randomUUID() }, signing.key, {
     algorithm: ALGORITHM,
     issuer: tokens.issuer,
     keyid: signing.kid,
   });
-  return { access_token: token, token_type: 'bearer' as const, expires_in: tokens.ttlSeconds };
+  return { access_token: token, token_type: 'bearer' as const, expires_in: tokens.ttlSeconds, scope: scope.join(' ') };
 }
 
 /**
  * A token for these credentials, or null. `secondFactor` runs once the password is proven, before
  * anything is issued; its false refuses the sign-in like a wrong password (the guard keeps the count).
+ * `requested`: the scopes asked for, each within the user's role (else 400 invalid_scope, judged once
+ * the sign-in is proven). The token carries them only when they are fewer than the role allows: a
+ * token narrowed that way reaches what an API client with those scopes would (endpoint-scopes.ts).
  */
 export async function login(
   db: DatabasePool,
@@ -54,10 +89,13 @@ export async function login(
   username: string,
   password: string,
   secondFactor: (userId: number) => Promise<boolean> = async () => true,
+  requested?: readonly Scope[],
 ) {
   const user = await checkCredentials(db, username, password);
   if (!user || !(await secondFactor(user.id))) return null;
-  const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: user.token_version });
+  const allowed = roleScopes(user.role);
+  const scope = grantedScopes(allowed, requested, `the ${user.role} role`);
+  const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: user.token_version }, scope, scope.length < allowed.length);
   return { ...answer, ...(user.must_change_password ? { require_password_change: true as const } : {}), userId: user.id, orgId: user.org_id };
 }
 
@@ -66,12 +104,12 @@ export async function login(
  * credentials, or `suspended` for right credentials of a client whose creator may no longer create it.
  * Expired or used from an address outside its list: a 401 naming why (checkClientCredentials).
  */
-export async function loginClient(db: DatabasePool, clock: Clock, tokens: TokenSettings, clientId: string, clientSecret: string, address: string) {
+export async function loginClient(db: DatabasePool, clock: Clock, tokens: TokenSettings, clientId: string, clientSecret: string, address: string, requested?: readonly Scope[]) {
   const client = await checkClientCredentials(db, clientId, clientSecret, { address, now: clock.now() });
   if (!client) return null;
   if (client.suspended) return { suspended: true as const };
-  const scope = effectiveScopes(client).join(' ');
-  return { ...issue(clock, tokens, { sub: `${CLIENT_SUBJECT}${client.client_id}`, org: client.org_id, role: client.role, ver: client.token_version, scope }), clientId: client.client_id, orgId: client.org_id };
+  const scope = grantedScopes(effectiveScopes(client), requested, 'the scopes of this API client');
+  return { ...issue(clock, tokens, { sub: `${CLIENT_SUBJECT}${client.client_id}`, org: client.org_id, role: client.role, ver: client.token_version }, scope, true), clientId: client.client_id, orgId: client.org_id };
 }
 
 export const BAD_CLIENT_CREDENTIALS = 'Incorrect client credentials';
@@ -110,9 +148,14 @@ export function subjectOf(c: TokenClaims): { kind: 'user'; userId: number } | { 
   return c.sub.startsWith(CLIENT_SUBJECT) ? { kind: 'client', clientId: c.sub.slice(CLIENT_SUBJECT.length) } : { kind: 'user', userId: Number(c.sub) };
 }
 
-/** An API client token's scopes: those it carries, or (issued before scopes existed) its role's. */
-export function tokenScopes(c: TokenClaims, role: 'org_admin' | 'member') {
-  return c.scope === undefined ? roleScopes(role) : c.scope.split(' ').filter(isScope);
+/**
+ * Who holds the token's scopes, and which: an API client's token, those it carries or (issued before
+ * scopes existed) its role's; a person's token, those it carries when narrowed, else null (its role decides).
+ */
+export function scopeHolder(c: TokenClaims): ScopeHolder {
+  const client = subjectOf(c).kind === 'client';
+  if (c.scope !== undefined) return { client, scopes: c.scope.split(' ').filter(isScope) };
+  return { client, scopes: client ? roleScopes(c.role) : null };
 }
 
 /**
@@ -136,7 +179,7 @@ export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalR
       subscriptionActive: row.subscription_active,
       maxInFlight: row.max_in_flight,
       mustChangePassword: false,
-      scopes: tokenScopes(c, row.role),
+      scopes: scopeHolder(c).scopes,
       allowedIps: row.allowed_ips,
       mfaEnrolmentRequired: false,
       ...token,
@@ -152,7 +195,7 @@ export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalR
     subscriptionActive: row.subscription_active ?? false,
     maxInFlight: row.max_in_flight,
     mustChangePassword: row.must_change_password,
-    scopes: null,
+    scopes: scopeHolder(c).scopes,
     allowedIps: null,
     mfaEnrolmentRequired: row.mfa_enrolment_required,
     ...token,

@@ -55,11 +55,24 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
 
 export type ScopeCheck = { ok: true } | { ok: false; scope: Scope | null };
 
-/** Whether a client holding `scopes` may call this route; the refused scope, or null when the route is closed to clients. */
-export function checkScope(method: string, routePath: string | undefined, scopes: readonly Scope[]): ScopeCheck {
+/**
+ * Who holds the scopes: an API client's token (always scoped), or a person's token, scoped only when
+ * it was narrowed at the token endpoint (`scopes` null: its role decides, as before scopes existed).
+ */
+export type ScopeHolder = { client: boolean; scopes: readonly Scope[] | null };
+
+/**
+ * Whether a token may call this route; the refused scope, or null when the route is closed to it. A
+ * person's narrowed token reaches what an API client with the same scopes reaches, and no more: not
+ * the person-only endpoints (which refuse a client themselves), so that a narrowed token cannot mint
+ * a wider credential (an API client, a team member) or change the account.
+ */
+export function checkScope(method: string, routePath: string | undefined, holder: ScopeHolder): ScopeCheck {
+  if (!holder.client && holder.scopes === null) return { ok: true };
   const key = `${method.toUpperCase()} ${routePath ?? ''}`;
   if (!Object.hasOwn(ENDPOINT_SCOPES, key)) return { ok: false, scope: null };
   const needed = ENDPOINT_SCOPES[key];
-  if (needed === null || needed === 'person' || needed === undefined) return { ok: true };
-  return scopes.includes(needed) ? { ok: true } : { ok: false, scope: needed };
+  if (needed === null || needed === undefined) return { ok: true };
+  if (needed === 'person') return holder.client ? { ok: true } : { ok: false, scope: null };
+  return (holder.scopes ?? []).includes(needed) ? { ok: true } : { ok: false, scope: needed };
 }

@@ -4,7 +4,7 @@ import { AppError, type ErrorCode } from '../../lib/errors.ts';
 // The token endpoint answers an OAuth 2.0 client in its own terms (RFC 6749 section 5.2): every
 // error body carries `error` and `error_description` beside the service's usual `detail`.
 
-export const OAUTH_ERRORS = ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type'] as const;
+export const OAUTH_ERRORS = ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'] as const;
 export type OAuthError = (typeof OAUTH_ERRORS)[number];
 
 export function oauthError(code: ErrorCode, error: OAuthError, detail: string, headers?: Record<string, string>): AppError {

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { requireContentType } from '../../lib/http.ts';
 import { checkClientCredentials } from '../organisations/index.ts';
-import { API_CLIENT_SUSPENDED, API_CLIENT_SUSPENDED_CODE, BAD_CLIENT_CREDENTIALS, BAD_CREDENTIALS, login, loginClient, type TokenSettings } from './auth.service.ts';
+import { API_CLIENT_SUSPENDED, API_CLIENT_SUSPENDED_CODE, BAD_CLIENT_CREDENTIALS, BAD_CREDENTIALS, login, loginClient, requestedScopes, type TokenSettings } from './auth.service.ts';
 import { clientAuthentication, invalidClient } from './client-authentication.ts';
 import { clientAddress, guardedSignIn } from './sign-in-guard.ts';
 import { auditFailedSignIn, auditSignIn } from './sign-in-audit.ts';
@@ -66,11 +66,12 @@ export function tokenRoutes(ctx: AppContext, r: Router, tokens: TokenSettings): 
     if (grant !== 'password' && grant !== 'client_credentials') {
       throw oauthError('bad_request', 'unsupported_grant_type', 'grant_type must be "password" or "client_credentials"');
     }
+    const scope = requestedScopes(form.scope);
     const client = clientAuthentication(req.get('authorization'), form);
 
     if (grant === 'client_credentials') {
       if (!client) throw invalidRequest('Field required: client_id');
-      const issued = await loginClient(ctx.db, ctx.clock, tokens, client.clientId, client.clientSecret, clientAddress(req));
+      const issued = await loginClient(ctx.db, ctx.clock, tokens, client.clientId, client.clientSecret, clientAddress(req), scope);
       ctx.metrics.logins.inc({ outcome: issued && !('suspended' in issued) ? 'success' : 'failure' });
       if (!issued || 'suspended' in issued) {
         await auditFailedSignIn(ctx.db, req, { clientId: client.clientId });
@@ -101,7 +102,7 @@ export function tokenRoutes(ctx: AppContext, r: Router, tokens: TokenSettings): 
     };
     // A failure point is taken before the password is checked and given back only when the sign-in
     // fully succeeds, second factor included (sign-in-guard.ts).
-    const result = await guardedSignIn(ctx, username, clientAddress(req), () => login(ctx.db, ctx.clock, tokens, username, password, secondFactor));
+    const result = await guardedSignIn(ctx, username, clientAddress(req), () => login(ctx.db, ctx.clock, tokens, username, password, secondFactor, scope));
     if (!result) {
       ctx.metrics.logins.inc({ outcome: 'failure' });
       await auditFailedSignIn(ctx.db, req, { username });
