@@ -8,6 +8,7 @@ import { sql } from 'slonik';
 import { loadConfig } from '../src/config.ts';
 import { createDb } from '../src/lib/db.ts';
 import { migrate } from '../src/lib/migrate.ts';
+import { withinOrigin } from '../src/lib/request-scope.ts';
 import { recordAudit } from '../src/modules/audit/index.ts';
 
 const events = Number(process.argv[2] ?? 2000);
@@ -31,7 +32,11 @@ const plain = (i: number) => {
   return db.query(sql.unsafe`INSERT INTO plain_events (id, at, actor, action, target, request_id, ip, details, prev_hash, hash)
     VALUES (${++plainId}, now(), ${e.actor}, ${e.action}, ${e.target}, ${e.requestId}, ${e.ip}, '{}', ${sql.binary(Buffer.alloc(32))}, ${sql.binary(Buffer.alloc(32))})`);
 };
-const chained = (i: number) => recordAudit(db, event(i));
+// The event's request id and address come from the request it is recorded for, as in the API.
+const chained = (i: number) => {
+  const { requestId, ip, ...e } = event(i);
+  return withinOrigin({ requestId, ip }, () => recordAudit(db, e));
+};
 
 async function measure(label: string, write: (i: number) => Promise<unknown>, writers: number) {
   const started = process.hrtime.bigint();

@@ -8,6 +8,7 @@ import { CsvExportSlots } from './lib/csv-export.ts';
 import { describe } from './lib/errors.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
 import { consumeAll, createLimiter, overLimit, rateLimitMiddleware } from './lib/rate-limit.ts';
+import { requestScope } from './lib/request-scope.ts';
 import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
 import { accountsRoutes } from './modules/accounts/index.ts';
 import { auditRoutes } from './modules/audit/index.ts';
@@ -89,6 +90,8 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'simple');
 
   app.use(requestId);
+  // Every audit event the request causes takes its id and address from here (after `trust proxy`).
+  app.use(requestScope);
   app.use(
     accessLog(
       deps.logger,

@@ -47,7 +47,7 @@ export function App() {
     try {
       await call('POST', '/logout', {}, { quiet401: true });
     } catch {
-      // Signed out already: the cookie is cleared by the answer either way.
+      // Signed out already (the session had ended): only a 204 clears the cookie, and it is dead anyway.
     }
     setCsrfToken(null);
     setState({ kind: 'signed-out', reason });

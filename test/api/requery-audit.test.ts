@@ -3,6 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalOf, verifyChain } from '../../src/modules/audit/index.ts';
+import { withinOrigin } from '../../src/lib/request-scope.ts';
 import { alongReader, type Reading } from '../../src/modules/auth/along.ts';
 import { CLIENT_SUBJECT, type TokenClaims } from '../../src/modules/auth/auth.schemas.ts';
 import { servedByRequery, verificationOfOrgQuery } from '../../src/modules/verification/verification.repository.ts';
@@ -62,7 +63,7 @@ describe('The requery read records its own audit event', () => {
       c: cl,
       key,
       ...(withEvent
-        ? { event: { fields: canonicalOf({ orgId: cl.org, actor: cl.sub.startsWith(CLIENT_SUBJECT) ? `client:${cl.sub.slice(CLIENT_SUBJECT.length)}` : `user:${Number(cl.sub)}`, action: 'verification.requeried', target: key, requestId: `req-${key}-${Math.random()}`.slice(0, 40), ip: '192.0.2.1' }), may, now: new Date() } }
+        ? { event: { fields: withinOrigin({ requestId: `req-${key}-${Math.random()}`.slice(0, 40), ip: '192.0.2.1' }, () => canonicalOf({ orgId: cl.org, actor: cl.sub.startsWith(CLIENT_SUBJECT) ? `client:${cl.sub.slice(CLIENT_SUBJECT.length)}` : `user:${Number(cl.sub)}`, action: 'verification.requeried', target: key })), may, now: new Date() } }
         : {}),
     });
     const member = claims(String(ids.a), a.orgId, 'member');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import pg from 'pg';
 import type { DatabasePool } from 'slonik';
 import { inject } from 'vitest';
@@ -39,6 +40,8 @@ export type OrgFixture = {
 
 export type Stack = {
   url: string;
+  /** The express application behind `url` (for tests that read its routes). */
+  app: Express;
   config: Config;
   db: DatabasePool;
   clock: Clock & { set?(d: Date): void; advance?(ms: number): void };
@@ -196,6 +199,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   return {
     url,
+    app,
     config,
     db,
     clock,

@@ -974,7 +974,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -4458,7 +4458,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */

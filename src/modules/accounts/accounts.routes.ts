@@ -2,7 +2,7 @@ import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { describe } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
-import { auditContext, recordAudit, requestOrigin } from '../audit/index.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
 import { clientAddress, principalOf } from '../auth/index.ts';
 import { changePasswordBody, forgotPasswordBody, resetPasswordBody } from './accounts.schemas.ts';
 import { RESET_REQUESTED, sendResetMail } from './forgot-password.ts';
@@ -19,14 +19,14 @@ export function accountsRoutes(ctx: AppContext): Router {
     const body = parseInput(changePasswordBody, req.body);
     const p = principalOf(req);
     await changePassword({ db: ctx.db, clock: ctx.clock, signIn: ctx }, p, body, clientAddress(req));
-    await recordAudit(ctx.db, { ...auditContext(req, p), action: 'account.password_changed', target: `user:${p.userId}` });
+    await recordAudit(ctx.db, { ...auditContext(p), action: 'account.password_changed', target: `user:${p.userId}` });
     res.json({ detail: PASSWORD_CHANGED });
   });
 
   r.post('/logout', ...self, async (req, res) => {
     const p = principalOf(req);
     await ctx.revocations.revoke(p.tokenId, p.tokenExpiresAt);
-    await recordAudit(ctx.db, { ...auditContext(req, p), action: 'auth.logout', target: p.clientId === null ? `user:${p.userId}` : `client:${p.clientId}` });
+    await recordAudit(ctx.db, { ...auditContext(p), action: 'auth.logout', target: p.clientId === null ? `user:${p.userId}` : `client:${p.clientId}` });
     res.status(204).end();
   });
 
@@ -41,7 +41,7 @@ export function accountsRoutes(ctx: AppContext): Router {
 
   r.post('/reset-password', ...json, async (req, res) => {
     const body = parseInput(resetPasswordBody, req.body);
-    await resetPassword(ctx, body, requestOrigin(req));
+    await resetPassword(ctx, body);
     res.setHeader('Cache-Control', 'no-store');
     res.json({ detail: PASSWORD_CHANGED });
   });

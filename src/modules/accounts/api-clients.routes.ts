@@ -43,7 +43,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
       allowedIps: body.allowed_ips,
       expiresAt: body.expires_at,
     });
-    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'api_client.created', target: `client:${c.client_id}`, details: { role: c.role, scopes: c.scopes } });
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'api_client.created', target: `client:${c.client_id}`, details: { role: c.role, scopes: c.scopes } });
     res.setHeader('Cache-Control', 'no-store');
     res.status(201).json({ client_id: c.client_id, client_secret: c.client_secret, name: c.name, role: c.role, created_at: c.created_at, ...limitsOf(c) });
   });
@@ -60,7 +60,9 @@ export function apiClientsRoutes(ctx: AppContext): Router {
     const orgId = requirePersonOrgAdmin(p);
     const clientId = String(req.params.client_id);
     if (!CLIENT_ID_RE.test(clientId)) throw new AppError('not_found', 'API client not found');
-    res.json(listed(await adoptApiClient(ctx.db, orgId, clientId, p.userId!)));
+    const adopted = await adoptApiClient(ctx.db, orgId, clientId, p.userId!);
+    await recordAudit(ctx.db, { ...auditContext(p), action: 'api_client.adopted', target: `client:${clientId}` });
+    res.json(listed(adopted));
   });
 
   // A new secret, shown once in this answer; the old secret and every token issued under it stop at once.
@@ -69,7 +71,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
     const clientId = String(req.params.client_id);
     if (!CLIENT_ID_RE.test(clientId)) throw new AppError('not_found', 'API client not found');
     const rotated = await rotateApiClient(ctx.db, orgId, clientId);
-    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'api_client.rotated', target: `client:${clientId}` });
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'api_client.rotated', target: `client:${clientId}` });
     res.setHeader('Cache-Control', 'no-store');
     res.json({ ...listed(rotated), client_secret: rotated.client_secret });
   });
@@ -79,7 +81,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
     const clientId = String(req.params.client_id);
     if (!CLIENT_ID_RE.test(clientId)) throw new AppError('not_found', 'API client not found');
     await retireApiClient(ctx.db, orgId, clientId);
-    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'api_client.revoked', target: `client:${clientId}` });
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'api_client.revoked', target: `client:${clientId}` });
     res.status(204).end();
   });
 

@@ -24,6 +24,8 @@ export function mfaRoutes(ctx: AppContext): Router {
   r.post('/me/mfa/totp', ...enrolling, async (req, res) => {
     const p = principalOf(req);
     const answer = await enrolTotp(ctx, { id: person(p), username: p.username });
+    // A new secret is stored (not yet in use): a change to the user's credentials like any other.
+    await recordAudit(ctx.db, { ...auditContext(p), action: 'mfa.enrolment_started', target: `user:${person(p)}` });
     res.setHeader('Cache-Control', 'no-store');
     res.status(201).json(answer);
   });
@@ -32,7 +34,7 @@ export function mfaRoutes(ctx: AppContext): Router {
     const userId = person(principalOf(req));
     const { code } = parseInput(codeBody, req.body);
     const answer = await confirmTotp(ctx, userId, code);
-    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'mfa.enabled', target: `user:${userId}` });
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'mfa.enabled', target: `user:${userId}` });
     res.setHeader('Cache-Control', 'no-store');
     res.json(answer);
   });
@@ -41,7 +43,7 @@ export function mfaRoutes(ctx: AppContext): Router {
     const p = principalOf(req);
     const { code } = parseInput(codeBody, req.body);
     await disableTotp(ctx, { id: person(p), orgId: p.orgId, role: p.role }, code);
-    await recordAudit(ctx.db, { ...auditContext(req, p), action: 'mfa.disabled', target: `user:${person(p)}` });
+    await recordAudit(ctx.db, { ...auditContext(p), action: 'mfa.disabled', target: `user:${person(p)}` });
     res.status(204).end();
   });
 

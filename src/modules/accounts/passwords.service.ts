@@ -43,7 +43,6 @@ export async function changePassword(
 export async function resetPassword(
   deps: { db: DatabasePool; clock: Clock },
   body: { token: string; new_password: string },
-  origin: { requestId: string | null; ip: string | null },
 ): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
@@ -56,6 +55,6 @@ export async function resetPassword(
     await setPassword(tx, user.id, body.new_password);
     await repo.voidOpenResets(tx, user.id, now);
     // The token proved who asked: the event is the user's own.
-    await recordAudit(tx, { orgId: user.org_id, actor: `user:${user.id}`, action: 'account.password_reset', target: `user:${user.id}`, ...origin });
+    await recordAudit(tx, { orgId: user.org_id, actor: `user:${user.id}`, action: 'account.password_reset', target: `user:${user.id}` });
   });
 }

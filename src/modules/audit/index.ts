@@ -2,7 +2,7 @@
 // record through recordAudit; the module imports no other module (sign-ins are audited, so it sits
 // below authentication), and its route takes the administrator check from the app.
 export { AUDIT_ACTIONS, actorOf, type AuditAction, type AuditActor } from './actions.ts';
-export { auditContext, canonicalOf, recordAudit, requestOrigin, type AuditEvent } from './record.ts';
+export { auditContext, canonicalOf, recordAudit, type AuditEvent } from './record.ts';
 // For a statement of another module that records the events of what it reads (the requery).
 export { chainAppend, EVENT_COLUMNS, eventTexts } from './audit.repository.ts';
 export type { CanonicalFields } from './canonical.ts';

@@ -1,10 +1,10 @@
-import type { Request } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { CanonicalFields } from './canonical.ts';
 import { actorOf, type AuditAction, type AuditActor } from './actions.ts';
 import { insertEvents } from './audit.repository.ts';
 import { batcher } from '../../lib/batch.ts';
 import { isPool, refusedForItsValues } from '../../lib/db.ts';
+import { currentOrigin } from '../../lib/request-scope.ts';
 
 export type AuditEvent = {
   orgId: number | null;
@@ -12,8 +12,6 @@ export type AuditEvent = {
   action: AuditAction;
   /** What was acted on, by id or reference: `user:12`, `client:cli_...`, `REF-...`, `TOP-...`. Never personal data. */
   target?: string | null;
-  requestId?: string | null;
-  ip?: string | null;
   /** Ids, counts, names of settings; never a NIN, phone number, name, e-mail address or secret. */
   details?: Record<string, unknown>;
 };
@@ -31,16 +29,22 @@ export async function recordAudit(db: CommonQueryMethods, e: AuditEvent): Promis
   return writer(fields);
 }
 
-/** An event as the chain keeps it, timed now (the wall clock of the recording, whatever clock the caller's business rules run on). */
+/**
+ * An event as the chain keeps it, timed now (the wall clock of the recording, whatever clock the
+ * caller's business rules run on). Its request id and address are those of the request it is
+ * recorded for (lib/request-scope.ts), never passed by the caller, so no event a request causes can
+ * lack them; an event written outside any request (a job, a command) has neither.
+ */
 export function canonicalOf(e: AuditEvent): CanonicalFields {
+  const origin = currentOrigin();
   return {
     at: new Date(),
     orgId: e.orgId,
     actor: e.actor,
     action: e.action,
     target: e.target ?? null,
-    requestId: e.requestId ?? null,
-    ip: e.ip ?? null,
+    requestId: origin?.requestId ?? null,
+    ip: origin?.ip ?? null,
     details: e.details ?? {},
   };
 }
@@ -61,15 +65,7 @@ function batchWriter(db: DatabasePool): (e: CanonicalFields) => Promise<number> 
   return batcher({ maxBatch: MAX_BATCH, retryOneByOne: refusedForItsValues, run: (events: CanonicalFields[]) => insertEvents(db, events) });
 }
 
-/** Organisation, actor, request id and source address of an authenticated request. */
-export function auditContext(
-  req: Request,
-  p: { orgId: number | null; userId: number | null; clientId: string | null },
-): Pick<AuditEvent, 'orgId' | 'actor' | 'requestId' | 'ip'> {
-  return { orgId: p.orgId, actor: actorOf(p), ...requestOrigin(req) };
-}
-
-/** Request id and source address (as the sign-in guard sees it, behind TRUST_PROXY). */
-export function requestOrigin(req: Request): { requestId: string | null; ip: string | null } {
-  return { requestId: typeof req.id === 'string' ? req.id : null, ip: req.ip ?? req.socket.remoteAddress ?? null };
+/** Organisation and actor of an authenticated request (its id and address come from the request's scope). */
+export function auditContext(p: { orgId: number | null; userId: number | null; clientId: string | null }): Pick<AuditEvent, 'orgId' | 'actor'> {
+  return { orgId: p.orgId, actor: actorOf(p) };
 }

@@ -255,7 +255,7 @@ export function createAuthenticator(
         // The statement records the read only once the deny-list and the limits have let it through.
         const early = req.countedBeforeRead !== undefined;
         const at = clock.now();
-        const event = early && record && recording ? { fields: canonicalOf({ ...auditContext(req, claimedPrincipal(c)), ...record }), may: claimsMay(req, c), now: at } : undefined;
+        const event = early && record && recording ? { fields: canonicalOf({ ...auditContext(claimedPrincipal(c)), ...record }), may: claimsMay(req, c), now: at } : undefined;
         let found: AlongRead;
         try {
           found = await read({ c, key, ...(event ? { event } : {}) });

@@ -1,22 +1,21 @@
-import type { Request } from 'express';
 import type { DatabasePool } from 'slonik';
-import { recordAudit, requestOrigin } from '../audit/index.ts';
+import { recordAudit } from '../audit/index.ts';
 import { findClientPrincipal, findUserForLogin } from '../organisations/index.ts';
 
 type Who = { userId: number; orgId: number | null } | { clientId: string; orgId: number };
 
 /** auth.login: a user's password sign-in or an API client's token grant. */
-export async function auditSignIn(db: DatabasePool, req: Request, who: Who): Promise<void> {
+export async function auditSignIn(db: DatabasePool, who: Who): Promise<void> {
   const user = 'userId' in who;
   const actor = user ? (`user:${who.userId}` as const) : (`client:${who.clientId}` as const);
-  await recordAudit(db, { orgId: who.orgId, actor, action: 'auth.login', target: actor, ...requestOrigin(req), details: { method: user ? 'password' : 'client_credentials' } });
+  await recordAudit(db, { orgId: who.orgId, actor, action: 'auth.login', target: actor, details: { method: user ? 'password' : 'client_credentials' } });
 }
 
 /**
  * auth.login_failed, filed under the organisation of the account that was tried (an unknown name
  * under none, which only operators see). The name itself is not kept: it may be an e-mail address.
  */
-export async function auditFailedSignIn(db: DatabasePool, req: Request, tried: { username: string } | { clientId: string }): Promise<void> {
+export async function auditFailedSignIn(db: DatabasePool, tried: { username: string } | { clientId: string }): Promise<void> {
   let orgId: number | null = null;
   let target: string | null = null;
   if ('username' in tried) {
@@ -27,5 +26,5 @@ export async function auditFailedSignIn(db: DatabasePool, req: Request, tried: {
     if (client) [orgId, target] = [client.org_id, `client:${client.client_id}`];
   }
   const method = 'username' in tried ? 'password' : 'client_credentials';
-  await recordAudit(db, { orgId, actor: 'anonymous', action: 'auth.login_failed', target, ...requestOrigin(req), details: { method, known_account: target !== null } });
+  await recordAudit(db, { orgId, actor: 'anonymous', action: 'auth.login_failed', target, details: { method, known_account: target !== null } });
 }

@@ -74,11 +74,11 @@ export function tokenRoutes(ctx: AppContext, r: Router, tokens: TokenSettings): 
       const issued = await loginClient(ctx.db, ctx.clock, tokens, client.clientId, client.clientSecret, clientAddress(req), scope);
       ctx.metrics.logins.inc({ outcome: issued && !('suspended' in issued) ? 'success' : 'failure' });
       if (!issued || 'suspended' in issued) {
-        await auditFailedSignIn(ctx.db, req, { clientId: client.clientId });
+        await auditFailedSignIn(ctx.db, { clientId: client.clientId });
         throw issued ? suspendedClient() : invalidClient(BAD_CLIENT_CREDENTIALS);
       }
       const { clientId, orgId, ...granted } = issued;
-      await auditSignIn(ctx.db, req, { clientId, orgId });
+      await auditSignIn(ctx.db, { clientId, orgId });
       res.json(granted);
       return;
     }
@@ -105,7 +105,7 @@ export function tokenRoutes(ctx: AppContext, r: Router, tokens: TokenSettings): 
     const result = await guardedSignIn(ctx, username, clientAddress(req), () => login(ctx.db, ctx.clock, tokens, username, password, secondFactor, scope));
     if (!result) {
       ctx.metrics.logins.inc({ outcome: 'failure' });
-      await auditFailedSignIn(ctx.db, req, { username });
+      await auditFailedSignIn(ctx.db, { username });
       throw refusal ?? oauthError('unauthorized', 'invalid_grant', BAD_CREDENTIALS, { 'WWW-Authenticate': 'Bearer' });
     }
     // An organisation's API client signs in its own organisation's people only.
@@ -115,7 +115,7 @@ export function tokenRoutes(ctx: AppContext, r: Router, tokens: TokenSettings): 
     }
     ctx.metrics.logins.inc({ outcome: 'success' });
     const { userId, orgId, ...answer } = result;
-    await auditSignIn(ctx.db, req, { userId, orgId });
+    await auditSignIn(ctx.db, { userId, orgId });
     res.json(answer);
   });
   r.use('/login', tokenEndpointErrors);

@@ -11,6 +11,12 @@ import type { KeyRing } from '../../lib/crypto.ts';
  * users, changed passwords, revoked tokens) is the API's own and is applied on every request.
  */
 export const SESSION_COOKIE = 'idv_portal_session';
+/**
+ * The name wherever the cookie is Secure. A browser keeps a `__Host-` cookie only when it is Secure,
+ * has Path=/ and no Domain, so a cookie planted from a sibling domain (Domain=.example.com) can
+ * never carry it: the plain name, which such a cookie can carry, is then not read at all.
+ */
+export const HOST_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 export const CSRF_HEADER = 'x-csrf-token';
 export const CSRF_REFUSED = 'Missing or invalid CSRF token; reload the portal';
 
@@ -53,14 +59,33 @@ function plainLocalhost(req: Request): boolean {
   return !req.secure && /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(req.get('host') ?? '');
 }
 
+/**
+ * The session cookie this request uses, decided as Secure is: `__Host-` (Path=/, Secure) wherever
+ * the cookie is Secure, that is everywhere but plain http to localhost, where the plain name and
+ * Path=/portal stay. Setting, clearing and reading all follow it, so one request never mixes the two.
+ */
+function sessionCookie(req: Request): { name: string; attributes: string; secure: string } {
+  return plainLocalhost(req)
+    ? { name: SESSION_COOKIE, attributes: 'Path=/portal; HttpOnly; SameSite=Strict', secure: '' }
+    : { name: HOST_SESSION_COOKIE, attributes: 'Path=/; HttpOnly; SameSite=Strict', secure: '; Secure' };
+}
+
+function setCookie(req: Request, res: Response, value: string, maxAgeSeconds: number): void {
+  const c = sessionCookie(req);
+  res.append('Set-Cookie', `${c.name}=${value}; ${c.attributes}; Max-Age=${maxAgeSeconds}${c.secure}`);
+}
+
 export function setSessionCookie(req: Request, res: Response, token: string, maxAgeSeconds: number): void {
-  const secure = plainLocalhost(req) ? '' : '; Secure';
-  res.append('Set-Cookie', `${SESSION_COOKIE}=${encodeURIComponent(token)}; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`);
+  setCookie(req, res, encodeURIComponent(token), maxAgeSeconds);
 }
 
 export function clearSessionCookie(req: Request, res: Response): void {
-  const secure = plainLocalhost(req) ? '' : '; Secure';
-  res.append('Set-Cookie', `${SESSION_COOKIE}=; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=0${secure}`);
+  setCookie(req, res, '', 0);
+}
+
+/** The session token this request carries under the name in force for it, or null. */
+export function readSessionCookie(req: Request): string | null {
+  return readCookie(req, sessionCookie(req).name);
 }
 
 /**
@@ -74,7 +99,7 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
   return (req, res, next) => {
     markPortalRequest(req);
     delete req.headers.authorization;
-    const token = readCookie(req, SESSION_COOKIE);
+    const token = readSessionCookie(req);
     if (!SAFE_METHODS.has(req.method) && token !== null) {
       const sent = Buffer.from(req.get(CSRF_HEADER) ?? '');
       const expected = Buffer.from(csrfTokenFor(keys, token));
@@ -98,7 +123,16 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
         return json(body);
       };
     }
-    if (/^\/logout\/?$/i.test(req.path)) clearSessionCookie(req, res);
+    // Cleared only once the API has signed the session out (its 204 to POST /logout, which passed
+    // the CSRF check above): a link or a GET from another site, a refused or failed sign-out, leaves
+    // the session as it was.
+    if (req.method === 'POST' && /^\/logout\/?$/i.test(req.path)) {
+      const end = res.end.bind(res) as (...args: unknown[]) => Response;
+      res.end = ((...args: unknown[]) => {
+        if (res.statusCode === 204 && !res.headersSent) clearSessionCookie(req, res);
+        return end(...args);
+      }) as Response['end'];
+    }
     next();
   };
 }
@@ -107,7 +141,7 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
 export function sessionStatus(keys: SessionKeys): RequestHandler {
   return (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    const token = readCookie(req, SESSION_COOKIE);
+    const token = readSessionCookie(req);
     res.json(token ? { signed_in: true, csrf_token: csrfTokenFor(keys, token) } : { signed_in: false, csrf_token: null });
   };
 }

@@ -24,7 +24,7 @@ export function settingsRoutes(ctx: AppContext): Router {
     const patch = parseInput(settingsPatch, req.body);
     const saved = await ctx.db.transaction(async (tx) => {
       const s = await updateOrganisationSettings(tx, orgId, patch);
-      await recordAudit(tx, { ...auditContext(req, p), action: 'organisation.settings_changed', target: `org:${orgId}`, details: { changed: Object.keys(patch), ...patch } });
+      await recordAudit(tx, { ...auditContext(p), action: 'organisation.settings_changed', target: `org:${orgId}`, details: { changed: Object.keys(patch), ...patch } });
       return s;
     });
     res.json(saved);

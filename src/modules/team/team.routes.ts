@@ -18,7 +18,7 @@ export function teamRoutes(ctx: AppContext): Router {
 
   r.post('/team', ...guard, ...json, async (req, res) => {
     const created = await addTeamMember(ctx.db, principalOf(req), parseInput(newTeamMember, req.body));
-    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'team.user_created', target: `user:${created.id}`, details: { role: created.role } });
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'team.user_created', target: `user:${created.id}`, details: { role: created.role } });
     // The temporary password is in this answer only: no cache may keep it.
     res.setHeader('Cache-Control', 'no-store');
     res.status(201).json(created);
@@ -31,7 +31,7 @@ export function teamRoutes(ctx: AppContext): Router {
     if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'User not found');
     const changed = await changeTeamMember(ctx.db, p, Number(id), change);
     // The fields asked for and where they ended: a role and a flag, nothing personal.
-    await recordAudit(ctx.db, { ...auditContext(req, p), action: 'team.user_updated', target: `user:${changed.id}`, details: { changed: Object.keys(change).sort(), role: changed.role, disabled: changed.disabled } });
+    await recordAudit(ctx.db, { ...auditContext(p), action: 'team.user_updated', target: `user:${changed.id}`, details: { changed: Object.keys(change).sort(), role: changed.role, disabled: changed.disabled } });
     res.json(changed);
   });
   return r;

@@ -90,14 +90,14 @@ export function verificationRoutes(ctx: AppContext): Router {
     if (!countedFirst) await ctx.enforceRateLimit(req);
     // Answered as of the instant its statement judged it, when that statement was to record it.
     const answer = requeryOf(at ? { config: ctx.config, clock: { now: () => at } } : ctx, principalOf(req), reference_id, verificationOf(row));
-    if (answer.status === 200 && !recorded) await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.requeried', target: reference_id });
+    if (answer.status === 200 && !recorded) await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'verification.requeried', target: reference_id });
     send(res, answer);
   });
 
   r.get('/verify-nin/slip/:reference_id', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     const { reference_id } = parseInput(requeryBody, { reference_id: req.params.reference_id });
     const pdf = await printSlip(ctx, principalOf(req), reference_id);
-    await recordAudit(ctx.db, { ...auditContext(req, principalOf(req)), action: 'verification.slip_printed', target: reference_id });
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'verification.slip_printed', target: reference_id });
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Disposition', `inline; filename="slip-${reference_id}.pdf"`);
     res.type('application/pdf').send(pdf);
