@@ -80,7 +80,7 @@ describe('Prefer: respond-async', () => {
         return r.status === 202 ? null : r;
       }, { what: 'the lookup to end after the outage', timeoutMs: 60_000, intervalMs: 250 });
       expect(done.status).toBe(200);
-      expect(Object.keys(done.body)).toEqual(['data']);
+      expect(Object.keys(done.body)).toEqual(['status', 'message', 'data', 'consent']);
       expect(done.body.data.reference_id).toBe(ref);
       expect(await wallet(org.orgId)).toEqual({ units: 4, reserved: 0 });
       expect(await debits(ref)).toBe(1);
