@@ -44,7 +44,10 @@ Responses are \`application/json; charset=utf-8\`.
 ## The \`data\` envelope
 Every verification mode (NIN, phone, demography, requery) answers
 \`{ "data": <person record> }\`; the record always has every field, with \`""\` for what the
-authority did not return. Other endpoints answer with the resource at the top level.
+authority did not return. The requery adds \`status\`, \`message\` and \`consent\` beside
+\`data\`, the same for every verification however it was made. Other endpoints answer with the
+resource at the top level. Response objects may gain fields without a new version: ignore the ones
+you do not know (the document leaves them open).
 
 ## Errors
 Every error body is \`{ "detail": "..." }\`. A 422 (missing field, wrong type) adds \`errors\`

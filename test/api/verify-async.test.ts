@@ -45,13 +45,13 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 describe('Prefer: respond-async', () => {
-  it('When a fixture NIN is verified asynchronously, then 202 at once and the requery gives the synchronous answer (found, and 404 for the not-found fixture)', async () => {
+  it('When a fixture NIN is verified asynchronously, then 202 at once and the requery gives the synchronous record in the requery\'s answer (found, and 404 for the not-found fixture)', async () => {
     const org = await stack.createOrg({ units: 0, subscription: false });
     const ref = expectAccepted(await asyncVerify(org, '12345678901'));
     const sync = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate' } });
     const r = await requery(org, ref);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ data: { ...sync.body.data, reference_id: ref } });
+    expect(r.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: ref }, consent: null });
 
     const missing = expectAccepted(await asyncVerify(org, '99999999999'));
     const m = await requery(org, missing);
@@ -73,14 +73,14 @@ describe('Prefer: respond-async', () => {
       await waitFor(() => (stack.identitySim.stats().statuses['503'] ?? 0) > before, { what: 'a try during the outage', timeoutMs: 20_000 });
       const waiting = await requery(org, ref);
       expect(waiting.status).toBe(202);
-      expect(waiting.body).toEqual({ status: 'pending', message: ACCEPTED, reference_id: ref });
+      expect(waiting.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: ref, consent: null });
       stack.identitySim.outage({ mode: 'none' });
       const done = await waitFor(async () => {
         const r = await requery(org, ref);
         return r.status === 202 ? null : r;
       }, { what: 'the lookup to end after the outage', timeoutMs: 60_000, intervalMs: 250 });
       expect(done.status).toBe(200);
-      expect(Object.keys(done.body)).toEqual(['data']);
+      expect(Object.keys(done.body)).toEqual(['status', 'message', 'data', 'consent']);
       expect(done.body.data.reference_id).toBe(ref);
       expect(await wallet(org.orgId)).toEqual({ units: 4, reserved: 0 });
       expect(await debits(ref)).toBe(1);

@@ -34,7 +34,7 @@ try {
   console.log(`verified: reference_id=${person.reference_id} name=${person.fname} ${person.lname}`);
 
   const again = await client.requery(person.reference_id);
-  console.log(`requery: ${'status' in again ? again.status : 'success'}`);
+  console.log(`requery: ${again.status}`);
 
   if (me.role !== 'org_admin') {
     console.log('top-up skipped: only an organisation administrator can start one');

@@ -461,7 +461,7 @@ export interface paths {
         put?: never;
         /**
          * Read a past verification again
-         * @description Free and idempotent: retry it freely. Records are erased after the retention period (then 404).
+         * @description Free and idempotent: retry it freely. One answer per outcome, however the verification was made: 200 found, 202 pending, otherwise the error its verification call gave (404 not found, 502/503 failed). Records are erased after the retention period (then 404).
          */
         post: operations["requeryVerification"];
         delete?: never;
@@ -2884,7 +2884,7 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
-                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default); the requery gives the outcome (202 while it waits, then found or this call's error). */
                 Prefer?: string;
             };
             path?: never;
@@ -2907,7 +2907,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationResponse"];
                 };
             };
-            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call's error) */
             202: {
                 headers: {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -3012,7 +3012,7 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
-                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default); the requery gives the outcome (202 while it waits, then found or this call's error). */
                 Prefer?: string;
             };
             path?: never;
@@ -3035,7 +3035,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationResponse"];
                 };
             };
-            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call's error) */
             202: {
                 headers: {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -3140,7 +3140,7 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
-                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default); the requery gives the outcome (202 while it waits, then found or this call's error). */
                 Prefer?: string;
             };
             path?: never;
@@ -3163,7 +3163,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationResponse"];
                 };
             };
-            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call's error) */
             202: {
                 headers: {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -3268,7 +3268,7 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
-                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given. */
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default); the requery gives the outcome (202 while it waits, then found or this call's error). */
                 Prefer?: string;
             };
             path?: never;
@@ -3291,7 +3291,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationResponse"];
                 };
             };
-            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call's error) */
             202: {
                 headers: {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -3441,7 +3441,7 @@ export interface operations {
                     "application/json": components["schemas"]["MatchResponse"];
                 };
             };
-            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call's answer) */
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call's error) */
             202: {
                 headers: {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
@@ -3553,16 +3553,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The stored record (an asynchronous verification: exactly its verification call's 200, `{"data": ...}`) */
+            /** @description Found: the stored record (or a match-only verification's result) in `data`, whether the verification was synchronous, asynchronous or a batch row */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequeryResponse"] | components["schemas"]["VerificationResponse"];
+                    "application/json": components["schemas"]["RequeryResponse"];
                 };
             };
-            /** @description Still in progress; requery again shortly. An asynchronous verification answers, once ended, exactly what its verification call would have answered (`{"data": ...}` when found) */
+            /** @description Still in progress (an asynchronous or batch verification waiting for the authority); requery again shortly */
             202: {
                 headers: {
                     [name: string]: unknown;

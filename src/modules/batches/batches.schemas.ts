@@ -53,7 +53,8 @@ export const batchView = z
   .object({
     id: z.string(),
     status: z.enum(BATCH_STATUSES),
-    paused_reason: z.literal('insufficient_units').nullable(),
+    // z.enum, not z.literal: the generator puts null into a nullable enum's values, not into a literal's.
+    paused_reason: z.enum(['insufficient_units']).nullable(),
     total: z.number().int(),
     done: z.number().int().meta({ description: 'Rows that have ended, whichever way: found + not_found + failed + invalid + cancelled' }),
     found: z.number().int(),

@@ -22,7 +22,16 @@ export const RECORD_EXPIRED = 'Record has expired and was erased under the reten
 export const UNKNOWN_REFERENCE = 'Unknown reference_id';
 export const ACCEPTED_ASYNC = 'Verification accepted; requery with the reference_id';
 
-/** How a stored verification is answered, by the verification call itself or by a requery. */
+export const RECORD_RETRIEVED = 'Record retrieved successfully';
+export const REQUERY_PENDING = 'Verification still in progress';
+
+/**
+ * How a stored verification is answered, by the verification call itself or by a requery. A requery
+ * answers one shape per outcome, however the verification was asked for (synchronously,
+ * asynchronously or in a batch): found, 200 `{status, message, data, consent}` (`data` the person
+ * record, or a match-only verification's result); pending, 202 `{status, message, reference_id,
+ * consent}`; anything else, the error the verification call gives.
+ */
 export function answerOf(deps: { config: Config; clock: Clock }, row: VerificationRow, style: 'verify' | 'requery'): Answer {
   const ref = row.reference_id;
   if (row.status === 'expired' || row.expires_at.getTime() <= deps.clock.now().getTime()) {
@@ -36,7 +45,7 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       const data = row.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref };
       return style === 'verify'
         ? { status: 200, body: { data } }
-        : { status: 200, body: { status: 'success', message: 'Record retrieved successfully', data, consent: row.consent ?? null } };
+        : { status: 200, body: { status: 'success', message: RECORD_RETRIEVED, data, consent: row.consent ?? null } };
     }
     case 'not_found':
       // A vNIN refusal keeps its code, whichever mode looked the token up.
@@ -55,7 +64,7 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       }
       throw new AppError('upstream_failed', rowByVnin(deps.config.encryptionKeys, row) ? VNIN_FAILED : UPSTREAM_FAILED, { extra: { reference_id: ref, code: row.failure_code ?? 'upstream_unavailable' } });
     case 'pending':
-      if (style === 'requery') return { status: 202, body: { status: 'pending', message: 'Verification still in progress', reference_id: ref, consent: row.consent ?? null } };
+      if (style === 'requery') return { status: 202, body: { status: 'pending', message: REQUERY_PENDING, reference_id: ref, consent: row.consent ?? null } };
       throw new AppError('timeout', STILL_PENDING, { extra: { reference_id: ref } });
   }
 }
@@ -68,13 +77,5 @@ export function requeryOf(deps: { config: Config; clock: Clock }, principal: Pri
   requireOrgMember(principal);
   // Another organisation's reference reads exactly like an unknown one.
   if (!row) throw new AppError('not_found', UNKNOWN_REFERENCE);
-  // An asynchronous (or batch) verification: 202 as when it was accepted while it waits, then
-  // exactly what the verification call would have answered.
-  if (row.delivery !== 'sync') {
-    if (row.status === 'pending' && row.expires_at.getTime() > deps.clock.now().getTime()) {
-      return { status: 202, body: { status: 'pending', message: ACCEPTED_ASYNC, reference_id: referenceId } };
-    }
-    return answerOf(deps, row, 'verify');
-  }
   return answerOf(deps, row, 'requery');
 }

@@ -22,7 +22,7 @@ const preferHeader = z.object({
   Prefer: z.string().optional().meta({
     description:
       'Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages ' +
-      '(up to ASYNC_MAX_WAIT_HOURS, 24 h by default) and the requery gives the answer this call would have given.',
+      '(up to ASYNC_MAX_WAIT_HOURS, 24 h by default); the requery gives the outcome (202 while it waits, then found or this call\'s error).',
     example: 'respond-async',
   }),
 });
@@ -30,9 +30,9 @@ const preferHeader = z.object({
 const replayed = { 'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key', schema: { type: 'string' as const } } };
 
 export function register(registry: OpenAPIRegistry): void {
-  // Flat, not an allOf over a registered PersonRecord: the record is a strict object, and two
-  // strict objects under allOf would forbid each other's fields.
-  const VerifiedPerson = personRecordSchema.extend({ reference_id: referenceId }).meta({ id: 'VerifiedPerson',
+  // Open (z.object over the strict record's fields): a field added to the record later is not a
+  // breaking change, so the document must not forbid it to strict clients.
+  const VerifiedPerson = z.object({ ...personRecordSchema.shape, reference_id: referenceId }).meta({ id: 'VerifiedPerson',
     description:
       'Normalised person record plus the reference_id of this verification. Every field is always present, `""` when the authority did not return it.',
   });
@@ -45,7 +45,7 @@ export function register(registry: OpenAPIRegistry): void {
   const verifyResponses = {
     200: { ...json(Verification, 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed },
     202: {
-      ...json(Accepted, 'With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then this call\'s answer)'),
+      ...json(Accepted, 'With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call\'s error)'),
       headers: { ...replayed, 'Preference-Applied': { description: '`respond-async`', schema: { type: 'string' as const } } },
     },
     ...errors(401, 402, 413, 415, 422),
@@ -206,12 +206,14 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'requeryVerification',
     tags: [TAGS.verification],
     summary: 'Read a past verification again',
-    description: 'Free and idempotent: retry it freely. Records are erased after the retention period (then 404).',
+    description:
+      'Free and idempotent: retry it freely. One answer per outcome, however the verification was made: 200 found, 202 pending, ' +
+      'otherwise the error its verification call gave (404 not found, 502/503 failed). Records are erased after the retention period (then 404).',
     security: bearer,
     request: { body: jsonBody(requeryBody.meta({ id: 'RequeryRequest', example: { reference_id: 'REF-7K2M9Q4XD1AB' } })) },
     responses: {
-      200: json(z.union([Requery, Verification]), 'The stored record (an asynchronous verification: exactly its verification call\'s 200, `{"data": ...}`)'),
-      202: json(RequeryPending, 'Still in progress; requery again shortly. An asynchronous verification answers, once ended, exactly what its verification call would have answered (`{"data": ...}` when found)'),
+      200: json(Requery, 'Found: the stored record (or a match-only verification\'s result) in `data`, whether the verification was synchronous, asynchronous or a batch row'),
+      202: json(RequeryPending, 'Still in progress (an asynchronous or batch verification waiting for the authority); requery again shortly'),
       ...errors(401, 413, 415, 422, 429),
       400: errorResponse('reference_id is not REF- followed by 12 characters'),
       403: errorResponse('No organisation account, or a cross-origin call'),
