@@ -93,7 +93,7 @@ describe('issue 29 item 1: data-subject requests and waiting batch rows', () => 
       [2, 'found', null],
       [3, 'cancelled', "cancelled before this row was looked up: the person's data was erased on their request"],
     ]);
-  }, 120_000);
+  }, 240_000);
 
   it('issue 29 item 1: When a waiting row was stored before rows kept a subject hash, then the subject commands still find it by its sealed NIN', async () => {
     const org = await stack.createOrg({ units: 0 });
@@ -109,5 +109,5 @@ describe('issue 29 item 1: data-subject requests and waiting batch rows', () => 
     expect(erased).toMatchObject({ code: 0, json: { erased: 0, batch_rows_cancelled: 1, organisations: [org.orgId] } });
     // Its last row ended: the batch has ended too.
     expect((await getBatch(org, id)).body).toMatchObject({ status: 'completed', cancelled: 1 });
-  }, 120_000);
+  }, 240_000);
 });
