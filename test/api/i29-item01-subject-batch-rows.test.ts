@@ -3,12 +3,13 @@
 // their lookups never happen and nothing about the person is stored once the wallet is funded.
 import { createHmac } from 'node:crypto';
 import { execFile } from 'node:child_process';
+import pg from 'pg';
 import { promisify } from 'node:util';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
-import { until } from '../setup/wait.ts';
+import { until, waitFor } from '../setup/wait.ts';
 
 const q = sql.type(z.record(z.string(), z.any()));
 const run = promisify(execFile);
@@ -110,4 +111,42 @@ describe('issue 29 item 1: data-subject requests and waiting batch rows', () => 
     // Its last row ended: the batch has ended too.
     expect((await getBatch(org, id)).body).toMatchObject({ status: 'completed', cancelled: 1 });
   }, 240_000);
+
+  it('issue 29 item 1: When the feeder is queueing a row of the person as the erasure starts, then the erasure waits for it, refuses naming the lookup in progress, and erases it once settled', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const person = '29010000021';
+    // The authority is down: a queued row's lookup waits it out, pending, for as long as this test needs.
+    stack.identitySim.outage({ mode: '503', forMs: 600_000 });
+    // The test holds the wallet row: the feeder, once it has taken its batch's lock and read the row,
+    // waits at the row's hold, in the middle of queueing it.
+    const locker = new pg.Client({ connectionString: stack.config.DATABASE_URL });
+    await locker.connect();
+    const waitingOn = (event: string) => stack.db.oneFirst(q`SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = ${event}`);
+    let erasing: Promise<Awaited<ReturnType<typeof admin>>>;
+    let id: string;
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM wallets WHERE org_id = $1 FOR UPDATE', [org.orgId]);
+      const created = await stack.api('POST', '/v1/verify-nin/batches', { token: org.admin.token, json: { reason: 'corporate', rows: [{ nin: person }] } });
+      expect(created.status).toBe(202);
+      id = created.body.id as string;
+      await waitFor(async () => (await waitingOn('transactionid')) >= 1, { what: 'the feeder to wait at the hold of the row', timeoutMs: 60_000 });
+      erasing = admin('subject:erase', '--nin', person, '--confirm');
+      // The erasure waits for the feed's lock.
+      await waitFor(async () => (await waitingOn('advisory')) >= 1, { what: 'the erasure to wait for the feed', timeoutMs: 120_000 });
+    } finally {
+      await locker.query('COMMIT').catch(() => undefined);
+      await locker.end();
+    }
+    const refused = await erasing!;
+    expect(refused.code).toBe(1);
+    expect(refused.json.detail).toMatch(new RegExp(`^a verification of this person is still in progress \\(REF-[A-Z0-9]{12} \\(batch ${id!}\\)\\); nothing was erased`));
+
+    stack.identitySim.outage({ mode: 'none' });
+    await until(async () => (await getBatch(org, id!)).body, (b) => b.status === 'completed', 120_000);
+    const erased = await admin('subject:erase', '--nin', person, '--confirm');
+    expect(erased).toMatchObject({ code: 0, json: { erased: 1, batch_rows_cancelled: 0, organisations: [org.orgId] } });
+    const v = await stack.db.one(q`SELECT status, record_enc, query_enc, subject_hash FROM verifications WHERE batch_id = ${id!}`);
+    expect(v).toEqual({ status: 'expired', record_enc: null, query_enc: null, subject_hash: null });
+  }, 360_000);
 });
