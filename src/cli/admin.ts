@@ -42,8 +42,8 @@ const USAGE = `usage: npm run admin -- <command> [flags]
   topup:refund --reference R
   topup:resolve --reference R (--credit | --refund) --note TEXT [--by OPERATOR]
   audit:verify   recomputes the audit chain; exit 1 naming the first broken link
-  subject:export --nin NIN [--org ID]   every verification of one person, as {"verifications": [...]}
-  subject:erase --nin NIN --confirm     erases every stored query and record of one person
+  subject:export --nin NIN [--org ID]   every verification of one person and their batch rows still waiting
+  subject:erase --nin NIN --confirm     erases every stored query and record of one person, cancels their waiting batch rows
   crypto:reencrypt [--batch N]   re-seal every stored record, query, answer, e-mail and TOTP secret
                                  with the first ENCRYPTION_KEYS key (resumable; safe while running)`;
 

@@ -4,6 +4,7 @@ import { AppError } from '../lib/errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import { checkLowBalance } from '../modules/alerts/index.ts';
 import { recordAudit, verifyChain } from '../modules/audit/index.ts';
+import { waitingBatchRows } from '../modules/batches/index.ts';
 import * as orgs from '../modules/organisations/index.ts';
 import { eraseSubjectData, exportSubject } from '../modules/verification/index.ts';
 import { int, need, UsageError, type Flags } from './flags.ts';
@@ -17,11 +18,11 @@ export async function runComplianceCommand(db: DatabasePool, config: Config, com
       return report;
     }
     case 'subject:export':
-      return exportSubject({ db, config }, need(flags, 'nin'), flags.org === undefined ? null : int(flags, 'org')!);
+      return exportSubject({ db, config }, waitingBatchRows(config), need(flags, 'nin'), flags.org === undefined ? null : int(flags, 'org')!);
     case 'subject:erase': {
       const nin = need(flags, 'nin');
       if (flags.confirm !== true) throw new UsageError('subject:erase cannot be undone: add --confirm');
-      return eraseSubjectData({ db, config }, nin);
+      return eraseSubjectData({ db, config }, waitingBatchRows(config), nin);
     }
     case 'org:settings': {
       // The settings an organisation's administrators set with PATCH /me/organisation, by an operator.

@@ -43,6 +43,8 @@ export type FairShare = {
   finish(o: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }): Promise<void>;
   /** Lookups in flight per organisation id (for tests, metrics and the benchmark). */
   snapshot(): Promise<Map<number, number>>;
+  /** The references of an organisation's synchronous lookups in flight (let in, not yet settled). */
+  inFlight(orgId: number): Promise<string[]>;
   /**
    * Asynchronous and batch lookups: the same fair queuing in a lane of its own whose priorities
    * all sort after every synchronous one, so they only use the authority's spare capacity. Never
@@ -189,6 +191,9 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
         return SYNC_MAX_TAG + r[1];
       },
       finish: (f) => finishIn(bg, f),
+    },
+    async inFlight(orgId) {
+      return redis.zrangebyscore(`${sync.orgPrefix}${orgId}`, Date.now() - o.staleMs, '+inf');
     },
     async snapshot() {
       const out = new Map<number, number>();

@@ -230,9 +230,11 @@ describe('circuit breaker, half-open', () => {
     stack.identitySim.outage({ mode: '503', forMs: 60_000 });
     await waitFor(async () => (await verify(stack, org, '26100000001')).body.code === 'upstream_circuit_open', { what: 'the circuit to open in the API', timeoutMs: 8000 });
     stack.identitySim.outage({ mode: 'none' });
-    // Refused with 503 until the cool-down has passed; then let through as a probe, and 402.
-    await waitFor(async () => (await verify(stack, broke, '26100000002')).status === 402, { what: 'the half-open circuit to let a probe through', timeoutMs: 5000 });
-    // More than the three probes of an open period: none of them reached the authority.
+    // While the circuit is open the caller who cannot pay is told so (402), not to retry (503).
+    expect((await verify(stack, broke, '26100000002')).status).toBe(402);
+    // The payer gets 503 until the cool-down has passed; then a probe is let through, and succeeds.
+    await waitFor(async () => (await verify(stack, org, '26100000003')).status === 200, { what: 'the half-open circuit to let a probe through', timeoutMs: 5000 });
+    // More than the probes left in this period: each is let through, refused 402 and given back.
     for (let i = 0; i < 4; i++) expect((await verify(stack, broke, `2610000001${i}`)).status).toBe(402);
     const res = await verify(stack, org, '26100000020');
     expect(res.status).toBe(200);

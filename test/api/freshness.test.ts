@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envFromConfig } from '../chaos/chaos-stack.ts';
 import { repoPath, spawnNode, type NodeChild } from '../../bench/lib/proc.ts';
+import { waitingBatchRows } from '../../src/modules/batches/index.ts';
 import { eraseSubjectData } from '../../src/modules/verification/index.ts';
 import { setSubscription } from '../../src/modules/organisations/index.ts';
 import { startStack, type ApiCall, type OrgFixture, type Stack } from '../setup/harness.ts';
@@ -131,7 +132,7 @@ describe('Freshness across two API processes', () => {
     expect(made.status).toBe(200);
     const ref = made.body.data.reference_id as string;
     expect((await callB('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } })).status).toBe(200);
-    expect((await eraseSubjectData({ db: stack.db, config: stack.config }, nin)).erased).toBeGreaterThanOrEqual(1);
+    expect((await eraseSubjectData({ db: stack.db, config: stack.config }, waitingBatchRows(stack.config), nin)).erased).toBeGreaterThanOrEqual(1);
     const r = await callB('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect(r.status).toBe(404);
     expect(r.body.detail).toMatch(/erased/i);

@@ -70,7 +70,8 @@ describe('data-subject requests', () => {
     const before = (await subjectEvents('subject.exported')).length;
     const all = await admin('subject:export', '--nin', nin);
     expect(all.code).toBe(0);
-    expect(Object.keys(all.json)).toEqual(['verifications']);
+    expect(Object.keys(all.json)).toEqual(['verifications', 'waiting_batch_rows']);
+    expect(all.json.waiting_batch_rows).toEqual([]);
     expect(all.json.verifications.map((v: any) => [v.org_id, v.reference_id, v.kind, v.mode])).toEqual([
       [b.orgId, refs.bPhone, 'phone', 'sync'],
       [a.orgId, refs.aNin, 'nin', 'sync'],
@@ -84,9 +85,9 @@ describe('data-subject requests', () => {
     expect(onlyA.json.verifications.map((v: any) => v.reference_id)).toEqual([refs.aNin]);
     const events = (await subjectEvents('subject.exported')).slice(before);
     expect(events).toEqual([
-      { org_id: Math.min(a.orgId, b.orgId), actor: 'operator', target: null, details: { verifications: 1 } },
-      { org_id: Math.max(a.orgId, b.orgId), actor: 'operator', target: null, details: { verifications: 1 } },
-      { org_id: a.orgId, actor: 'operator', target: null, details: { verifications: 1 } },
+      { org_id: Math.min(a.orgId, b.orgId), actor: 'operator', target: null, details: { verifications: 1, batch_rows: 0 } },
+      { org_id: Math.max(a.orgId, b.orgId), actor: 'operator', target: null, details: { verifications: 1, batch_rows: 0 } },
+      { org_id: a.orgId, actor: 'operator', target: null, details: { verifications: 1, batch_rows: 0 } },
     ]);
     expect(JSON.stringify(events)).not.toContain(nin);
     expect((await admin('subject:export', '--nin', '123')).code).toBe(1);
@@ -106,7 +107,7 @@ describe('data-subject requests', () => {
     const debitsBefore = await debits();
     const eventsBefore = (await subjectEvents('subject.erased')).length;
     const erased = await admin('subject:erase', '--nin', erasedNin, '--confirm');
-    expect(erased).toEqual({ code: 0, json: { erased: 2, organisations: [a.orgId, b.orgId].sort((x, y) => x - y) } });
+    expect(erased).toEqual({ code: 0, json: { erased: 2, batch_rows_cancelled: 0, organisations: [a.orgId, b.orgId].sort((x, y) => x - y) } });
 
     const rows = await stack.db.any(q`SELECT status, query_enc, record_enc, subject_hash FROM verifications WHERE reference_id IN (${mine[0]![1]}, ${mine[1]![1]})`);
     expect(rows.map((r) => [r.status, r.query_enc, r.record_enc, r.subject_hash])).toEqual([
@@ -123,10 +124,10 @@ describe('data-subject requests', () => {
     expect((await requery(a.member.token, refs.aNin)).status).toBe(200);
     expect((await requery(b.member.token, refs.bPhone)).status).toBe(200);
     expect(await debits()).toBe(debitsBefore);
-    expect((await admin('subject:export', '--nin', erasedNin)).json).toEqual({ verifications: [] });
+    expect((await admin('subject:export', '--nin', erasedNin)).json).toEqual({ verifications: [], waiting_batch_rows: [] });
     const events = (await subjectEvents('subject.erased')).slice(eventsBefore);
     expect(events.map((e) => [e.org_id, e.actor, e.target, e.details])).toEqual(
-      [a.orgId, b.orgId].sort((x, y) => x - y).map((id) => [id, 'operator', null, { verifications: 1 }]),
+      [a.orgId, b.orgId].sort((x, y) => x - y).map((id) => [id, 'operator', null, { verifications: 1, batch_rows: 0 }]),
     );
     expect((await verifyChain(stack.db)).ok).toBe(true);
   });

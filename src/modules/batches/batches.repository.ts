@@ -42,7 +42,7 @@ export type NewBatch = {
   createdAt: Date;
 };
 
-export type NewLookup = { idx: number; kind: string; fixture: boolean; reason: string; rowCount: number; queryEnc: Buffer; keyId: string; consent: Consent | null };
+export type NewLookup = { idx: number; kind: string; fixture: boolean; reason: string; rowCount: number; queryEnc: Buffer; keyId: string; consent: Consent | null; subjectHash: Buffer | null };
 export type NewRow = { rowNo: number; clientRef: string | null; lookupIdx: number | null; invalidReason: string | null };
 
 // Rows go in by chunks of this many: one statement's parameters stay well under PostgreSQL's limits.
@@ -56,13 +56,14 @@ export async function insertBatch(db: CommonQueryMethods, b: NewBatch, lookups: 
   for (let i = 0; i < lookups.length; i += CHUNK) {
     const part = lookups.slice(i, i + CHUNK);
     await db.query(sql.unsafe`
-      INSERT INTO batch_lookups (batch_id, idx, kind, fixture, state, reason, row_count, query_enc, key_id, consent)
-      SELECT ${b.id}, idx, kind, fixture, 'waiting', reason, row_count, decode(q, 'base64'), key_id, c::jsonb
+      INSERT INTO batch_lookups (batch_id, idx, kind, fixture, state, reason, row_count, query_enc, key_id, consent, subject_hash)
+      SELECT ${b.id}, idx, kind, fixture, 'waiting', reason, row_count, decode(q, 'base64'), key_id, c::jsonb, decode(h, 'base64')
       FROM unnest(${sql.array(part.map((l) => l.idx), 'int4')}, ${sql.array(part.map((l) => l.kind), 'text')}, ${sql.array(part.map((l) => l.fixture), 'bool')},
                   ${sql.array(part.map((l) => l.reason), 'text')}, ${sql.array(part.map((l) => l.rowCount), 'int4')},
                   ${sql.array(part.map((l) => l.queryEnc.toString('base64')), 'text')}, ${sql.array(part.map((l) => l.keyId), 'text')},
-                  ${sql.array(part.map((l) => (l.consent ? JSON.stringify(l.consent) : null)), 'text')})
-        AS t(idx, kind, fixture, reason, row_count, q, key_id, c)`);
+                  ${sql.array(part.map((l) => (l.consent ? JSON.stringify(l.consent) : null)), 'text')},
+                  ${sql.array(part.map((l) => l.subjectHash?.toString('base64') ?? null), 'text')})
+        AS t(idx, kind, fixture, reason, row_count, q, key_id, c, h)`);
   }
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
@@ -165,11 +166,15 @@ export async function queuedLookups(db: CommonQueryMethods, batchId: string) {
     WHERE l.batch_id = ${batchId} AND l.state = 'queued'`);
 }
 
-/** A waiting lookup now has its verification: the sealed copy here goes (the verification has its own). */
-export async function markQueued(db: CommonQueryMethods, batchId: string, idx: number, referenceId: string, state: 'queued' | 'found' | 'not_found' | 'failed' = 'queued', failureCode: string | null = null): Promise<void> {
-  await db.query(sql.unsafe`
-    UPDATE batch_lookups SET state = ${state}, reference_id = ${referenceId}, query_enc = NULL, key_id = NULL, failure_code = ${failureCode}
+/**
+ * A waiting lookup now has its verification: the sealed copy and subject hash here go (the
+ * verification has its own). False when the lookup no longer waited (cancelled meanwhile).
+ */
+export async function markQueued(db: CommonQueryMethods, batchId: string, idx: number, referenceId: string, state: 'queued' | 'found' | 'not_found' | 'failed' = 'queued', failureCode: string | null = null): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE batch_lookups SET state = ${state}, reference_id = ${referenceId}, query_enc = NULL, key_id = NULL, subject_hash = NULL, failure_code = ${failureCode}
     WHERE batch_id = ${batchId} AND idx = ${idx} AND state = 'waiting'`);
+  return r.rowCount === 1;
 }
 
 /** A queued lookup's verification ended: the lookup takes its outcome (once); a not_found keeps a vNIN refusal's code. */
@@ -183,7 +188,51 @@ export async function markEnded(db: CommonQueryMethods, batchId: string, referen
 /** Every lookup not yet queued ends cancelled; its sealed query goes with it. */
 export async function cancelWaiting(db: CommonQueryMethods, batchId: string): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE batch_lookups SET state = 'cancelled', query_enc = NULL, key_id = NULL WHERE batch_id = ${batchId} AND state = 'waiting'`);
+    UPDATE batch_lookups SET state = 'cancelled', query_enc = NULL, key_id = NULL, subject_hash = NULL WHERE batch_id = ${batchId} AND state = 'waiting'`);
+}
+
+/** The failure code of a batch lookup cancelled because its subject's data was erased (subject:erase). */
+export const SUBJECT_ERASED = 'subject_erased';
+
+const subjectRow = z.object({ org_id: z.coerce.number(), batch_id: z.string(), row: z.number(), batch_status: z.string() });
+
+/** The rows of waiting lookups of one subject, in batch and row order; `batchIds` narrows them to those batches. */
+export async function waitingRowsOfSubject(db: CommonQueryMethods, subjectHash: Buffer, o: { orgId?: number | null; batchIds?: readonly string[] } = {}) {
+  const org = o.orgId == null ? sql.fragment`` : sql.fragment`AND b.org_id = ${o.orgId}`;
+  const batches = o.batchIds ? sql.fragment`AND l.batch_id = ANY(${sql.array([...o.batchIds], 'text')})` : sql.fragment``;
+  return db.any(sql.type(subjectRow)`
+    SELECT b.org_id, r.batch_id, r.row_no AS row, b.status AS batch_status
+    FROM batch_lookups l JOIN batch_rows r ON r.batch_id = l.batch_id AND r.lookup_idx = l.idx JOIN verification_batches b ON b.id = l.batch_id
+    WHERE l.subject_hash = ${sql.binary(subjectHash)} AND l.state = 'waiting' ${org} ${batches}
+    ORDER BY r.batch_id, r.row_no`);
+}
+
+/** The batches with a waiting lookup of the subject, in id order (the order their locks are taken in). */
+export async function batchesWaitingOnSubject(db: CommonQueryMethods, subjectHash: Buffer): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ batch_id: z.string() }))`
+    SELECT DISTINCT batch_id FROM batch_lookups WHERE subject_hash = ${sql.binary(subjectHash)} AND state = 'waiting' ORDER BY batch_id`);
+}
+
+/** The subject's waiting lookups in these batches end cancelled (`subject_erased`), their sealed query and hash gone. */
+export async function cancelWaitingOfSubject(db: CommonQueryMethods, subjectHash: Buffer, batchIds: readonly string[]): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE batch_lookups SET state = 'cancelled', failure_code = ${SUBJECT_ERASED}, query_enc = NULL, key_id = NULL, subject_hash = NULL
+    WHERE subject_hash = ${sql.binary(subjectHash)} AND state = 'waiting' AND batch_id = ANY(${sql.array([...batchIds], 'text')})`);
+}
+
+const unhashedRow = z.object({ batch_id: z.string(), idx: z.number(), query_enc: z.instanceof(Buffer), key_id: z.string() });
+
+/** Waiting NIN lookups stored before lookups kept their subject hash, by (batch_id, idx) after `after`. */
+export async function unhashedWaitingNins(db: CommonQueryMethods, after: readonly [string, number], limit: number) {
+  return db.any(sql.type(unhashedRow)`
+    SELECT batch_id, idx, query_enc, key_id FROM batch_lookups
+    WHERE state = 'waiting' AND kind = 'nin' AND subject_hash IS NULL AND (batch_id, idx) > (${after[0]}, ${after[1]})
+    ORDER BY batch_id, idx LIMIT ${limit}`);
+}
+
+export async function setSubjectHash(db: CommonQueryMethods, batchId: string, idx: number, subjectHash: Buffer): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE batch_lookups SET subject_hash = ${sql.binary(subjectHash)} WHERE batch_id = ${batchId} AND idx = ${idx} AND state = 'waiting' AND subject_hash IS NULL`);
 }
 
 /** Moves an open batch to another status; false when the batch had already ended. */

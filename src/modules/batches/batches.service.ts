@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
-import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
+import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, subjectHash, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
 import { lockKey, noteLookupEnded, type FeedDeps } from './feeder.ts';
@@ -71,7 +71,9 @@ export async function createBatch(
   // A vNIN is never stored: PostgreSQL gets its keyed hash, the token waits sealed in Redis.
   const sealedLookups = lookups.map((l) => {
     const s = sealJson(ring, l.kind === 'vnin' ? vninHash(deps.config, l.value) : l.value, lookupAad(id, l.idx));
-    return { idx: l.idx, kind: l.kind, fixture: l.fixture, reason: l.reason, rowCount: l.rowCount, queryEnc: s.data, keyId: s.keyId, consent: l.consent };
+    // Whom a NIN row concerns, as a verification keeps it: subject:export and subject:erase find it.
+    const subject = l.kind === 'nin' ? subjectHash(deps.config.SUBJECT_HASH_KEY, l.value) : null;
+    return { idx: l.idx, kind: l.kind, fixture: l.fixture, reason: l.reason, rowCount: l.rowCount, queryEnc: s.data, keyId: s.keyId, consent: l.consent, subjectHash: subject };
   });
   const tokens = lookups.filter((l) => l.kind === 'vnin').map((l) => ({ idx: l.idx, vnin: l.value }));
   const rows = checked.map((r, i) => ({ rowNo: r.rowNo, clientRef: r.clientRef, lookupIdx: lookupOf[i] ?? null, invalidReason: r.invalid }));

@@ -11,6 +11,7 @@ import type { Logger } from '../../lib/logger.ts';
 import {
   BATCH_CANCELLED,
   batchOutcomes,
+  cancelQueuedBatchLookup,
   enqueueBatchLookup,
   recordBatchFixture,
   recordLostBatchVnin,
@@ -45,7 +46,7 @@ function lookupState(o: BatchOutcome): 'found' | 'not_found' | 'failed' | 'cance
 }
 
 /** Ends the batch once none of its rows is pending; the batch row lock orders concurrent last lookups. True when it ended here. */
-async function completeIfDone(tx: CommonQueryMethods, batchId: string): Promise<boolean> {
+export async function completeIfDone(tx: CommonQueryMethods, batchId: string): Promise<boolean> {
   const b = await repo.lockBatch(tx, batchId);
   if (!b || b.status === 'completed' || b.status === 'cancelled') return false;
   if (await repo.anyPending(tx, batchId)) return false;
@@ -155,7 +156,12 @@ async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLook
   }
   const s = await startBatchLookup(deps, start);
   if (s.kind === 'no_units') return 'no_units';
-  await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId);
+  if (!(await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId))) {
+    // The row was cancelled meanwhile (the feed's lock keeps a cancel and a subject's erasure out
+    // while it runs, so only a path that skipped the lock gets here): its lookup never happens.
+    await cancelQueuedBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id });
+    return 'skipped';
+  }
   try {
     // A token leaves Redis before its job is added: lost to a crash in between, its row ends
     // lookup_abandoned; the other order could leave a copy behind for a second job to send again.

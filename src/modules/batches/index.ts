@@ -3,3 +3,4 @@ export { batchRoutes } from './batches.routes.ts';
 export { register as registerBatchesOpenApi } from './batches.openapi.ts';
 export { afterBatchLookup, runFeed, wakeBatches, type FeedDeps } from './feeder.ts';
 export { batchGauges, showBatch } from './operators.ts';
+export { waitingBatchRows } from './subjects.ts';

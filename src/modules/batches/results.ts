@@ -34,7 +34,7 @@ function resultOf(r: repo.ResultRow, outcomes: Map<string, BatchOutcome>): Batch
     case 'failed':
       return { ...base, status: 'failed', detail: r.failure_code ?? 'upstream_unavailable' };
     case 'cancelled':
-      return { ...base, status: 'cancelled', detail: 'batch cancelled before this row was looked up' };
+      return { ...base, status: 'cancelled', detail: r.failure_code === repo.SUBJECT_ERASED ? "cancelled before this row was looked up: the person's data was erased on their request" : 'batch cancelled before this row was looked up' };
     default:
       return { ...base, status: 'pending', detail: null };
   }

@@ -2,8 +2,8 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import type { Metrics } from '../../lib/metrics.ts';
-import { balanceOf } from '../wallet/index.ts';
 import { predictedFinishMs, type FairShare } from '../../lib/fair-share.ts';
+import { spendableAfterLetIn } from './verification.repository.ts';
 
 export const TOO_MANY_IN_FLIGHT = 'Too many live verifications in flight for this organisation; nothing was charged, retry later';
 export const AUTHORITY_BUSY = 'The identity authority is too busy to answer this verification in time; nothing was charged, retry later';
@@ -42,14 +42,25 @@ export async function admitLive(deps: AdmissionDeps, o: { orgId: number; referen
 }
 
 async function refuse(deps: AdmissionDeps, o: { orgId: number; mode: string }, reason: 'cap' | 'predicted_wait', detail: string, waitMs: number): Promise<never> {
-  // Only on the refusal path, and without a lock: the hold itself stays the 402 decision of record.
-  const wallet = await balanceOf(deps.db, o.orgId);
-  if (wallet.units - wallet.reserved < 1) {
-    deps.metrics.verifications.inc({ mode: o.mode, outcome: 'insufficient_units' });
-    throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
-  }
+  await refuseIfWalletCannotPay(deps, o);
   deps.metrics.admissionsRefused.inc({ reason });
   deps.metrics.verifications.inc({ mode: o.mode, outcome: `refused_${reason}` });
   const seconds = Math.min(60, Math.max(1, Math.ceil(waitMs / 1000)));
   throw new AppError('rate_limited', detail, { headers: { 'Retry-After': String(seconds) }, extra: { code: reason === 'cap' ? 'org_in_flight_cap' : 'authority_busy' } });
+}
+
+/**
+ * A live lookup about to be refused for the authority's sake (admission, an open circuit) gets 402
+ * instead when the wallet could not pay for it anyway: the most lasting reason wins. The lookups of
+ * the organisation already let in count as paid for, held or not yet: in a burst they are let in
+ * before any of them has held its unit, and the ones refused must see the units those will take.
+ * Only on the refusal path, one read and no lock; nothing is held for the refused call, and the hold
+ * stays the 402 decision of record for the calls let in.
+ */
+export async function refuseIfWalletCannotPay(deps: Pick<AdmissionDeps, 'db' | 'metrics' | 'fairShare'>, o: { orgId: number; mode: string }): Promise<void> {
+  // Redis out of reach (only the open circuit's path gets here without it): the wallet alone decides.
+  const letIn = await deps.fairShare.inFlight(o.orgId).catch((): string[] => []);
+  if ((await spendableAfterLetIn(deps.db, o.orgId, letIn)) >= 1) return;
+  deps.metrics.verifications.inc({ mode: o.mode, outcome: 'insufficient_units' });
+  throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
 }

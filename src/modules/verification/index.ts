@@ -9,7 +9,8 @@ export { assertPendingWithinCap, reservePendingSlots, ORG_PENDING_CAP } from './
 export { eraseExpired, sweepPending } from './maintenance.ts';
 export { register as registerVerificationOpenApi } from './verification.openapi.ts';
 export { register as registerVerificationHistoryOpenApi } from './history.openapi.ts';
-export { eraseSubjectData, exportSubject, type SubjectVerification } from './subjects.ts';
+export { eraseSubjectData, exportSubject, type SubjectVerification, type WaitingBatchRow, type WaitingQueries } from './subjects.ts';
+export { subjectHash } from './subject.ts';
 export { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from './reseal.ts';
 export {
   BATCH_CANCELLED,

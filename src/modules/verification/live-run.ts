@@ -1,7 +1,7 @@
 import { jobIds } from '../../jobs/catalog.ts';
 import type { WaitOutcome } from '../../jobs/producer.ts';
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
-import { admitLive } from './admission.ts';
+import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
 import { answerOf, QUEUE_UNAVAILABLE, UPSTREAM_CIRCUIT_OPEN, type Answer } from './answer.ts';
 import * as idem from './idempotency.ts';
 import { newReferenceId, pendingOf, type Run, type VerifyDeps } from './run.ts';
@@ -27,8 +27,10 @@ export async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
   }
   const { pending, queryEnc, jobQuery, useOnce } = pendingOf(deps, run, ref, now);
   const claim = run.claim;
-  // The authority is known to be down: say so at once, record why, hold nothing.
+  // The authority is known to be down: say so at once, record why, hold nothing; unless the wallet
+  // could not pay anyway, which outlasts an outage (402, nothing recorded, as for any 402).
   if (circuitOpen) {
+    await refuseIfWalletCannotPay(deps, { orgId: run.orgId, mode: query.mode });
     const failed = { ...pending, fixture: false, status: 'failed' as const, holdsUnit: false, recordEnc: null, failureCode: 'upstream_circuit_open' };
     // One autocommit INSERT unless an Idempotency-Key must be bound to the same reference with it.
     if (claim) {

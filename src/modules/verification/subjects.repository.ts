@@ -48,8 +48,9 @@ export async function eraseSubject(db: CommonQueryMethods, subjectHash: Buffer) 
   return rows;
 }
 
-/** Verifications of the subject still waiting for the authority: erasure waits for them to settle. */
-export async function countPendingOfSubject(db: CommonQueryMethods, subjectHash: Buffer): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ n: int }))`
-    SELECT count(*) AS n FROM verifications WHERE subject_hash = ${sql.binary(subjectHash)} AND status = 'pending'`);
+/** Verifications of the subject still waiting for the authority (erasure waits for them to settle), named for the refusal. */
+export async function pendingOfSubject(db: CommonQueryMethods, subjectHash: Buffer) {
+  return db.any(sql.type(z.object({ reference_id: z.string(), batch_id: z.string().nullable() }))`
+    SELECT reference_id, batch_id FROM verifications WHERE subject_hash = ${sql.binary(subjectHash)} AND status = 'pending'
+    ORDER BY created_at, reference_id LIMIT 20`);
 }

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import { captureHeldUnit, holdUnit, releaseHeldUnit } from '../wallet/index.ts';
+import { captureHeldUnit, holdUnit, releaseHeldUnit, spendableUnits } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
 import {
   idempotencyRow,
@@ -113,6 +113,16 @@ export async function insertPendingHoldingUnit(db: CommonQueryMethods, v: NewVer
            ${sql.binary(v.queryEnc)}, ${v.keyId}, ${binaryOrNull(v.subjectHash)}, ${v.requestId}, ${sql.timestamp(v.createdAt)}, ${sql.timestamp(v.expiresAt)},
            ${v.delivery ?? 'sync'}, ${v.batchId ?? null}
     FROM hold`);
+}
+
+/**
+ * The units the organisation could still hold, once each of `letIn` (live lookups let in by admission)
+ * that has no row yet is counted as holding one: its hold, which writes its row, is on its way.
+ */
+export async function spendableAfterLetIn(db: CommonQueryMethods, orgId: number, letIn: readonly string[]): Promise<number> {
+  const promised =
+    letIn.length === 0 ? sql.fragment`0` : sql.fragment`SELECT ${letIn.length} - count(*) FROM verifications WHERE reference_id = ANY(${sql.array([...letIn], 'text')})`;
+  return spendableUnits(db, orgId, promised);
 }
 
 /**

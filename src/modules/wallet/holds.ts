@@ -1,4 +1,5 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { z } from 'zod';
 
 // A unit is held while its verification is pending, then captured (one debit and its ledger line)
 // or released. Each of the three changes the wallet row and the verification row together in ONE
@@ -20,6 +21,18 @@ export async function holdUnit(db: CommonQueryMethods, orgId: number, record: Fr
     )
     ${record}`);
   return r.rowCount === 1;
+}
+
+/**
+ * The units the organisation could still hold once `promised` is counted as held: a scalar subquery,
+ * the caller's count of units its lookups were let in to hold and have not held yet. One statement,
+ * so the wallet and the caller's rows are read in one snapshot: a hold committing meanwhile (its
+ * row and its unit are one statement) is counted once, as held or as promised. No lock is taken.
+ */
+export async function spendableUnits(db: CommonQueryMethods, orgId: number, promised: FragmentSqlToken): Promise<number> {
+  const n = await db.maybeOneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    SELECT units - reserved - (${promised}) AS n FROM wallets WHERE org_id = ${orgId}`);
+  return n ?? 0;
 }
 
 /**
