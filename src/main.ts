@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startProcess } from './entry.ts';
 import { createDb, ensureDatabase } from './lib/db.ts';
+import { EX_CONFIG, ListenFailure, listenAs } from './lib/listen.ts';
 import { migrate } from './lib/migrate.ts';
 import { seedSandbox } from './modules/organisations/index.ts';
 import { startIdentitySimulator } from './simulators/identity-authority/server.ts';
@@ -14,6 +15,8 @@ import { startMailSink, type MailSink } from './simulators/mail-sink/sink.ts';
  * entry points the Procfile scales separately), restarting any that dies. SIGTERM or SIGINT (the
  * package.json script `exec`s this file, so npm's forwarded signal lands here, not on a shell) is
  * passed on to the children; once they have stopped, the simulators close and the process exits.
+ * A port that cannot be opened (here or in a child, which exits 78 saying which) stops everything
+ * the same way, and the launcher exits 78: restarting would only meet the same taken port.
  */
 const { config, logger } = startProcess('launcher');
 
@@ -29,9 +32,22 @@ await ensureDatabase(config.DATABASE_URL);
 const applied = await migrate(config.DATABASE_URL, logger);
 logger.info({ applied }, 'database ready');
 
+/** A simulator's listener: a port it cannot open is one line naming `variable`, then everything stops (exit 78). */
+async function opened<T>(variable: string, port: number, open: () => Promise<T>): Promise<T> {
+  try {
+    return await listenAs(variable, '127.0.0.1', port, open);
+  } catch (err) {
+    if (err instanceof ListenFailure) {
+      process.stderr.write(`${err.message}\n`);
+      await shutdown(EX_CONFIG);
+    }
+    throw err;
+  }
+}
+
 let mailSink: MailSink | null = null;
 if (config.sandbox.identity && !config.SMTP_URL) {
-  mailSink = await startMailSink({ host: '127.0.0.1', port: config.SANDBOX_SMTP_PORT });
+  mailSink = await opened('SANDBOX_SMTP_PORT', config.SANDBOX_SMTP_PORT, () => startMailSink({ host: '127.0.0.1', port: config.SANDBOX_SMTP_PORT }));
   const sink = mailSink;
   closers.push(() => sink.close());
   // The API and worker processes read it from their environment: every e-mail goes to the sink.
@@ -39,7 +55,8 @@ if (config.sandbox.identity && !config.SMTP_URL) {
 }
 let identitySimUrl: string | null = null;
 if (config.sandbox.identity) {
-  const sim = await startIdentitySimulator({
+  const sim = await opened('IDENTITY_SIM_PORT', config.IDENTITY_SIM_PORT, () =>
+    startIdentitySimulator({
     ...(mailSink ? { mailbox: mailSink } : {}),
     host: '127.0.0.1',
     port: config.IDENTITY_SIM_PORT,
@@ -50,18 +67,21 @@ if (config.sandbox.identity) {
     apiKey: config.IDENTITY_API_KEY,
     appId: config.identityAppId,
     enterpriseCode: config.nimcEnterpriseCode,
-  });
+    }),
+  );
   closers.push(() => sim.close());
   identitySimUrl = sim.url;
   logger.warn({ url: sim.url, dialect: config.IDENTITY_DIALECT }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
 }
 if (config.sandbox.processor) {
-  const sim = await startPaymentSimulator({
-    host: '127.0.0.1',
-    port: config.PAYSTACK_SIM_PORT,
-    secretKey: config.PAYSTACK_SECRET_KEY,
-    webhookUrl: `http://127.0.0.1:${config.PORT}/v1/webhooks/paystack`,
-  });
+  const sim = await opened('PAYSTACK_SIM_PORT', config.PAYSTACK_SIM_PORT, () =>
+    startPaymentSimulator({
+      host: '127.0.0.1',
+      port: config.PAYSTACK_SIM_PORT,
+      secretKey: config.PAYSTACK_SECRET_KEY,
+      webhookUrl: `http://127.0.0.1:${config.PORT}/v1/webhooks/paystack`,
+    }),
+  );
   closers.push(() => sim.close());
   logger.warn({ url: sim.url }, 'SANDBOX: payment processor is the built-in simulator; no real money moves');
 }
@@ -122,6 +142,11 @@ function spawn(child: Child): void {
   child.proc = proc;
   proc.on('exit', (code, signal) => {
     if (stopping) return;
+    // The child could not open its port and has said which in its line on stderr.
+    if (code === EX_CONFIG) {
+      void shutdown(EX_CONFIG);
+      return;
+    }
     const now = Date.now();
     child.restarts = child.restarts.filter((t) => now - t < 60_000);
     child.restarts.push(now);

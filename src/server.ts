@@ -3,6 +3,7 @@ import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { startProcess, stopOnSignals } from './entry.ts';
 import { createHttpServer } from './lib/http-server.ts';
+import { exitOnListenFailure, listenAs } from './lib/listen.ts';
 import type { Logger } from './lib/logger.ts';
 import { createApiDeps } from './runtime.ts';
 
@@ -13,12 +14,19 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const deps = await createApiDeps(config, logger);
   const app = createApp(deps);
   const server = createHttpServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-    // With several web processes on one port the kernel spreads connections among them.
-    server.listen({ port: config.PORT, host: config.HOST, reusePort: config.WEB_PROCESSES > 1 });
-  });
+  try {
+    await listenAs('PORT', config.HOST, config.PORT, () =>
+      new Promise<void>((resolve, reject) => {
+        server.once('listening', resolve);
+        server.once('error', reject);
+        // With several web processes on one port the kernel spreads connections among them.
+        server.listen({ port: config.PORT, host: config.HOST, reusePort: config.WEB_PROCESSES > 1 });
+      }),
+    );
+  } catch (err) {
+    await deps.close();
+    throw err;
+  }
   // Longer than any load balancer's idle timeout, so it never closes a connection the balancer reuses.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -47,6 +55,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 
 if (import.meta.main) {
   const { config, logger } = startProcess('api');
-  const running = await start(config, logger);
+  const running = await start(config, logger).catch(exitOnListenFailure);
   stopOnSignals(() => running.stop(), logger);
 }

@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../src/lib/clock.ts';
 import { createDb } from '../src/lib/db.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
+import { exitOnListenFailure, listenAs } from '../src/lib/listen.ts';
 import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from '../src/lib/redis.ts';
 import { startMetricsServer } from '../src/modules/ops/index.ts';
@@ -136,7 +137,13 @@ if (import.meta.main) {
   const running = await startWorkers(config, logger);
   // The worker's own registry (jobs, upstream calls, credits, ledger audit), behind the API's metrics token.
   const metricsServer = config.METRICS_TOKEN
-    ? await startMetricsServer({ registry: running.deps.metrics.registry, token: config.METRICS_TOKEN, port: config.WORKER_METRICS_PORT, host: config.HOST })
+    ? await listenAs('WORKER_METRICS_PORT', config.HOST, config.WORKER_METRICS_PORT, () =>
+        startMetricsServer({ registry: running.deps.metrics.registry, token: config.METRICS_TOKEN!, port: config.WORKER_METRICS_PORT, host: config.HOST }),
+      ).catch(async (err: unknown) => {
+        // The workers are already taking jobs: they finish them before the process says why it stops.
+        await running.close();
+        return exitOnListenFailure(err);
+      })
     : null;
   stopOnSignals(async () => {
     metricsServer?.close();

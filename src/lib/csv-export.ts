@@ -118,6 +118,49 @@ export function csvTransform(header: string): Transform {
   return t;
 }
 
+/**
+ * What the reader has taken so far: the bytes the connection handed on to the kernel. The socket's
+ * `bytesWritten` also counts what waits in its own buffer (and the write under way, `writableLength`),
+ * which the reader has not taken: a reader that reads nothing would otherwise be credited with a
+ * buffer's worth at the start.
+ */
+function drained(res: Response): number {
+  const s = res.socket;
+  return s ? s.bytesWritten - s.writableLength : 0;
+}
+
+/**
+ * The slow-reader rule as a sliding window: a sample of what the reader has taken every tick (a
+ * fifth of the window, at most a second), and a cut as soon as the last `windowMs` hold fewer than
+ * `minBytes` taken while the export waited on the reader at every sample (output queued,
+ * `writableNeedDrain`). A fixed window checked at its end let a reader that stops reading run for
+ * up to two windows (the kernel's socket buffers take the first one's bytes); the sliding one cuts
+ * it within a window and a tick of its last byte taken. Time in which the query, not the reader,
+ * held the export up (nothing queued) never counts against it.
+ */
+function slowReaderWatch(res: Response, limits: { minBytes: number; windowMs: number }, cut: () => void): NodeJS.Timeout {
+  const tick = Math.max(10, Math.min(1000, Math.floor(limits.windowMs / 5)));
+  // Consecutive samples taken while the reader held the export up, oldest first.
+  let samples: { at: number; taken: number }[] = [];
+  const timer = setInterval(() => {
+    if (!res.writableNeedDrain) {
+      samples = [];
+      return;
+    }
+    const now = { at: performance.now(), taken: drained(res) };
+    samples.push(now);
+    // Keep one sample at or before the window's start: the window's base.
+    while (samples.length > 1 && samples[1]!.at <= now.at - limits.windowMs) samples.shift();
+    const base = samples[0]!;
+    if (base.at <= now.at - limits.windowMs && now.taken - base.taken < limits.minBytes) {
+      clearInterval(timer);
+      cut();
+    }
+  }, tick);
+  timer.unref();
+  return timer;
+}
+
 export type CsvExport = {
   /** The file name offered to the browser (no path, no quotes). */
   filename: string;
@@ -130,8 +173,8 @@ export type CsvExport = {
  * Streams a CSV export to `res` while it is read. The status and headers are set only once the query
  * is under way, so a database that cannot be reached still answers a JSON 503; after that a failure
  * can only cut the transfer short (the client sees an incomplete body). A reader that takes fewer
- * than `minBytes` in a `windowMs` while the export waits on it is cut, which frees its slot and its
- * connection.
+ * than `minBytes` in the last `windowMs` while the export waits on it is cut (slowReaderWatch), which
+ * frees its slot and its connection.
  */
 export async function sendCsv(deps: { logger: Logger; limits: CsvExportLimits }, res: Response, e: CsvExport, log: Record<string, unknown>): Promise<void> {
   // Settles with the failure (or null) rather than rejecting: it may fail while `reading` is awaited.
@@ -143,20 +186,10 @@ export async function sendCsv(deps: { logger: Logger; limits: CsvExportLimits },
     res.setHeader('Content-Type', 'text/csv; charset=utf-8; header=present');
     res.setHeader('Content-Disposition', `attachment; filename="${e.filename}"`);
     res.setHeader('Cache-Control', 'no-store');
-    // What the reader has taken: bytes handed to the connection. Only a window in which the export
-    // was held up by the reader (output waiting to be written) counts against it: a slow query is not
-    // the reader's fault.
-    const taken = () => res.socket?.bytesWritten ?? 0;
-    let mark = taken();
-    watchdog = setInterval(() => {
-      const now = taken();
-      if (now - mark < deps.limits.minBytes && res.writableNeedDrain) {
-        tooSlow = true;
-        res.destroy();
-      }
-      mark = now;
-    }, deps.limits.windowMs);
-    watchdog.unref();
+    watchdog = slowReaderWatch(res, deps.limits, () => {
+      tooSlow = true;
+      res.destroy();
+    });
     piping = pipeline(rows, csvTransform(e.header), res).then(
       () => null,
       (err: unknown) => err,

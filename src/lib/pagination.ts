@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from './errors.ts';
+import { instant, instantOf, ISO_INSTANT } from './instant.ts';
 
 // Every history list (ledger, top-ups, verifications) pages the same way: newest first, `limit`
 // rows, and an opaque `next_cursor` that names the last row returned. Keyset pagination, not
@@ -25,21 +26,16 @@ export const limitParam = z.preprocess(
 
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-// A date-time with a zone (ISO 8601 / RFC 3339): seconds and their fraction optional, the offset `Z`
-// or ±HH:MM (±HHMM too). A space where the offset's sign belongs is a `+` the caller left unencoded
-// in the query string (`+` decodes to a space there); no other reading of it exists, so it is taken.
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:[Zz]|([+\- ])(\d{2}):?(\d{2}))$/;
-
 /**
- * A bound of a list's time range: a real calendar day written YYYY-MM-DD (a whole Lagos day), or a
- * real date-time with a zone (that instant). The messages of a malformed day predate the second form.
+ * A bound of a list's time range: a real calendar day written YYYY-MM-DD (a whole Lagos day), or an
+ * instant (the API's one instant schema, instant.ts). The messages of a malformed day predate the second form.
  */
 export const timeBoundParam = (field: string) =>
   z
     .string()
     .refine((v) => ISO_DAY.test(v) || ISO_INSTANT.test(v), `${field} must be a date YYYY-MM-DD or a date-time with a zone, e.g. 2026-03-01T09:30:00Z`)
     .refine((v) => !ISO_DAY.test(v) || lagosDayStart(v) !== null, `${field} is not a valid calendar date`)
-    .refine((v) => !ISO_INSTANT.test(v) || instantOf(v) !== null, `${field} is not a valid date and time`);
+    .refine((v) => !ISO_INSTANT.test(v) || instant.safeParse(v).success, `${field} is not a valid date and time`);
 
 // Africa/Lagos has been UTC+1 all year since 1919 (no daylight saving): a fixed offset is exact.
 const LAGOS_OFFSET_MS = 3600 * 1000;
@@ -52,23 +48,6 @@ function lagosDayStart(day: string, plusDays = 0): Date | null {
   const utc = new Date(Date.UTC(y, mo - 1, d));
   if (utc.getUTCFullYear() !== y || utc.getUTCMonth() !== mo - 1 || utc.getUTCDate() !== d) return null;
   return new Date(Date.UTC(y, mo - 1, d + plusDays) - LAGOS_OFFSET_MS);
-}
-
-/**
- * The instant a date-time with a zone names, to the millisecond (the precision of the `at` and
- * `created_at` the lists show; finer digits are dropped), or null when it is not a real one.
- */
-function instantOf(text: string): Date | null {
-  const m = ISO_INSTANT.exec(text);
-  if (!m) return null;
-  const [y, mo, d, h, mi] = [1, 2, 3, 4, 5].map((i) => Number(m[i]));
-  const [s, ms] = [Number(m[6] ?? 0), Number((m[7] ?? '').padEnd(3, '0').slice(0, 3))];
-  const [offH, offM] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
-  if (h! > 23 || mi! > 59 || s > 59 || offH > 23 || offM > 59) return null;
-  const wall = new Date(Date.UTC(y!, mo! - 1, d!, h, mi, s, ms));
-  if (wall.getUTCFullYear() !== y || wall.getUTCMonth() !== mo! - 1 || wall.getUTCDate() !== d) return null;
-  const sign = m[8] === '-' ? -1 : 1;
-  return new Date(wall.getTime() - sign * (offH * 60 + offM) * 60_000);
 }
 
 export type TimeRange = { since: Date | null; before: Date | null };

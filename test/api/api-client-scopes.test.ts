@@ -52,7 +52,7 @@ describe('Scoped, address-restricted, expiring API clients', () => {
       [{ name: 'x', role: 'member', allowed_ips: ['10.0.0.0/33'] }, /^allowed_ips: "10.0.0.0\/33" is not an IP address or CIDR range$/],
       [{ name: 'x', role: 'member', allowed_ips: ['example.com'] }, /^allowed_ips: /],
       [{ name: 'x', role: 'member', expires_at: new Date(stack.clock.now().getTime() - 1000).toISOString() }, /^expires_at must be in the future$/],
-      [{ name: 'x', role: 'member', expires_at: 'tomorrow' }, /^expires_at must be an ISO 8601 time$/],
+      [{ name: 'x', role: 'member', expires_at: 'tomorrow' }, /^expires_at: must be an ISO 8601 date-time with a zone/],
     ];
     for (const [body, detail] of cases) {
       const r = await create(body);

@@ -75,16 +75,20 @@ export type NpmStart = {
   databaseUrl: string;
   ports: { api: number; identity: number; payment: number; smtp: number };
   output(): string;
+  /** What it wrote on stderr alone. */
+  stderr(): string;
+  /** Every process seen in its tree so far (npm, the launcher, its children). */
+  seen(): number[];
   /** Resolves once the output contains `text`. */
   waitForOutput(text: string, timeoutMs?: number): Promise<void>;
   /** SIGKILLs whatever is left of the tree and drops the database (test cleanup). */
   cleanup(): Promise<void>;
 };
 
-/** `npm start` as an operator runs it, with a database, a Redis prefix and ports of its own. */
-export async function startNpmStart(): Promise<NpmStart> {
+/** `npm start` as an operator runs it, with a database, a Redis prefix and ports of its own (or those given). */
+export async function startNpmStart(o: { ports?: Partial<NpmStart['ports']> } = {}): Promise<NpmStart> {
   const database = await createTestDatabase();
-  const ports = { api: await freePort(), identity: await freePort(), payment: await freePort(), smtp: await freePort() };
+  const ports = { api: await freePort(), identity: await freePort(), payment: await freePort(), smtp: await freePort(), ...o.ports };
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
@@ -102,17 +106,26 @@ export async function startNpmStart(): Promise<NpmStart> {
   };
   const proc = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let stderr = '';
   proc.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => {
+    output += c.toString();
+    stderr += c.toString();
+  });
   const tree = new Set<number>();
   const remember = () => {
-    if (proc.pid) for (const p of [proc.pid, ...descendantsOf(proc.pid)]) tree.add(p);
+    if (proc.pid && proc.exitCode === null) for (const p of [proc.pid, ...descendantsOf(proc.pid)]) tree.add(p);
   };
+  // Watched from the start, so that a tree that ends early is still known.
+  const watch = setInterval(remember, 50);
+  proc.once('exit', () => clearInterval(watch));
   return {
     proc,
     databaseUrl: database.url,
     ports,
     output: () => output,
+    stderr: () => stderr,
+    seen: () => [...tree],
     async waitForOutput(text, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (!output.includes(text)) {
@@ -124,6 +137,7 @@ export async function startNpmStart(): Promise<NpmStart> {
       remember();
     },
     async cleanup() {
+      clearInterval(watch);
       remember();
       // Only what is still ours: a pid that ended may since have been given to another process.
       for (const p of tree) if (alive(p) && /npm start|src\/main\.ts|src\/server\.ts|workers\/main\.ts/.test(commandOf(p))) process.kill(p, 'SIGKILL');

@@ -1027,6 +1027,7 @@ export interface components {
         /** @description How the people of the batch agreed to be verified */
         BatchConsent: {
             /**
+             * Format: date-time
              * @description When the person agreed: not in the future, at most 90 days old
              * @example 2026-11-20T09:30:00Z
              */
@@ -1081,7 +1082,7 @@ export interface components {
             vnin?: string;
             /** @description Nigerian phone number, 11 digits starting with 0 */
             phone_no?: string;
-            /** @description Your own reference for the row (at most 100 characters), echoed in the results */
+            /** @description Your own reference for the row (at most 100 characters, no control characters), echoed in the results */
             client_ref?: string;
             consent?: components["schemas"]["BatchConsent"];
         };
@@ -1099,9 +1100,15 @@ export interface components {
             role: string;
             /** @description From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows */
             scopes?: string[];
-            /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from. Default: any */
+            /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from (no zone ids such as `%eth0`). Default: any. An entry that matches every address (`0.0.0.0/0`, `::/0`, `::`, any /0) needs `allow_any: true` */
             allowed_ips?: string[];
-            /** @description ISO 8601 time in the future after which the client stops working. Default: never */
+            /** @description Set to true to confirm an `allowed_ips` entry that matches every address. Default: false */
+            allow_any?: boolean;
+            /**
+             * Format: date-time
+             * @description When the client stops working: an ISO 8601 date-time with a zone (`Z` or an offset), on a real calendar date, in the future. Default: never
+             * @example 2026-03-01T09:30:00Z
+             */
             expires_at?: string;
         };
         /** @description The secret is shown here only. */
@@ -1416,6 +1423,7 @@ export interface components {
             /** @description The consent statement sent with the verification, or null */
             consent: {
                 /**
+                 * Format: date-time
                  * @description When the person agreed: not in the future, at most 90 days old
                  * @example 2026-11-20T09:30:00Z
                  */
@@ -1450,6 +1458,7 @@ export interface components {
             /** @description The consent statement sent with the verification, or null */
             consent: {
                 /**
+                 * Format: date-time
                  * @description When the person agreed: not in the future, at most 90 days old
                  * @example 2026-11-20T09:30:00Z
                  */
@@ -1824,6 +1833,7 @@ export interface components {
             /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
             consent?: {
                 /**
+                 * Format: date-time
                  * @description When the person agreed: not in the future, at most 90 days old
                  * @example 2026-11-20T09:30:00Z
                  */
@@ -1862,6 +1872,7 @@ export interface components {
             /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
             consent?: {
                 /**
+                 * Format: date-time
                  * @description When the person agreed: not in the future, at most 90 days old
                  * @example 2026-11-20T09:30:00Z
                  */
@@ -1891,6 +1902,7 @@ export interface components {
             /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
             consent?: {
                 /**
+                 * Format: date-time
                  * @description When the person agreed: not in the future, at most 90 days old
                  * @example 2026-11-20T09:30:00Z
                  */
@@ -1919,6 +1931,7 @@ export interface components {
             /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
             consent?: {
                 /**
+                 * Format: date-time
                  * @description When the person agreed: not in the future, at most 90 days old
                  * @example 2026-11-20T09:30:00Z
                  */

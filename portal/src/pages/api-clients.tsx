@@ -24,6 +24,7 @@ export function ApiClients() {
   const [role, setRole] = useState('member');
   const [scopes, setScopes] = useState<string[]>(['verify', 'requery', 'history:read']);
   const [ips, setIps] = useState('');
+  const [allowAny, setAllowAny] = useState(false);
   const [expires, setExpires] = useState('');
   const [secret, setSecret] = useState<{ client_id: string; client_secret: string } | null>(null);
   const action = useAction();
@@ -34,6 +35,7 @@ export function ApiClients() {
       const body: Record<string, unknown> = { name, role, scopes: scopes.filter((s) => s !== 'topup' || role === 'org_admin') };
       const allowed = ips.split(/[\s,]+/).filter(Boolean);
       if (allowed.length) body.allowed_ips = allowed;
+      if (allowAny) body.allow_any = true;
       if (expires) body.expires_at = new Date(expires).toISOString();
       const r = await call<{ client_id: string; client_secret: string }>('POST', '/api-clients', { json: body });
       setSecret(r.data);
@@ -70,6 +72,10 @@ export function ApiClients() {
             ))}
           </fieldset>
           <Field label="Allowed addresses" name="allowed_ips" value={ips} onInput={setIps} hint="Addresses or CIDR ranges, separated by commas; empty allows any" />
+          <div class="check">
+            <input id="f-allow-any" type="checkbox" checked={allowAny} onChange={(e) => setAllowAny((e.target as HTMLInputElement).checked)} />
+            <label for="f-allow-any">An entry may match every address (0.0.0.0/0, ::/0)</label>
+          </div>
           <Field label="Expires at" name="expires_at" type="datetime-local" value={expires} onInput={setExpires} hint="Optional" />
           <button type="submit" disabled={action.busy}>
             Create client

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../lib/instant.ts';
 
 // Missing fields and wrong types answer 422 (parseInput); the rules on a new password answer 400
 // from password-rules.ts, each naming the rule.
@@ -26,8 +27,13 @@ export const createApiClientBody = z.object({
   name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is too long'),
   role: z.string().pipe(apiClientRole),
   scopes: z.array(z.string().max(40)).max(10).optional().meta({ description: 'From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows' }),
-  allowed_ips: z.array(z.string().max(64)).max(50).optional().meta({ description: 'IPv4/IPv6 addresses and CIDR ranges the client may be used from. Default: any' }),
-  expires_at: z.string().max(40).optional().meta({ description: 'ISO 8601 time in the future after which the client stops working. Default: never' }),
+  allowed_ips: z
+    .array(z.string().max(64))
+    .max(50)
+    .optional()
+    .meta({ description: 'IPv4/IPv6 addresses and CIDR ranges the client may be used from (no zone ids such as `%eth0`). Default: any. An entry that matches every address (`0.0.0.0/0`, `::/0`, `::`, any /0) needs `allow_any: true`' }),
+  allow_any: z.boolean().optional().meta({ description: 'Set to true to confirm an `allowed_ips` entry that matches every address. Default: false' }),
+  expires_at: instant.optional().meta({ description: 'When the client stops working: an ISO 8601 date-time with a zone (`Z` or an offset), on a real calendar date, in the future. Default: never' }),
 });
 
 export const apiClient = z.object({

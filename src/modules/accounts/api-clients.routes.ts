@@ -41,6 +41,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
       now: ctx.clock.now(),
       scopes: body.scopes,
       allowedIps: body.allowed_ips,
+      allowAny: body.allow_any ?? false,
       expiresAt: body.expires_at,
     });
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'api_client.created', target: `client:${c.client_id}`, details: { role: c.role, scopes: c.scopes } });

@@ -5,6 +5,19 @@ import { consentSchema as verificationConsentSchema } from '../verification/inde
 import { BATCH_STATUSES } from './batches.repository.ts';
 
 /**
+ * A row's own reference, as the JSON rows and the CSV column both carry it: echoed in result files and
+ * shown in spreadsheets and terminals, so no control character of any kind (tab, CR, ESC, DEL, C1).
+ * Its length is a row rule (a longer one makes its row invalid), checked with the others in rows.ts.
+ */
+export const clientRefSchema = z
+  .string()
+  .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
+  .meta({ description: 'Your own reference for the row (at most 100 characters, no control characters), echoed in the results' });
+
+/** The free-text fields of a row, as JSON and CSV rows both give them: a break is a 400 for the whole batch. */
+export const rowText = z.object({ client_ref: clientRefSchema });
+
+/**
  * The consent object of the consent rules (the one every verification POST takes), for a whole batch
  * or one row; dates are checked against the system clock.
  */
@@ -16,7 +29,7 @@ const row = z
     nin: z.string().optional().meta({ description: 'NIN, 11 digits' }),
     vnin: z.string().optional().meta({ description: 'Virtual NIN, 16 letters and digits: kept sealed in Redis only until its row is queued, never stored' }),
     phone_no: z.string().optional().meta({ description: 'Nigerian phone number, 11 digits starting with 0' }),
-    client_ref: z.string().optional().meta({ description: 'Your own reference for the row (at most 100 characters), echoed in the results' }),
+    client_ref: clientRefSchema.optional(),
     consent: consentSchema.optional(),
   })
   .meta({ id: 'BatchRowInput', description: 'Exactly one of nin, vnin, phone_no. A row that breaks a rule is accepted as invalid, with its reason in the results.' });

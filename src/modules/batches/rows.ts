@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { AppError } from '../../lib/errors.ts';
+import { rowText } from './batches.schemas.ts';
 import { isFixtureNin, isFixtureVnin, ninBody, phoneBody, VNIN_INVALID, type Consent } from '../verification/index.ts';
 
 /** The contract's limits of one batch. */
@@ -23,7 +24,7 @@ export type CheckedRow =
 
 /** JSON rows: each must be an object of strings; anything else is an invalid row, not a 400. */
 export function rowsFromJson(rows: unknown[]): RawRow[] {
-  return rows.map((r) => {
+  return rows.map((r, i) => {
     const empty: RawRow = { nin: '', vnin: '', phone_no: '', client_ref: '', reason: '' };
     if (typeof r !== 'object' || r === null || Array.isArray(r)) return { ...empty, malformed: 'row must be an object' };
     const o = r as Record<string, unknown>;
@@ -34,8 +35,21 @@ export function rowsFromJson(rows: unknown[]): RawRow[] {
       if (typeof v !== 'string') return { ...out, client_ref: typeof o.client_ref === 'string' ? o.client_ref : '', malformed: `${k} must be a string` };
       out[k] = v.trim();
     }
+    // Checked as sent, before the trim: a tab at the end is a control character here as anywhere.
+    if (typeof o.client_ref === 'string') refuseBadText({ client_ref: o.client_ref }, (column) => `rows.${i}.${column}`);
     return out;
   });
+}
+
+/**
+ * Runs the row text schema (batches.schemas.ts: the rule the JSON rows and the CSV columns share) on
+ * one row; a break is a 400 for the whole upload, `where` naming the row and column in its detail.
+ */
+function refuseBadText(text: { client_ref: string }, where: (column: string) => string): void {
+  const p = rowText.safeParse(text);
+  if (p.success) return;
+  const issue = p.error.issues[0]!;
+  throw new AppError('bad_request', `${where(issue.path.map(String).join('.'))}: ${issue.message}`);
 }
 
 /**
@@ -57,9 +71,11 @@ export function rowsFromCsv(text: string): RawRow[] {
   const at = Object.fromEntries(CSV_COLUMNS.map((c) => [c, names.indexOf(c)])) as Record<(typeof CSV_COLUMNS)[number], number>;
   if (at.nin < 0 && at.vnin < 0 && at.phone_no < 0) throw new AppError('bad_request', 'CSV header must name at least one of the columns nin, vnin, phone_no');
   if (records.length > MAX_ROWS) throw new AppError('payload_too_large', TOO_MANY_ROWS);
-  return records.map((rec) => {
+  return records.map((rec, i) => {
     const get = (c: (typeof CSV_COLUMNS)[number]) => (at[c] >= 0 ? (rec[at[c]] ?? '') : '');
     const row: RawRow = { nin: get('nin'), vnin: get('vnin'), phone_no: get('phone_no'), client_ref: get('client_ref'), reason: get('reason') };
+    // Rows are numbered as in the results (the first after the header is row 1).
+    refuseBadText(row, (column) => `row ${i + 1}, column ${column}`);
     return rec.length > header.length ? { ...row, malformed: 'row has more fields than the header' } : row;
   });
 }

@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { addressAllowed, parseAddressEntry } from '../../lib/address-list.ts';
 import { isScope, roleScopes, SCOPES, type Scope } from '../../lib/api-scopes.ts';
 import { AppError } from '../../lib/errors.ts';
+import { instantOf, INSTANT_RULE } from '../../lib/instant.ts';
 import * as repo from './api-clients.repository.ts';
 import { requireOrganisation } from './organisations.service.ts';
 
@@ -15,7 +16,8 @@ export { clientPrincipalQuery, clientPrincipalRow, findClientPrincipal } from '.
  */
 const digest = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
 
-export type ApiClientLimits = { scopes?: readonly string[] | undefined; allowedIps?: readonly string[] | undefined; expiresAt?: string | undefined };
+/** `expiresAt` as the instant schema (lib/instant.ts) let it through. */
+export type ApiClientLimits = { scopes?: readonly string[] | undefined; allowedIps?: readonly string[] | undefined; allowAny?: boolean | undefined; expiresAt?: string | undefined };
 
 /** What the client may do: its own list, or (clients created before scopes existed) all its role allows. */
 export function effectiveScopes(row: { scopes: readonly string[] | null; role: 'org_admin' | 'member' }): Scope[] {
@@ -31,15 +33,18 @@ function checkedLimits(role: 'org_admin' | 'member', l: ApiClientLimits, now: Da
     if (!isScope(s)) throw new AppError('bad_request', `scopes: unknown scope ${JSON.stringify(s).slice(0, 60)}; choose from ${SCOPES.join(', ')}`);
     if (!allowed.includes(s)) throw new AppError('bad_request', `scopes: the scope ${s} is beyond the ${role} role`);
   }
-  const allowedIps = (l.allowedIps ?? []).map((entry) => {
-    const parsed = parseAddressEntry(entry);
-    if (!parsed) throw new AppError('bad_request', `allowed_ips: ${JSON.stringify(entry).slice(0, 60)} is not an IP address or CIDR range`);
-    return parsed;
+  const allowedIps = (l.allowedIps ?? []).map((text) => {
+    const parsed = parseAddressEntry(text);
+    if ('error' in parsed) throw new AppError('bad_request', `allowed_ips: ${parsed.error}`);
+    // A list is there to narrow; one that lets every address in is most often a mistake (a /0 typed
+    // for a /32), so it is taken only when said twice.
+    if (parsed.everyAddress && !l.allowAny) throw new AppError('bad_request', `allowed_ips: ${JSON.stringify(text).slice(0, 60)} matches every address; set "allow_any": true if that is meant`);
+    return parsed.entry;
   });
   let expiresAt: Date | null = null;
   if (l.expiresAt !== undefined) {
-    expiresAt = new Date(l.expiresAt);
-    if (Number.isNaN(expiresAt.getTime())) throw new AppError('bad_request', 'expires_at must be an ISO 8601 time');
+    expiresAt = instantOf(l.expiresAt);
+    if (!expiresAt) throw new AppError('bad_request', `expires_at: ${INSTANT_RULE}`);
     if (expiresAt.getTime() <= now.getTime()) throw new AppError('bad_request', 'expires_at must be in the future');
   }
   return { scopes: scopes as Scope[], allowedIps: [...new Set(allowedIps)], expiresAt };

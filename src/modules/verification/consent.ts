@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../../lib/clock.ts';
+import { instant, instantOf } from '../../lib/instant.ts';
 
 export const CONSENT_CHANNELS = ['web', 'mobile', 'in_person', 'ussd', 'other'] as const;
 export const CONSENT_MAX_AGE_DAYS = 90;
@@ -7,15 +8,6 @@ export const CONSENT_REQUIRED = 'consent is required by your organisation';
 
 /** What is stored with a verification: when, how and under which notice the person agreed. Not personal data. */
 export type Consent = { obtained_at: string; channel: (typeof CONSENT_CHANNELS)[number]; notice_version: string };
-
-// A date-time with its offset (RFC 3339): a time without a zone is ambiguous by an hour in Lagos.
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-/** Date.parse rolls 2026-09-31 over to 1 October: the calendar day written must exist. */
-function realDate(v: string): boolean {
-  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
-  return !Number.isNaN(Date.parse(v)) && day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
-}
 
 // The caller's clock and ours are never exactly together.
 const CLOCK_SLACK_MS = 60_000;
@@ -29,12 +21,10 @@ const CLOCK_SLACK_MS = 60_000;
 export function consentSchema(clock: Clock) {
   return z
     .object({
-      obtained_at: z
-        .string()
-        .refine((v) => ISO_DATE_TIME.test(v) && realDate(v), 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T09:30:00Z')
-        .refine((v) => !(Date.parse(v) > clock.now().getTime() + CLOCK_SLACK_MS), 'must not be in the future')
-        .refine((v) => !(Date.parse(v) < clock.now().getTime() - CONSENT_MAX_AGE_DAYS * 86_400_000), `must be at most ${CONSENT_MAX_AGE_DAYS} days old`)
-        .transform((v) => new Date(Date.parse(v)).toISOString())
+      obtained_at: instant
+        .refine((v) => !(instantOf(v)!.getTime() > clock.now().getTime() + CLOCK_SLACK_MS), 'must not be in the future')
+        .refine((v) => !(instantOf(v)!.getTime() < clock.now().getTime() - CONSENT_MAX_AGE_DAYS * 86_400_000), `must be at most ${CONSENT_MAX_AGE_DAYS} days old`)
+        .transform((v) => instantOf(v)!.toISOString())
         .meta({ description: `When the person agreed: not in the future, at most ${CONSENT_MAX_AGE_DAYS} days old`, example: '2026-11-20T09:30:00Z' }),
       channel: z.enum(CONSENT_CHANNELS, `must be one of ${CONSENT_CHANNELS.join(', ')}`).meta({ description: 'How the person agreed' }),
       notice_version: z
