@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'account.password_reset',
   'mfa.enabled',
   'mfa.disabled',
+  'mfa.codes_locked',
   'team.user_created',
   'team.user_updated',
   'api_client.created',

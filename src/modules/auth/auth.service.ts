@@ -11,6 +11,7 @@ import {
   checkClientCredentials,
   clientPrincipalRow,
   effectiveScopes,
+  findUserById,
   findUserForLogin,
   principalRow,
 } from '../organisations/index.ts';
@@ -46,6 +47,8 @@ function issue(clock: Clock, tokens: TokenSettings, claims: Pick<TokenClaims, 's
 /**
  * A token for these credentials, or null. `secondFactor` runs once the password is proven, before
  * anything is issued; its false refuses the sign-in like a wrong password (the guard keeps the count).
+ * Its `sessions_ended` (a recovery code was spent) means the user's token_version has just moved on:
+ * the new token carries the new one, every earlier token is refused.
  */
 export async function login(
   db: DatabasePool,
@@ -53,11 +56,14 @@ export async function login(
   tokens: TokenSettings,
   username: string,
   password: string,
-  secondFactor: (userId: number) => Promise<boolean> = async () => true,
+  secondFactor: (user: { id: number; orgId: number | null }) => Promise<boolean | 'sessions_ended'> = async () => true,
 ) {
   const user = await checkCredentials(db, username, password);
-  if (!user || !(await secondFactor(user.id))) return null;
-  const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: user.token_version });
+  const factor = user ? await secondFactor({ id: user.id, orgId: user.org_id }) : false;
+  if (!user || !factor) return null;
+  const version = factor === 'sessions_ended' ? (await findUserById(db, user.id))?.token_version : user.token_version;
+  if (version === undefined) return null;
+  const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: version });
   return { ...answer, ...(user.must_change_password ? { require_password_change: true as const } : {}), userId: user.id, orgId: user.org_id };
 }
 
