@@ -12,40 +12,13 @@ import { resetMfa } from '../modules/mfa/index.ts';
 import { recordAudit } from '../modules/audit/index.ts';
 import * as orgs from '../modules/organisations/index.ts';
 import { adjustWallet, findLedgerMismatches, findReservedMismatches, listTransactions } from '../modules/wallet/index.ts';
+import { DECLARED, parseOptions, undeclaredFlags, USAGE } from './commands.ts';
 import { int, need, UsageError, type Flags } from './flags.ts';
 
 /**
  * Operators' commands (organisation administration is not part of the public API). Each prints one
  * line of JSON on stdout; a refusal prints {"detail": ...} on stderr and exits 1, a usage error exits 2.
  */
-
-const USAGE = `usage: npm run admin -- <command> [flags]
-  org:create --name N --tenancy hosted|self-hosted [--affiliate] --business-registration REF
-             --data-protection REF [--unit-cost KOBO] [--min-topup-units N] [--email BILLING_EMAIL]
-  org:subscription --org ID --active true|false
-  org:limits --org ID --max-in-flight N|default
-  org:settings --org ID [--require-consent true|false] [--require-mfa true|false] [--low-balance-units N|off]   (no flag: prints the settings)
-  org:show --org ID
-  org:delete --org ID [--close-pending]
-  user:create --org ID --username U --password P --role admin|member [--email E] [--no-password-change]
-  user:create --username U --password P --role platform_admin
-  user:mfa-reset --user ID   turns two-factor sign-in off for a user who lost the authenticator and recovery codes
-  user:disable (--user ID | --username U)
-  user:enable (--user ID | --username U)
-  user:check-names           existing usernames that break the username rules (reported, not changed)
-  wallet:adjust --org ID --units N --note TEXT   (negative: --units=-N)
-  wallet:transactions --org ID [--limit N]
-  ledger:audit
-  secrets:generate [--env]   fresh JWT_SECRET, ENCRYPTION_KEYS entry, METRICS_TOKEN, VNIN_HASH_KEY, SUBJECT_HASH_KEY (no database needed)
-  --debug                    with any command: print the stack trace of an unexpected failure
-  batch:show --id BAT-XXXXXXXXXXXX   a batch's status and counts, with its organisation
-  topup:refund --reference R
-  topup:resolve --reference R (--credit | --refund) --note TEXT [--by OPERATOR]
-  audit:verify   recomputes the audit chain; exit 1 naming the first broken link
-  subject:export --nin NIN [--org ID]   every verification of one person and their batch rows still waiting
-  subject:erase --nin NIN --confirm     erases every stored query and record of one person, cancels their waiting batch rows
-  crypto:reencrypt [--batch N]   re-seal every stored record, query, answer, e-mail and TOTP secret
-                                 with the first ENCRYPTION_KEYS key (resumable; safe while running)`;
 
 /**
  * Fresh values for the secrets the service refuses to run a real stack with while they hold their
@@ -63,6 +36,11 @@ export function generateSecrets(now = new Date()): Record<string, string> {
   };
 }
 
+/** secrets:generate's output: one line of JSON, or NAME=value lines with --env. */
+export function secretsText(flags: Flags): string {
+  const secrets = generateSecrets();
+  return flags.env === true ? Object.entries(secrets).map(([k, v]) => `${k}=${v}`).join('\n') : JSON.stringify(secrets);
+}
 
 const ROLES: Record<string, 'org_admin' | 'member' | 'platform_admin'> = {
   admin: 'org_admin',
@@ -182,49 +160,10 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        name: { type: 'string' },
-        tenancy: { type: 'string' },
-        affiliate: { type: 'boolean' },
-        'business-registration': { type: 'string' },
-        'data-protection': { type: 'string' },
-        'unit-cost': { type: 'string' },
-        'min-topup-units': { type: 'string' },
-        email: { type: 'string' },
-        org: { type: 'string' },
-        active: { type: 'string' },
-        username: { type: 'string' },
-        password: { type: 'string' },
-        role: { type: 'string' },
-        user: { type: 'string' },
-        units: { type: 'string' },
-        note: { type: 'string' },
-        limit: { type: 'string' },
-        'max-in-flight': { type: 'string' },
-        'require-consent': { type: 'string' },
-        'require-mfa': { type: 'string' },
-        env: { type: 'boolean' },
-        'no-password-change': { type: 'boolean' },
-        'close-pending': { type: 'boolean' },
-        reference: { type: 'string' },
-        id: { type: 'string' },
-        credit: { type: 'boolean' },
-        refund: { type: 'boolean' },
-        by: { type: 'string' },
-        nin: { type: 'string' },
-        confirm: { type: 'boolean' },
-        'low-balance-units': { type: 'string' },
-        batch: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        debug: { type: 'boolean' },
-      },
-    });
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: parseOptions() });
   } catch (err) {
-    process.stderr.write(`${JSON.stringify({ detail: (err as Error).message })}\n${USAGE}\n`);
+    // A flag no command takes: one line, no usage screen (the flag was not a slip of the command's syntax).
+    process.stderr.write(`${JSON.stringify({ detail: (err as Error).message.split('\n')[0] })}\n`);
     return 2;
   }
   const command = parsed.positionals[0];
@@ -232,11 +171,20 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 2;
   }
+  if (!DECLARED.has(command)) {
+    process.stderr.write(`${JSON.stringify({ detail: `unknown command ${command}` })}\n${USAGE}\n`);
+    return 2;
+  }
+  // A flag the command does not take is refused before anything runs: silently ignoring it would
+  // print an unchanged result as if the flag had worked.
+  const foreign = undeclaredFlags(command, parsed.values);
+  if (foreign.length > 0) {
+    process.stderr.write(`${JSON.stringify({ detail: `${command} does not take ${foreign.map((f) => `--${f}`).join(', ')}` })}\n`);
+    return 2;
+  }
   if (command === 'secrets:generate') {
     // Before the configuration is read: this is how an operator fixes a configuration that is refused.
-    const secrets = generateSecrets();
-    const text = parsed.values.env ? Object.entries(secrets).map(([k, v]) => `${k}=${v}`).join('\n') : JSON.stringify(secrets);
-    process.stdout.write(`${text}\n`);
+    process.stdout.write(`${secretsText(parsed.values)}\n`);
     return 0;
   }
   const { config } = startProcess('admin');

@@ -33,6 +33,11 @@ export async function runComplianceCommand(db: DatabasePool, config: Config, com
         if (consent !== 'true' && consent !== 'false') throw new UsageError('--require-consent must be true or false');
         patch.require_consent = consent === 'true';
       }
+      const mfa = flags['require-mfa'];
+      if (mfa !== undefined) {
+        if (mfa !== 'true' && mfa !== 'false') throw new UsageError('--require-mfa must be true or false');
+        patch.require_mfa = mfa === 'true';
+      }
       const line = flags['low-balance-units'];
       if (line !== undefined) patch.low_balance_units = line === 'off' ? null : int(flags, 'low-balance-units')!;
       if (Object.keys(patch).length === 0) return orgs.organisationSettings(db, orgId);

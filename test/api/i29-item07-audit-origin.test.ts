@@ -132,7 +132,15 @@ describe('issue 29 item 7: every event a request causes carries its request id a
     const confirm = await drive('POST /me/mfa/totp/confirm', 'mfa.enabled', 200, (headers) =>
       stack.api('POST', '/v1/me/mfa/totp/confirm', { token: org.member.token, json: { code: codeAt(enrol.body.secret, new Date()) }, headers }),
     );
-    await drive('DELETE /me/mfa/totp', 'mfa.disabled', 204, (headers) => stack.api('DELETE', '/v1/me/mfa/totp', { token: org.member.token, json: { code: confirm.body.recovery_codes[0] }, headers }));
+    // Turning two-factor on ended the member's tokens (issue 29 item 4): a recovery code signs them in again.
+    const again = await stack.api('POST', '/v1/login', { form: { username: org.member.username, password: org.member.password, otp: confirm.body.recovery_codes[0] } });
+    expect(again.status).toBe(200);
+    org.member.token = again.body.access_token;
+    await drive('DELETE /me/mfa/totp', 'mfa.disabled', 204, (headers) =>
+      stack.api('DELETE', '/v1/me/mfa/totp', { token: org.member.token, json: { code: confirm.body.recovery_codes[1], current_password: org.member.password }, headers }),
+    );
+    // Turning it off ended them again.
+    org.member.token = await stack.login(org.member.username, org.member.password);
 
     // Passwords: a change, then a reset by a token.
     const newPassword = `changed-${randomBytes(6).toString('hex')}-pass`;

@@ -30,14 +30,24 @@ async function newUser(role: 'org_admin' | 'member', orgId = org.orgId) {
   return { ...u, token: await stack.login(u.username, u.password) };
 }
 
-/** Enrols and confirms; answers the secret and the recovery codes. */
-async function enable(token: string) {
+/**
+ * Enrols and confirms; answers the secret, the recovery codes and a token of a sign-in with a code
+ * (turning two-factor sign-in on ended every earlier token).
+ */
+async function enable(token: string, user?: { username: string; password: string }) {
   const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token });
   expect(enrol.status).toBe(201);
   const confirm = await stack.api('POST', '/v1/me/mfa/totp/confirm', { token, json: { code: codeAt(enrol.body.secret, now()) } });
   expect(confirm.status).toBe(200);
   nextStep();
-  return { secret: enrol.body.secret as string, recovery: confirm.body.recovery_codes as string[] };
+  let fresh: string | null = null;
+  if (user) {
+    const signedIn = await signIn(user, codeAt(enrol.body.secret, now()));
+    expect(signedIn.status).toBe(200);
+    fresh = signedIn.body.access_token as string;
+    nextStep();
+  }
+  return { secret: enrol.body.secret as string, recovery: confirm.body.recovery_codes as string[], token: fresh };
 }
 
 describe('Two-factor sign-in (TOTP)', () => {
@@ -64,7 +74,10 @@ describe('Two-factor sign-in (TOTP)', () => {
     expect(confirm.status).toBe(200);
     expect(confirm.body.recovery_codes).toHaveLength(10);
     expect(new Set(confirm.body.recovery_codes).size).toBe(10);
-    expect((await stack.api('POST', '/v1/me/mfa/totp', { token: u.token })).status).toBe(409);
+    // Turning it on ended the token that did it (as a password change does): a sign-in with a code.
+    nextStep();
+    const fresh = await signIn(u, codeAt(enrol.body.secret, now()));
+    expect((await stack.api('POST', '/v1/me/mfa/totp', { token: fresh.body.access_token })).status).toBe(409);
   });
 
   it('When MFA is on, then sign-in without a code is 401 mfa_required, a wrong code 401, the right code 200 once (replay refused), codes of the previous and next step accepted', async () => {
@@ -131,13 +144,15 @@ describe('Two-factor sign-in (TOTP)', () => {
     expect(locked.status).toBe(429);
   });
 
-  it('When a user turns MFA off, then a wrong code is 400, the right one 204, and sign-in needs no code again', async () => {
+  it('When a user turns MFA off, then a wrong code is 400, the right one (with the current password) 204, and sign-in needs no code again', async () => {
     const u = await newUser('member');
-    const { secret } = await enable(u.token);
-    expect((await stack.api('DELETE', '/v1/me/mfa/totp', { token: u.token, json: { code: '123456' } })).status).toBe(400);
-    expect((await stack.api('DELETE', '/v1/me/mfa/totp', { token: u.token, json: { code: codeAt(secret, now()) } })).status).toBe(204);
-    expect((await signIn(u)).status).toBe(200);
-    expect((await stack.api('DELETE', '/v1/me/mfa/totp', { token: u.token, json: { code: codeAt(secret, now()) } })).status).toBe(409);
+    const { secret, token } = await enable(u.token, u);
+    const off = (code: string, t = token!) => stack.api('DELETE', '/v1/me/mfa/totp', { token: t, json: { code, current_password: u.password } });
+    expect((await off('123456')).status).toBe(400);
+    expect((await off(codeAt(secret, now()))).status).toBe(204);
+    const again = await signIn(u);
+    expect(again.status).toBe(200);
+    expect((await off(codeAt(secret, now()), again.body.access_token)).status).toBe(409);
   });
 
   it('When a user has lost the authenticator and the recovery codes, then the operator\'s user:mfa-reset turns it off', async () => {
@@ -171,9 +186,9 @@ describe('Two-factor sign-in (TOTP)', () => {
     expect((await stack.api('GET', '/v1/me', { token: second.token })).status).toBe(200);
     expect((await stack.api('GET', '/v1/verifications', { token: own.member.token })).status).toBe(200);
 
-    const { secret } = await enable(second.token);
-    expect((await stack.api('GET', '/v1/verifications', { token: second.token })).status).toBe(200);
-    const off = await stack.api('DELETE', '/v1/me/mfa/totp', { token: second.token, json: { code: codeAt(secret, now()) } });
+    const { secret, token } = await enable(second.token, second);
+    expect((await stack.api('GET', '/v1/verifications', { token: token! })).status).toBe(200);
+    const off = await stack.api('DELETE', '/v1/me/mfa/totp', { token: token!, json: { code: codeAt(secret, now()), current_password: second.password } });
     expect(off.status).toBe(403);
     expect(off.body.code).toBe('mfa_required_by_organisation');
   });

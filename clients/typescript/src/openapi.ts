@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Obtain an access token
-         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. Client credentials sent with the password grant are checked too. `scope` (space-delimited, RFC 6749 section 3.3) narrows the token to the scopes named, each of which the user's role or the API client must allow (else 400 `invalid_scope`); left out, the token has all of them. The answer's `scope` lists what was granted. A narrowed token is refused (403 `insufficient_scope`) on an endpoint that needs a scope it lacks, and a person's narrowed token also on the endpoints only a person may call. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.
+         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. A wrong code also counts towards the user's code failures, from any address (429 with Retry-After past 10 in 15 minutes); a spent recovery code ends the user's other tokens. Client credentials sent with the password grant are checked too. `scope` (space-delimited, RFC 6749 section 3.3) narrows the token to the scopes named, each of which the user's role or the API client must allow (else 400 `invalid_scope`); left out, the token has all of them. The answer's `scope` lists what was granted. A narrowed token is refused (403 `insufficient_scope`) on an endpoint that needs a scope it lacks, and a person's narrowed token also on the endpoints only a person may call. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.
          */
         post: operations["login"];
         delete?: never;
@@ -73,7 +73,7 @@ export interface paths {
         post: operations["enrolTotp"];
         /**
          * Turn two-factor sign-in off
-         * @description With a current code or an unused recovery code. An administrator of an organisation that requires two-factor sign-in cannot.
+         * @description With the current password and a current code or an unused recovery code. A wrong password counts as a failed sign-in (as `POST /change-password`). An administrator of an organisation that requires two-factor sign-in cannot. A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past 10 in 15 minutes, 429 with Retry-After (and an `mfa.codes_locked` audit event), even for a right code. Ends every token of the user, this one included, as a password change does: sign in again.
          */
         delete: operations["disableTotp"];
         options?: never;
@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * Turn two-factor sign-in on
-         * @description With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).
+         * @description With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then). A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past 10 in 15 minutes, 429 with Retry-After (and an `mfa.codes_locked` audit event), even for a right code. Ends every token of the user, this one included, as a password change does: sign in again.
          */
         post: operations["confirmTotp"];
         delete?: never;
@@ -974,7 +974,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1156,6 +1156,10 @@ export interface components {
         };
         Detail: {
             detail: string;
+        };
+        DisableTotp: {
+            code: string;
+            current_password: string;
         };
         /** @description Every error answers with this body. */
         Error: {
@@ -2273,7 +2277,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OneTimeCode"];
+                "application/json": components["schemas"]["DisableTotp"];
             };
         };
         responses: {
@@ -2284,7 +2288,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid one-time code */
+            /** @description Invalid one-time code, or the current password is incorrect */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4471,7 +4475,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */

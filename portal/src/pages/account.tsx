@@ -2,7 +2,7 @@ import QRCode from 'qrcode';
 import { useState } from 'preact/hooks';
 import { call } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { ErrorText, Field, Notice, Page, useAction } from '../ui.tsx';
+import { ErrorText, Field, Page, useAction } from '../ui.tsx';
 
 export function Account() {
   const { me, signOut } = useSession();
@@ -36,20 +36,24 @@ export function Account() {
   );
 }
 
-/** Enrolment: a secret and its QR code, then a code from the app turns it on and shows the recovery codes once. */
+/**
+ * Enrolment: a secret and its QR code, then a code from the app turns it on and shows the recovery
+ * codes once. Turning it on or off ends every session of this user, this one included, as a new
+ * password does: the codes stay on screen until the user chooses to sign in again.
+ */
 function TwoFactor() {
+  const { signOut } = useSession();
   const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
   const [code, setCode] = useState('');
   const [recovery, setRecovery] = useState<string[] | null>(null);
-  const [off, setOff] = useState(false);
   const [offCode, setOffCode] = useState('');
+  const [offPassword, setOffPassword] = useState('');
   const action = useAction();
   const start = () =>
     void action.run(async () => {
       const r = await call<{ secret: string; otpauth_uri: string }>('POST', '/me/mfa/totp');
       setEnrolment({ secret: r.data.secret, qr: await QRCode.toDataURL(r.data.otpauth_uri, { margin: 1, width: 200 }) });
       setRecovery(null);
-      setOff(false);
     });
   const confirm = (e: Event) => {
     e.preventDefault();
@@ -63,9 +67,8 @@ function TwoFactor() {
   const disable = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
-      await call('DELETE', '/me/mfa/totp', { json: { code: offCode } });
-      setOff(true);
-      setOffCode('');
+      await call('DELETE', '/me/mfa/totp', { json: { code: offCode, current_password: offPassword } });
+      await signOut('Two-factor sign-in is off. Sign in again with your password.');
     });
   };
   return (
@@ -100,15 +103,19 @@ function TwoFactor() {
               </li>
             ))}
           </ul>
+          <p>Your sessions have ended, this one included. Once the codes are kept, sign in again with a code from the app.</p>
+          <button type="button" onClick={() => void signOut('Two-factor sign-in is on. Sign in with your password and a code from the app.')}>
+            Sign in again
+          </button>
         </div>
       ) : null}
       <form onSubmit={disable} aria-label="Turn off two-factor sign-in">
         <Field label="Code to turn it off" name="off_code" value={offCode} onInput={setOffCode} autocomplete="one-time-code" hint="A code from the app or a recovery code" />
-        <button type="submit" class="secondary" disabled={action.busy || offCode === ''}>
+        <Field label="Your password, to turn it off" name="off_password" type="password" value={offPassword} onInput={setOffPassword} autocomplete="current-password" />
+        <button type="submit" class="secondary" disabled={action.busy || offCode === '' || offPassword === ''}>
           Turn off two-factor sign-in
         </button>
       </form>
-      {off ? <Notice>Two-factor sign-in is off.</Notice> : null}
       <ErrorText error={action.error} />
     </section>
   );

@@ -5,6 +5,12 @@ import { instant } from '../../lib/instant.ts';
 // from password-rules.ts, each naming the rule.
 const password = z.string().max(1024, 'password is too long');
 
+/** Turning two-factor sign-in off: a current code (or a recovery code) and the current password. */
+export const disableMfaBody = z.object({
+  code: z.string().min(1, 'code must not be empty').max(64, 'code is too long'),
+  current_password: password,
+});
+
 export const changePasswordBody = z.object({
   current_password: password,
   new_password: password,

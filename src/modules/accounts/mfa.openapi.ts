@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { CODE_FAILURE_WINDOW_SECONDS, MAX_CODE_FAILURES } from '../mfa/index.ts';
+import { disableMfaBody } from './accounts.schemas.ts';
 import { codeBody } from './mfa.routes.ts';
 
 /** An error whose `code` a program can branch on. */
@@ -10,6 +12,10 @@ export function registerMfa(registry: OpenAPIRegistry): void {
     'An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, ' +
     'POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).';
   const Code = codeBody.meta({ id: 'OneTimeCode' });
+  const counted =
+    ` A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past ${MAX_CODE_FAILURES} in ` +
+    `${CODE_FAILURE_WINDOW_SECONDS / 60} minutes, 429 with Retry-After (and an \`mfa.codes_locked\` audit event), even for a right code.`;
+  const ends = ' Ends every token of the user, this one included, as a password change does: sign in again.';
   registry.registerPath({
     method: 'post',
     path: '/me/mfa/totp',
@@ -33,7 +39,7 @@ export function registerMfa(registry: OpenAPIRegistry): void {
     operationId: 'confirmTotp',
     tags: [TAGS.auth],
     summary: 'Turn two-factor sign-in on',
-    description: 'With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. ' + enrolling,
+    description: 'With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. ' + enrolling + counted + ends,
     security: bearer,
     request: { body: jsonBody(Code) },
     responses: {
@@ -50,13 +56,17 @@ export function registerMfa(registry: OpenAPIRegistry): void {
     operationId: 'disableTotp',
     tags: [TAGS.auth],
     summary: 'Turn two-factor sign-in off',
-    description: 'With a current code or an unused recovery code. An administrator of an organisation that requires two-factor sign-in cannot.',
+    description:
+      'With the current password and a current code or an unused recovery code. A wrong password counts as a failed sign-in (as `POST /change-password`). ' +
+      'An administrator of an organisation that requires two-factor sign-in cannot.' +
+      counted +
+      ends,
     security: bearer,
-    request: { body: jsonBody(Code) },
+    request: { body: jsonBody(disableMfaBody.meta({ id: 'DisableTotp' })) },
     responses: {
       204: { description: 'Two-factor sign-in is off' },
       ...errors(401, 415, 422, 429),
-      400: errorResponse('Invalid one-time code'),
+      400: errorResponse('Invalid one-time code, or the current password is incorrect'),
       403: errorResponse('An API client, a required enrolment, or `mfa_required_by_organisation`', codedError),
       409: errorResponse('Two-factor sign-in is not on'),
     },

@@ -14,22 +14,28 @@ export const WRONG_CURRENT_PASSWORD = 'Current password is incorrect';
 export const BAD_RESET_TOKEN = 'Invalid or expired reset token';
 
 /**
- * The caller proves the current password; a wrong one counts as a failed sign-in, so a stolen token
- * cannot be used to guess the password faster than POST /login allows. The change ends every
- * earlier token of the user, this one included (the users_token_version trigger).
+ * The caller proves the current password (a password change, turning two-factor sign-in off); a
+ * wrong one counts as a failed sign-in, so a stolen token cannot be used to guess the password
+ * faster than POST /login allows. Answers the user's row.
  */
+export async function proveCurrentPassword(deps: { db: DatabasePool; signIn: SignInDeps }, principal: Principal, password: string, address: string) {
+  if (principal.userId === null) throw new AppError('forbidden', 'API clients have no password');
+  const user = await findUserById(deps.db, principal.userId);
+  if (!user) throw new AppError('unauthorized', 'Could not validate credentials');
+  // The same counters as POST /login: a point taken before the check, given back when it is right.
+  const right = await guardedSignIn(deps.signIn, user.username, address, async () => ((await verifyPassword(user.password_hash, password)) ? true : null));
+  if (!right) throw new AppError('bad_request', WRONG_CURRENT_PASSWORD);
+  return user;
+}
+
+/** The change ends every earlier token of the user, this one included (the users_token_version trigger). */
 export async function changePassword(
   deps: { db: DatabasePool; clock: Clock; signIn: SignInDeps },
   principal: Principal,
   body: { current_password: string; new_password: string },
   address: string,
 ): Promise<void> {
-  if (principal.userId === null) throw new AppError('forbidden', 'API clients have no password');
-  const user = await findUserById(deps.db, principal.userId);
-  if (!user) throw new AppError('unauthorized', 'Could not validate credentials');
-  // The same counters as POST /login: a point taken before the check, given back when it is right.
-  const right = await guardedSignIn(deps.signIn, user.username, address, async () => ((await verifyPassword(user.password_hash, body.current_password)) ? true : null));
-  if (!right) throw new AppError('bad_request', WRONG_CURRENT_PASSWORD);
+  const user = await proveCurrentPassword(deps, principal, body.current_password, address);
   checkNewPassword(body.new_password, user.username);
   if (body.new_password === body.current_password) throw new AppError('bad_request', SAME_AS_CURRENT);
   await setPassword(deps.db, user.id, body.new_password);

@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   'mfa.enrolment_started',
   'mfa.enabled',
   'mfa.disabled',
+  'mfa.codes_locked',
   'team.user_created',
   'team.user_updated',
   'api_client.created',

@@ -1,3 +1,4 @@
+import { CODE_FAILURE_WINDOW_SECONDS, MAX_CODE_FAILURES } from '../mfa/index.ts';
 import { bearer, errorResponse, errors, formBody, json, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { z } from 'zod';
 import { loginFormDoc, meResponse, tokenResponse } from './auth.schemas.ts';
@@ -31,6 +32,7 @@ export function register(registry: OpenAPIRegistry): void {
       '`LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With ' +
       '`grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). ' +
       'With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. ' +
+      `A wrong code also counts towards the user's code failures, from any address (429 with Retry-After past ${MAX_CODE_FAILURES} in ${CODE_FAILURE_WINDOW_SECONDS / 60} minutes); a spent recovery code ends the user's other tokens. ` +
       'Client credentials sent with the password grant are checked too. `scope` (space-delimited, RFC 6749 section 3.3) narrows the token to the scopes named, ' +
       "each of which the user's role or the API client must allow (else 400 `invalid_scope`); left out, the token has all of them. The answer's `scope` lists what was granted. " +
       'A narrowed token is refused (403 `insufficient_scope`) on an endpoint that needs a scope it lacks, and a person\'s narrowed token also on the endpoints only a person may call. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.',

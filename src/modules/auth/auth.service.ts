@@ -11,6 +11,7 @@ import {
   checkClientCredentials,
   clientPrincipalRow,
   effectiveScopes,
+  findUserById,
   findUserForLogin,
   principalRow,
 } from '../organisations/index.ts';
@@ -81,6 +82,8 @@ function issue(clock: Clock, tokens: TokenSettings, claims: Pick<TokenClaims, 's
  * `requested`: the scopes asked for, each within the user's role (else 400 invalid_scope, judged once
  * the sign-in is proven). The token carries them only when they are fewer than the role allows: a
  * token narrowed that way reaches what an API client with those scopes would (endpoint-scopes.ts).
+ * Its `sessions_ended` (a recovery code was spent) means the user's token_version has just moved on:
+ * the new token carries the new one, every earlier token is refused.
  */
 export async function login(
   db: DatabasePool,
@@ -88,14 +91,17 @@ export async function login(
   tokens: TokenSettings,
   username: string,
   password: string,
-  secondFactor: (userId: number) => Promise<boolean> = async () => true,
+  secondFactor: (user: { id: number; orgId: number | null }) => Promise<boolean | 'sessions_ended'> = async () => true,
   requested?: readonly Scope[],
 ) {
   const user = await checkCredentials(db, username, password);
-  if (!user || !(await secondFactor(user.id))) return null;
+  const factor = user ? await secondFactor({ id: user.id, orgId: user.org_id }) : false;
+  if (!user || !factor) return null;
   const allowed = roleScopes(user.role);
   const scope = grantedScopes(allowed, requested, `the ${user.role} role`);
-  const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: user.token_version }, scope, scope.length < allowed.length);
+  const version = factor === 'sessions_ended' ? (await findUserById(db, user.id))?.token_version : user.token_version;
+  if (version === undefined) return null;
+  const answer = issue(clock, tokens, { sub: String(user.id), org: user.org_id, role: user.role, ver: version }, scope, scope.length < allowed.length);
   return { ...answer, ...(user.must_change_password ? { require_password_change: true as const } : {}), userId: user.id, orgId: user.org_id };
 }
 

@@ -94,11 +94,12 @@ export function tokenRoutes(ctx: AppContext, r: Router, tokens: TokenSettings): 
     if (otp !== undefined && otp.length > 64) throw invalidRequest('otp: otp is too long');
     // Why a proven password was still refused: no one-time code, or a wrong one.
     let refusal: AppError | null = null;
-    const secondFactor = async (userId: number) => {
-      const outcome = await checkSignInCode(ctx, userId, otp);
+    // A code counts towards the user's failures (429 past the count) besides this guard's counts.
+    const secondFactor = async (user: { id: number; orgId: number | null }) => {
+      const outcome = await checkSignInCode(ctx, user, otp);
       if (outcome === 'missing') refusal = withCode(oauthError('unauthorized', 'invalid_grant', OTP_REQUIRED), 'mfa_required');
       if (outcome === 'wrong') refusal = withCode(oauthError('unauthorized', 'invalid_grant', INVALID_CODE), 'mfa_invalid');
-      return outcome === 'off' || outcome === 'ok';
+      return outcome === 'recovery' ? ('sessions_ended' as const) : outcome === 'off' || outcome === 'ok';
     };
     // A failure point is taken before the password is checked and given back only when the sign-in
     // fully succeeds, second factor included (sign-in-guard.ts).

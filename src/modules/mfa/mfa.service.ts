@@ -4,10 +4,16 @@ import type { Clock } from '../../lib/clock.ts';
 import { open, seal } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { organisationSettings } from '../organisations/index.ts';
+import { countedCode, type CodeAttempt, type CodeCountDeps } from './code-attempts.ts';
 import * as repo from './mfa.repository.ts';
 import { matchStep, newRecoveryCode, newSecret, otpauthUri, recoveryCodeHash } from './totp.ts';
 
-export type MfaDeps = { db: DatabasePool; clock: Clock; config: Pick<Config, 'encryptionKeys' | 'JWT_ISSUER'> };
+export type MfaDeps = CodeCountDeps & { db: DatabasePool; clock: Clock; config: Pick<Config, 'encryptionKeys' | 'JWT_ISSUER' | 'REDIS_PREFIX'> };
+
+/** The user a code is sent for (the lock-out's audit event names them). */
+export type CodeSender = { id: number; orgId: number | null };
+
+const attempt = (user: CodeSender): CodeAttempt => ({ userId: user.id, orgId: user.orgId });
 
 export const INVALID_CODE = 'Invalid one-time code';
 export const ALREADY_ON = 'Two-factor sign-in is already on: turn it off first to enrol again';
@@ -29,49 +35,79 @@ export async function enrolTotp(deps: MfaDeps, user: { id: number; username: str
   return { secret: secret.base32, otpauth_uri: otpauthUri(secret, deps.config.JWT_ISSUER, user.username) };
 }
 
-/** Turns two-factor sign-in on with a code from the new secret; answers the recovery codes, shown once. */
-export async function confirmTotp(deps: MfaDeps, userId: number, code: string) {
-  const row = await repo.findMfa(deps.db, userId);
+/**
+ * Turns two-factor sign-in on with a code from the new secret; answers the recovery codes, shown
+ * once. Turning it on ends every earlier token of the user (the user_mfa_turned_on trigger).
+ */
+export async function confirmTotp(deps: MfaDeps, user: CodeSender, code: string) {
+  const row = await repo.findMfa(deps.db, user.id);
   if (!row) throw new AppError('conflict', 'No enrolment to confirm: start with POST /me/mfa/totp');
   if (row.enabled) throw new AppError('conflict', ALREADY_ON);
-  const step = matchStep(secretOf(deps, row), code, deps.clock.now());
-  if (step === null) throw new AppError('bad_request', INVALID_CODE);
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
-  await deps.db.transaction(async (tx) => {
-    // The confirming code's step is taken too, so it cannot also sign in.
-    if (!(await repo.takeStep(tx, userId, step, true))) throw new AppError('bad_request', INVALID_CODE);
-    await repo.replaceRecoveryCodes(tx, userId, codes.map((c) => recoveryCodeHash(userId, c)!));
+  const right = await countedCode(deps, attempt(user), async () => {
+    const step = matchStep(secretOf(deps, row), code, deps.clock.now());
+    if (step === null) return false;
+    return deps.db.transaction(async (tx) => {
+      // The confirming code's step is taken too, so it cannot also sign in.
+      if (!(await repo.takeStep(tx, user.id, step, true))) return false;
+      await repo.replaceRecoveryCodes(tx, user.id, codes.map((c) => recoveryCodeHash(user.id, c)!));
+      return true;
+    });
   });
+  if (!right) throw new AppError('bad_request', INVALID_CODE);
   return { recovery_codes: codes };
 }
 
-/** Takes a TOTP code (once) or spends a recovery code; false when neither. */
-async function takeCode(deps: MfaDeps, row: repo.MfaRow, code: string): Promise<boolean> {
-  const step = matchStep(secretOf(deps, row), code.trim(), deps.clock.now());
-  if (step !== null) return repo.takeStep(deps.db, row.user_id, step, false);
-  const hash = recoveryCodeHash(row.user_id, code);
-  return hash !== null && repo.useRecoveryCode(deps.db, row.user_id, hash);
+/**
+ * Takes a TOTP code (once) or spends a recovery code, under the user's failure count; null when
+ * neither. Spending a recovery code ends every earlier token of the user (a trigger).
+ */
+async function takeCode(deps: MfaDeps, row: repo.MfaRow, user: CodeSender, code: string): Promise<'totp' | 'recovery' | null> {
+  let taken: 'totp' | 'recovery' | null = null;
+  await countedCode(deps, attempt(user), async () => {
+    const step = matchStep(secretOf(deps, row), code.trim(), deps.clock.now());
+    if (step !== null) {
+      if (await repo.takeStep(deps.db, row.user_id, step, false)) taken = 'totp';
+    } else {
+      const hash = recoveryCodeHash(row.user_id, code);
+      if (hash !== null && (await repo.useRecoveryCode(deps.db, row.user_id, hash))) taken = 'recovery';
+    }
+    return taken !== null;
+  });
+  return taken;
 }
 
-export async function disableTotp(deps: MfaDeps, user: { id: number; orgId: number | null; role: string }, code: string): Promise<void> {
+/**
+ * Turns two-factor sign-in off; the caller has proven the current password already. Ends every
+ * earlier token of the user (the user_mfa_turned_off trigger).
+ */
+export async function disableTotp(deps: MfaDeps, user: CodeSender & { role: string }, code: string): Promise<void> {
   const row = await repo.findMfa(deps.db, user.id);
   if (!row?.enabled) throw new AppError('conflict', NOT_ON);
   if (user.role === 'org_admin' && user.orgId !== null && (await organisationSettings(deps.db, user.orgId)).require_mfa) {
     throw new AppError('forbidden', 'Your organisation requires two-factor sign-in for administrators', { extra: { code: 'mfa_required_by_organisation' } });
   }
-  if (!(await takeCode(deps, row, code))) throw new AppError('bad_request', INVALID_CODE);
+  if (!(await takeCode(deps, row, user, code))) throw new AppError('bad_request', INVALID_CODE);
   await repo.deleteMfa(deps.db, user.id);
 }
 
 /**
  * The second factor at sign-in, once the password is proven: `off` when the user has not turned
- * it on, `missing` without a code, `wrong` for a code that is not (or no longer) good.
+ * it on, `missing` without a code, `wrong` for a code that is not (or no longer) good, `recovery`
+ * for a recovery code spent (the user's earlier tokens have just ended). A code counts towards the
+ * user's failures like any other (429 past the count).
  */
-export async function checkSignInCode(deps: MfaDeps, userId: number, code: string | undefined): Promise<'off' | 'ok' | 'missing' | 'wrong'> {
-  const row = await repo.findMfa(deps.db, userId);
+export async function checkSignInCode(deps: MfaDeps, user: CodeSender, code: string | undefined): Promise<'off' | 'ok' | 'recovery' | 'missing' | 'wrong'> {
+  const row = await repo.findMfa(deps.db, user.id);
   if (!row?.enabled) return 'off';
   if (code === undefined || code.trim() === '') return 'missing';
-  return (await takeCode(deps, row, code)) ? 'ok' : 'wrong';
+  const taken = await takeCode(deps, row, user, code);
+  return taken === 'totp' ? 'ok' : taken ?? 'wrong';
+}
+
+/** Whether the user has two-factor sign-in on (a sign-in that cannot carry a code is then refused). */
+export async function mfaIsOn(db: DatabasePool, userId: number): Promise<boolean> {
+  return (await repo.findMfa(db, userId))?.enabled === true;
 }
 
 /** The operator's way out for a user who lost the authenticator and the recovery codes. */

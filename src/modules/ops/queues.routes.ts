@@ -5,7 +5,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import { Router, type RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
-import { checkSignInCode } from '../mfa/index.ts';
+import { mfaIsOn } from '../mfa/index.ts';
 import { assertSignInAllowed, BAD_CREDENTIALS, checkCredentials, clientAddress, guardedSignIn, principalOf } from '../auth/index.ts';
 import { findUserForLogin } from '../organisations/index.ts';
 
@@ -51,7 +51,7 @@ export function operatorAuth(ctx: AppContext): RequestHandler {
       await assertSignInAllowed(ctx, username, address);
       const row = await findUserForLogin(ctx.db, username);
       // Two-factor sign-in turned on since: the remembered Basic check no longer suffices.
-      if (row && stampOf(row) === known.stamp && row.role === 'platform_admin' && !row.disabled && (await checkSignInCode(ctx, row.id, undefined)) === 'off') return;
+      if (row && stampOf(row) === known.stamp && row.role === 'platform_admin' && !row.disabled && !(await mfaIsOn(ctx.db, row.id))) return;
       remembered.delete(digest);
     }
     // HTTP Basic cannot carry a one-time code: with two-factor sign-in on, the sign-in is not complete
@@ -59,7 +59,7 @@ export function operatorAuth(ctx: AppContext): RequestHandler {
     let needsToken = false;
     const user = await guardedSignIn(ctx, username, address, async () => {
       const found = colon > 0 ? await checkCredentials(ctx.db, username, password) : null;
-      if (found && (await checkSignInCode(ctx, found.id, undefined)) !== 'off') needsToken = true;
+      if (found && (await mfaIsOn(ctx.db, found.id))) needsToken = true;
       return needsToken ? null : found;
     });
     if (needsToken) throw new AppError('unauthorized', 'Two-factor sign-in is on: use a bearer token from POST /login', { extra: { code: 'mfa_required' } });
