@@ -23,6 +23,14 @@ export function currentOrigin(): RequestOrigin | null {
   return scope.getStore()?.() ?? null;
 }
 
+/**
+ * Runs `fn` outside any request's scope: for what is made once and then serves every request (a
+ * batcher's own context), which must neither keep the request that made it nor hand its origin on.
+ */
+export function outsideAnyRequest<T>(fn: () => T): T {
+  return scope.exit(fn);
+}
+
 /** Runs `fn` as if for a request from `origin` (benchmarks and tests that call the writer directly). */
 export function withinOrigin<T>(origin: RequestOrigin, fn: () => T): T {
   return scope.run(() => origin, fn);
