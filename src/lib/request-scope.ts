@@ -15,6 +15,10 @@ const scope = new AsyncLocalStorage<() => RequestOrigin>();
  * admin command runs in no request's scope.
  */
 export const requestScope: RequestHandler = (req, _res, next) => {
+  // The socket's address is read now (Node keeps it for the connection's life, one look per
+  // connection): once a caller resets the connection it is gone, and an event written after that (a
+  // revocation the caller did not wait for) would lose its address.
+  void req.socket.remoteAddress;
   scope.run(() => ({ requestId: req.id, ip: req.ip ?? req.socket.remoteAddress ?? null }), next);
 };
 
