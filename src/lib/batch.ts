@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { outsideAnyRequest } from './request-scope.ts';
 
 export type BatchOptions<I, O> = {
   /** One statement for the batch: one result per item, in the items' order. */
@@ -37,7 +38,9 @@ export function batcher<I, O>(o: BatchOptions<I, O>): (item: I) => Promise<O> {
   let slow = 0;
   // A new statement may start when none is under way, or when every one under way is slow.
   const mayStart = () => inFlight === slow && inFlight < MAX_IN_FLIGHT;
-  const inOwnContext = AsyncLocalStorage.snapshot();
+  // Taken outside any request's scope: the audit and fixture writers are made by the first request
+  // that writes, and their context would otherwise keep that request (its body) for good.
+  const inOwnContext = outsideAnyRequest(() => AsyncLocalStorage.snapshot());
   const start = () => {
     inFlight++;
     inOwnContext(() => void drain());
