@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router } from 'preact-iso';
-import { call, loadSession, onSignedOut, setCsrfToken } from './api.ts';
+import { ApiError, call, loadSession, onSignedOut, setCsrfToken } from './api.ts';
 import { Layout } from './layout.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { ResetPassword } from './pages/reset-password.tsx';
@@ -46,8 +46,11 @@ export function App() {
   const signOut = async (reason = 'You have signed out.') => {
     try {
       await call('POST', '/logout', {}, { quiet401: true });
-    } catch {
-      // Signed out already (the session had ended): only a 204 clears the cookie, and it is dead anyway.
+    } catch (err) {
+      // A 401: the session had ended already (only a 204 clears the cookie, and it is dead anyway).
+      // Anything else (429, 503, no network) left the session alive: saying "signed out" then would
+      // leave a shared computer signed in for the next person, so the caller shows the failure.
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
     }
     setCsrfToken(null);
     setState({ kind: 'signed-out', reason });

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { isAdmin, useSession } from './session.tsx';
 
@@ -19,6 +20,13 @@ const LINKS: { href: string; label: string; admin: boolean }[] = [
 export function Layout({ children }: { children: ComponentChildren }) {
   const { me, signOut } = useSession();
   const { path } = useLocation();
+  const [signOutError, setSignOutError] = useState<string | null>(null);
+  const leave = () => {
+    setSignOutError(null);
+    signOut().catch((err: unknown) =>
+      setSignOutError(`You are still signed in: ${err instanceof Error ? err.message : 'the service could not be reached'}. Try again.`),
+    );
+  };
   const links = LINKS.filter((l) => !l.admin || isAdmin(me));
   return (
     <div class="shell">
@@ -29,10 +37,13 @@ export function Layout({ children }: { children: ComponentChildren }) {
         <span class="brand">idverify</span>
         <span class="org">{me.organisation?.name}</span>
         <span class="who">{me.username}</span>
-        <button type="button" class="secondary" onClick={() => void signOut()}>
+        <button type="button" class="secondary" onClick={leave}>
           Sign out
         </button>
       </header>
+      <p class="error" role="alert">
+        {signOutError}
+      </p>
       <nav aria-label="Portal">
         <ul>
           {links.map((l) => (
