@@ -11,7 +11,9 @@ import { randomLiveNin, type LoadRecord } from './tenants-load.ts';
  * concurrency limit of 32 calls for our key, two API and two worker processes. Each scenario
  * returns its target lines and a few facts for RESULTS.md.
  */
-export type ScenarioResult = { name: string; targets: Target[]; facts: Record<string, unknown> };
+export type ScenarioResult = { name: string; targets: Target[]; facts: Record<string, unknown>; info?: InfoLine[] };
+/** A figure printed for information: no goal, no met. */
+export type InfoLine = { target: string; value: number; note?: string };
 
 const SLOW = { SIM_LATENCY_MEDIAN_MS: '1200', SIM_LATENCY_P95_MS: '4000' };
 const DIST = { medianMs: 1200, p95Ms: 4000 };

@@ -101,6 +101,10 @@ export const configSchema = z
     // keep every authority slot busy when nobody else calls, few enough that a batch never stands
     // in front of a later batch or holds much of a wallet at once.
     BATCH_QUEUE_DEPTH: z.coerce.number().int().min(1).max(10000).default(64),
+    // Background steps (a batch row taken, a background lookup settled, a batch lookup's end noted)
+    // one worker process runs at once while any synchronous lookup is in flight (none: no limit).
+    // The CPU is shared with interactive calls; at least one, so that batches always progress.
+    BACKGROUND_STEPS_WHILE_INTERACTIVE: z.coerce.number().int().min(1).max(1000).default(1),
     // The periodic feed of open batches (BullMQ cron with seconds): resumes paused batches once their
     // wallet is credited by any path, and re-queues a batch lookup whose job was lost.
     BATCH_FEED_CRON: z.string().default('*/10 * * * * *'),

@@ -13,7 +13,8 @@ import { createCallSpacer, type CallSpacer } from './lib/call-spacing.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createMetrics } from './lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from './lib/redis.ts';
-import { createFairShare, type FairShare } from './lib/fair-share.ts';
+import { createBackgroundLane, type BackgroundLane } from './lib/background-lane.ts';
+import { createFairShare, interactiveChannel, type FairShare } from './lib/fair-share.ts';
 import { createInlineLookup } from './modules/verification/index.ts';
 
 /** Wires the API's dependencies from configuration; the one place that knows every adapter. */
@@ -98,6 +99,16 @@ export async function createAuthorityAccess(config: Config, logger: Logger, metr
     }),
     close: () => breaker.close(),
   };
+}
+
+/** A worker process's gate for background steps, on a subscriber connection of its own. */
+export function startBackgroundLane(config: Config, fairShare: FairShare): Promise<BackgroundLane> {
+  return createBackgroundLane({
+    subscriber: createWorkerRedis(redisTarget(config)),
+    channel: interactiveChannel(config.REDIS_PREFIX),
+    busyLimit: config.BACKGROUND_STEPS_WHILE_INTERACTIVE,
+    count: () => fairShare.interactiveInFlight(),
+  });
 }
 
 export function createIdentityAdapter(config: Config) {

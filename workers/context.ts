@@ -8,6 +8,7 @@ import type { Producer } from '../src/jobs/producer.ts';
 import type { Clock } from '../src/lib/clock.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import type { Metrics } from '../src/lib/metrics.ts';
+import type { BackgroundLane } from '../src/lib/background-lane.ts';
 import type { FairShare } from '../src/lib/fair-share.ts';
 import type { AuthorityGuards } from '../src/modules/verification/index.ts';
 
@@ -23,6 +24,8 @@ export type WorkerDeps = {
   /** The authority's shared breaker and call rate. */
   authority: AuthorityGuards;
   fairShare: FairShare;
+  /** The gate background steps pass, narrowed while interactive lookups are in flight. */
+  lane: BackgroundLane;
 };
 
 /** `token` is the worker's lock on the job (to move it back to the delayed set from inside). */

@@ -11,7 +11,7 @@ import { exitOnListenFailure, listenAs } from '../src/lib/listen.ts';
 import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from '../src/lib/redis.ts';
 import { startMetricsServer } from '../src/modules/ops/index.ts';
-import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter } from '../src/runtime.ts';
+import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
@@ -44,6 +44,7 @@ export async function startWorkers(
   const producer = await createProducer({ redis: redisTarget(config), prefix: config.REDIS_PREFIX, role: 'worker' });
   const metrics = opts.metrics ?? createMetrics({ process: 'worker' });
   const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
+  const lane = await startBackgroundLane(config, authority.fairShare);
   const deps: WorkerDeps = {
     config,
     db,
@@ -55,6 +56,7 @@ export async function startWorkers(
     clock: opts.clock ?? systemClock,
     authority: { breaker: authority.breaker, spacer: authority.spacer },
     fairShare: authority.fairShare,
+    lane,
   };
   // Calls in flight to the authority, across every worker process: BullMQ holds the count in Redis
   // and hands out no lookup job beyond it (a job's retries stay inside its one slot).
@@ -121,6 +123,7 @@ export async function startWorkers(
       closing ??= (async () => {
         // Let jobs in progress finish, then release the pool and Redis, in that order.
         await Promise.allSettled(workers.map((w) => w.close()));
+        await lane.close();
         await authority.close();
         await producer.close();
         await db.end();

@@ -46,6 +46,12 @@ export type FairShare = {
   /** The references of an organisation's synchronous lookups in flight (let in, not yet settled). */
   inFlight(orgId: number): Promise<string[]>;
   /**
+   * Synchronous (interactive) lookups in flight across every process, stale ones dropped. Every
+   * change is also published on `interactiveChannel(prefix)` as `a:<count>` (one admitted) or
+   * `f:<count>` (one settled), for the background lane (background-lane.ts).
+   */
+  interactiveInFlight(): Promise<number>;
+  /**
    * Asynchronous and batch lookups: the same fair queuing in a lane of its own whose priorities
    * all sort after every synchronous one, so they only use the authority's spare capacity. Never
    * refused (no cap); a lookup counts until it ends, however many times it waits out an outage.
@@ -65,7 +71,8 @@ export function isBackgroundPriority(priority: number): boolean {
 }
 
 // KEYS: orgs set, mean key, tags hash. ARGV: key prefix for per-org sets, org, reference, now,
-// stale-before, cap, default mean, highest tag. The tags hash holds each organisation's last tag and,
+// stale-before, cap, default mean, highest tag, the channel told the lane's count of lookups in
+// flight ('' for none). The tags hash holds each organisation's last tag and,
 // under "_v", the virtual time: the highest tag of a lookup that has started.
 const ADMIT = `
 local orgs, meanKey, tags = KEYS[1], KEYS[2], KEYS[3]
@@ -97,12 +104,15 @@ local v = tonumber(redis.call('HGET', tags, '_v') or '0')
 local mine = c > 0 and tonumber(redis.call('HGET', tags, org) or '0') or 0
 local t = math.min(maxTag, math.max(v, mine) + 1)
 redis.call('HSET', tags, org, t)
-redis.call('ZADD', own, now, ref)
+local added = redis.call('ZADD', own, now, ref)
 redis.call('SADD', orgs, org)
 local ahead = c
+local total = c + added
 for _, e in ipairs(others) do
   ahead = ahead + math.min(e[1], math.max(0, t - (e[2] - e[1])))
+  total = total + e[1]
 end
+if ARGV[9] ~= '' then redis.call('PUBLISH', ARGV[9], 'a:' .. total) end
 return {1, t, ahead, mean}
 `;
 
@@ -114,9 +124,10 @@ return 0
 `;
 
 // KEYS: orgs set, mean key, the org's set, tags hash. ARGV: org, reference, duration ms or -1,
-// smoothing, the tag of a lookup that never started or -1.
+// smoothing, the tag of a lookup that never started or -1, key prefix for per-org sets, the channel
+// told the lane's count of lookups in flight ('' for none).
 const FINISH = `
-redis.call('ZREM', KEYS[3], ARGV[2])
+local removed = redis.call('ZREM', KEYS[3], ARGV[2])
 -- A lookup refused after admission takes its tag back, if no later one took the next.
 local unused = tonumber(ARGV[5])
 if unused > 0 and tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '-1') == unused then redis.call('HINCRBY', KEYS[4], ARGV[1], -1) end
@@ -129,7 +140,24 @@ if d >= 0 then
   local m = tonumber(redis.call('GET', KEYS[2]) or ARGV[3])
   redis.call('SET', KEYS[2], tostring(m + tonumber(ARGV[4]) * (d - m)))
 end
+if ARGV[7] ~= '' and removed == 1 then
+  local total = 0
+  for _, o in ipairs(redis.call('SMEMBERS', KEYS[1])) do total = total + redis.call('ZCARD', ARGV[6] .. o) end
+  redis.call('PUBLISH', ARGV[7], 'f:' .. total)
+end
 return 0
+`;
+
+// KEYS: orgs set. ARGV: key prefix for per-org sets, stale-before. The lane's lookups in flight, the
+// stale ones dropped first (as ADMIT drops them).
+const IN_FLIGHT = `
+local total = 0
+for _, o in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local key = ARGV[1] .. o
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', tonumber(ARGV[2]))
+  total = total + redis.call('ZCARD', key)
+end
+return total
 `;
 
 const SMOOTHING = 0.05;
@@ -137,6 +165,11 @@ const SMOOTHING = 0.05;
 const MAX_PRIORITY = 2 ** 21 - 1;
 const BACKGROUND_MAX_TAG = MAX_PRIORITY - SYNC_MAX_TAG;
 const NO_CAP = 2 ** 31;
+
+/** Where the count of interactive lookups in flight is published on every change. */
+export function interactiveChannel(prefix: string): string {
+  return `${prefix}:{authority}:interactive`;
+}
 
 /** One lane's keys: its organisations, their in-flight sets and their tags (the mean is shared). */
 function laneKeys(base: string) {
@@ -150,6 +183,8 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
   // Same hash tag: one Redis Cluster slot for both lanes and the shared mean.
   const bg = laneKeys(`${tag}:bg`);
   type Lane = ReturnType<typeof laneKeys>;
+  // Only the synchronous lane's count is published: it is what background work yields to.
+  const channelOf = (lane: Lane) => (lane === sync ? interactiveChannel(o.prefix) : '');
   const admitIn = async (lane: Lane, a: { orgId: number; referenceId: string; cap: number; staleMs: number; maxTag: number }) => {
     const now = Date.now();
     return (await redis.eval(
@@ -166,10 +201,11 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
       String(a.cap),
       String(o.defaultLookupMs),
       String(a.maxTag),
+      channelOf(lane),
     )) as [number, number, number, string | number];
   };
   const finishIn = async (lane: Lane, f: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }) => {
-    await redis.eval(FINISH, 4, lane.orgs, meanKey, `${lane.orgPrefix}${f.orgId}`, lane.tags, String(f.orgId), f.referenceId, String(f.durationMs ?? -1), String(SMOOTHING), String(f.unusedTag ?? -1));
+    await redis.eval(FINISH, 4, lane.orgs, meanKey, `${lane.orgPrefix}${f.orgId}`, lane.tags, String(f.orgId), f.referenceId, String(f.durationMs ?? -1), String(SMOOTHING), String(f.unusedTag ?? -1), lane.orgPrefix, channelOf(lane));
   };
   return {
     async admit({ orgId, referenceId, cap }) {
@@ -194,6 +230,9 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
     },
     async inFlight(orgId) {
       return redis.zrangebyscore(`${sync.orgPrefix}${orgId}`, Date.now() - o.staleMs, '+inf');
+    },
+    async interactiveInFlight() {
+      return Number(await redis.eval(IN_FLIGHT, 1, sync.orgs, sync.orgPrefix, String(Date.now() - o.staleMs)));
     },
     async snapshot() {
       const out = new Map<number, number>();

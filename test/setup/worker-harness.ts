@@ -2,7 +2,7 @@ import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
 import { redisTarget } from '../../src/lib/redis.ts';
-import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter } from '../../src/runtime.ts';
+import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../../src/runtime.ts';
 import type { WorkerDeps } from '../../workers/context.ts';
 import { startStack, type Stack, type StackOptions } from './harness.ts';
 
@@ -19,6 +19,7 @@ export async function startWorkerHarness(opts: StackOptions = {}): Promise<Worke
   const producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, role: 'worker' });
   const metrics = createMetrics({ process: 'worker', defaults: false });
   const authority = await createAuthorityAccess(stack.config, log, metrics, producer.redis);
+  const lane = await startBackgroundLane(stack.config, authority.fairShare);
   const deps: WorkerDeps = {
     config: stack.config,
     db: stack.db,
@@ -30,12 +31,14 @@ export async function startWorkerHarness(opts: StackOptions = {}): Promise<Worke
     clock: stack.clock,
     authority: { breaker: authority.breaker, spacer: authority.spacer },
     fairShare: authority.fairShare,
+    lane,
   };
   return {
     stack,
     producer,
     deps,
     async close() {
+      await lane.close();
       await authority.close();
       await producer.close();
       await stack.close();

@@ -36,12 +36,17 @@ export const verificationProcessors: ProcessorMap = {
     }
     // Settled, whatever the outcome: the organisation's in-flight slot goes back. A throw (our own
     // fault) keeps it, since BullMQ runs the job again.
-    if (payload.orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started, background: !!background }, log);
-    // A found lookup is a debit: it may have crossed the organisation's low-balance line. A failed
-    // check is not the lookup's failure; the next debit checks again.
-    if (result.outcome === 'found' && payload.orgId !== undefined) {
-      await checkLowBalance(deps, payload.orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId: payload.orgId }, 'low-balance check failed'));
-    }
+    const orgId = payload.orgId;
+    const afterSettled = async () => {
+      if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started, background: !!background }, log);
+      // A found lookup is a debit: it may have crossed the organisation's low-balance line. A failed
+      // check is not the lookup's failure; the next debit checks again.
+      if (result.outcome === 'found' && orgId !== undefined) {
+        await checkLowBalance(deps, orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId }, 'low-balance check failed'));
+      }
+    };
+    // For a background lookup, one more step of the background lane (background-lane.ts).
+    await (background ? deps.lane.run(afterSettled) : afterSettled());
     // A batch row: its batch notes the end and queues its next lookup once this job is done (its
     // slot free). A failure there is made up by the periodic feed.
     if (payload.batchId) {

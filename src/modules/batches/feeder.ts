@@ -6,6 +6,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { openJson, sealJson } from '../../lib/crypto.ts';
 import { describe } from '../../lib/errors.ts';
+import type { BackgroundLane } from '../../lib/background-lane.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
 import {
@@ -23,8 +24,14 @@ import * as repo from './batches.repository.ts';
 import { tokensOf } from './vnin-tokens.ts';
 import { queryOfWaiting } from './waiting.ts';
 
-/** What feeding a batch needs; the workers (and the API, for cancel) provide it. */
-export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare };
+/**
+ * What feeding a batch needs; the workers (and the API, for cancel) provide it. `lane`: the workers'
+ * gate for background steps (background-lane.ts); without it (the API) a step runs at once.
+ */
+export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare; lane?: Pick<BackgroundLane, 'run' | 'refresh'> };
+
+/** One background step: taking one row, or noting one lookup's end. Steps never nest (a gate of width one would wait on itself). */
+const step = <T>(deps: Pick<FeedDeps, 'lane'>, fn: () => Promise<T>): Promise<T> => (deps.lane ? deps.lane.run(fn) : fn());
 
 // Feeding and cancelling one batch are serialised by an advisory lock on the batch id (the class
 // keeps these locks apart from any other use of advisory locks).
@@ -191,7 +198,9 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
     for (let i = 0; i < waiting.length && !results.includes('no_units'); i += PARALLEL) {
       // Every lookup of the round settles before the lock can go: one that failed must not leave the
       // others running unlocked (a cancel could then pass them).
-      const settled = await Promise.allSettled(waiting.slice(i, i + PARALLEL).map((w) => feedOne(deps, batch, w)));
+      // Each row is a step of the background lane: while interactive lookups are in flight, rows
+      // are taken one at a time (BACKGROUND_STEPS_WHILE_INTERACTIVE) instead of PARALLEL at once.
+      const settled = await Promise.allSettled(waiting.slice(i, i + PARALLEL).map((w) => step(deps, () => feedOne(deps, batch, w))));
       const failed = settled.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       results.push(...settled.map((r) => (r as PromiseFulfilledResult<Fed>).value));
@@ -247,6 +256,9 @@ async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId
 
 /** `batch.feed`: one batch, an organisation's open batches (after a credit), or every open batch. */
 export async function runFeed(deps: FeedDeps, p: { batchId?: string; orgId?: number }): Promise<{ batches: number; queued: number }> {
+  // The periodic pass also reads the count of interactive lookups again (a publication lost with a
+  // connection would otherwise keep the lane narrow).
+  if (!p.batchId) await deps.lane?.refresh().catch((err: unknown) => deps.logger.warn({ err: describe(err) }, 'interactive lookups not counted; the next pass tries again'));
   const ids = p.batchId ? [p.batchId] : await repo.openBatchIds(deps.db, p.orgId);
   let queued = 0;
   for (const id of ids) queued += await feedBatch(deps, id, { reconcile: !p.batchId });
@@ -275,7 +287,7 @@ export function afterBatchLookup(
   const final = result.outcome !== 'failed' || (code !== null && code !== 'still_pending' && code !== 'unknown_reference');
   const known = !final ? undefined : result.outcome === 'failed' && code === BATCH_CANCELLED ? { state: 'cancelled' as const, failureCode: null } : { state: result.outcome, failureCode: result.outcome === 'found' ? null : code };
   return async () => {
-    await noteLookupEnded(deps, batchId, referenceId, known);
+    await step(deps, () => noteLookupEnded(deps, batchId, referenceId, known));
     await feedBatch(deps, batchId);
   };
 }

@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
 import { openJson, type Sealed } from '../../lib/crypto.ts';
 import { describe } from '../../lib/errors.ts';
+import type { BackgroundLane } from '../../lib/background-lane.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -33,6 +34,8 @@ export type LookupDeps = {
   authority: AuthorityGuards;
   /** Background deadlines are read on it (a test's manual clock); the system clock without. */
   clock?: Clock;
+  /** The workers' gate for background steps: a background lookup's settlement passes it. */
+  lane?: Pick<BackgroundLane, 'run'>;
 };
 
 // An authority 429 without a Retry-After still pauses every caller this long.
@@ -199,7 +202,10 @@ export async function runLookup(
     decision = call.outcome;
   }
 
-  const settled = await settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts });
+  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts });
+  // A background lookup's settlement is a step of the background lane (it waits its turn while
+  // interactive lookups are in flight); its call to the authority is not, so slots never wait on it.
+  const settled = await (bg && deps.lane ? deps.lane.run(settleIt) : settleIt());
   if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
   switch (decision.kind) {
     case 'found':
