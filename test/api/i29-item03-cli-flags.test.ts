@@ -55,7 +55,8 @@ function forms(synopsis: string): string[][] {
   return group[1]!.split(' | ').flatMap((alternative) => forms(synopsis.replace(group[0], alternative)));
 }
 
-describe('issue 29 item 3: the admin CLI reads every flag it documents and refuses the others', () => {
+// Each CLI run starts a process that loads the whole service (seconds on a loaded 2-core machine).
+describe('issue 29 item 3: the admin CLI reads every flag it documents and refuses the others', { timeout: 120_000 }, () => {
   it('issue 29 item 3: when org:settings gets --require-mfa true, then the setting is on (and off with false), recorded as organisation.settings_changed', async () => {
     const org = await stack.createOrg();
     const on = await admin('org:settings', '--org', String(org.orgId), '--require-mfa', 'true');
