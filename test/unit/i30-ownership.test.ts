@@ -29,6 +29,11 @@ describe('issue 30 item 2: a flow in one room', () => {
     expect(writesTo(['outbox'], outside(join('src', 'modules', 'mail') + '/'))).toEqual([]);
   });
 
+  it('issue 30 item 2: only src/modules/wallet writes wallets and the ledger (wallet_transactions)', () => {
+    expect(writesTo(['wallets', 'wallet_transactions'], sources()).length).toBeGreaterThan(0);
+    expect(writesTo(['wallets', 'wallet_transactions'], outside(join('src', 'modules', 'wallet') + '/'))).toEqual([]);
+  });
+
   it('issue 30 item 2: the scan finds a write in any of its forms, and not a read or a longer name', () => {
     const found = writesTo(['wallets'], [
       { path: 'a.ts', text: 'sql`INSERT INTO wallets (org_id) VALUES (1)`' },
