@@ -29,9 +29,17 @@ describe('issue 30 item 2: a flow in one room', () => {
     expect(writesTo(['outbox'], outside(join('src', 'modules', 'mail') + '/'))).toEqual([]);
   });
 
-  it('issue 30 item 2: only src/modules/wallet writes wallets and the ledger (wallet_transactions)', () => {
-    expect(writesTo(['wallets', 'wallet_transactions'], sources()).length).toBeGreaterThan(0);
-    expect(writesTo(['wallets', 'wallet_transactions'], outside(join('src', 'modules', 'wallet') + '/'))).toEqual([]);
+  it('issue 30 item 2: only src/modules/wallet writes wallets, the ledger (wallet_transactions) and ledger_audits', () => {
+    expect(writesTo(['wallets', 'wallet_transactions', 'ledger_audits'], sources()).length).toBeGreaterThan(0);
+    expect(writesTo(['wallets', 'wallet_transactions', 'ledger_audits'], outside(join('src', 'modules', 'wallet') + '/'))).toEqual([]);
+  });
+
+  it('issue 30 item 2: verification imports nothing from batches (batches consume verification, not the reverse)', () => {
+    const verification = sources().filter(({ path }) => path.startsWith(join('src', 'modules', 'verification') + '/'));
+    expect(verification.length).toBeGreaterThan(0);
+    const imports = verification.flatMap(({ path, text }) => [...text.matchAll(/\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'/g)].map((m) => `${path}: ${m[1] ?? m[2]}`));
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((i) => /modules\/batches\/|^[^:]+: \.\.\/batches\//.test(i))).toEqual([]);
   });
 
   it('issue 30 item 2: the scan finds a write in any of its forms, and not a read or a longer name', () => {
