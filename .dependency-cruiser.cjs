@@ -50,6 +50,13 @@ module.exports = {
       to: { path: '^src/modules/', pathNot: DOOR },
     },
     {
+      name: 'only-mail-sends',
+      severity: 'error',
+      comment: 'The mail module owns the outbox, sealing and sending: others queue e-mail through src/modules/mail/index.ts, none opens a mail transport.',
+      from: { path: '^(src|workers)/', pathNot: '^src/modules/mail/' },
+      to: { path: '(^|/)node_modules/nodemailer/' },
+    },
+    {
       name: 'lib-and-jobs-stay-below-modules',
       severity: 'error',
       comment: 'src/lib and src/jobs are what modules are built on, so they import no module, adapter or worker.',

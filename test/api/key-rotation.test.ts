@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { signPaystackBody } from '../../src/adapters/payment-processor/signature.ts';
 import { loadConfig } from '../../src/config.ts';
-import { DEV_JWT_SECRET } from '../../src/config-secrets.ts';
+import { DEV_JWT_SECRET } from '../../src/config.ts';
 import { keyIdOf } from '../../src/modules/auth/jwt-keys.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until, waitFor } from '../setup/wait.ts';

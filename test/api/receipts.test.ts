@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatNgn } from '../../src/modules/topup/receipts.ts';
+import { formatNgn } from '../../src/modules/mail/receipt.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type CapturedMail, type SmtpSink } from '../setup/smtp.ts';
 import { until } from '../setup/wait.ts';

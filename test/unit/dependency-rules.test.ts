@@ -126,6 +126,18 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
   // LEAD: this assertion is red on branch wave2/c-doors until the verification, wallet and topup doors
   // are merged (their files still import other modules' internals and nothing imports their doors yet).
   // It must be green after the merge; do not weaken it.
+  it('issue 30 item 2: when a module other than mail opens a mail transport, then only-mail-sends is reported', async () => {
+    const nodemailer = {
+      'node_modules/nodemailer/package.json': '{"name":"nodemailer","main":"index.js"}\n',
+      'node_modules/nodemailer/index.js': 'module.exports = {};\n',
+    };
+    const send = "import nodemailer from 'nodemailer';\nexport const transport = nodemailer;\n";
+    expect(await violationsOf({ ...nodemailer, 'src/modules/mail/index.ts': send })).toEqual([]);
+    expect(await violationsOf({ ...nodemailer, 'src/modules/b/internal.ts': send + 'export type B = number;\nexport const b: B = 2;\n' })).toEqual([
+      'only-mail-sends: src/modules/b/internal.ts -> node_modules/nodemailer/index.js',
+    ]);
+  });
+
   it('When the real repository is checked, then nothing is reported', async () => {
     expect(await cruiseIn(REPO)).toEqual([]);
   });

@@ -1,10 +1,11 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// A file answers one question: past 300 lines it is answering several. The check names every file
-// over the line so the split happens when the file is touched, not in a later clean-up.
-const LIMIT = 300;
+// A file answers one question, and is sized by that question rather than by a count: a hard cap cut
+// flows into pieces (config was split in three to fit 300 lines). Past 400 lines a file is worth a
+// second look, so the check names it in its output; it does not fail.
+const WARN_OVER = 400;
 const ROOTS = ['src', 'workers'];
 
 function sourceFiles(dir: string): string[] {
@@ -19,16 +20,36 @@ export function linesOf(text: string): number {
   return text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
 }
 
+/** Files over the line count, each as `path (n lines)`. */
+export function longFiles(files: { path: string; text: string }[], over = WARN_OVER): string[] {
+  return files.map(({ path, text }) => ({ path, n: linesOf(text) })).filter(({ n }) => n > over).map(({ path, n }) => `${path} (${n} lines)`);
+}
+
 describe('source file size', () => {
-  it(`When the sources are read, then no file under src/ or workers/ has more than ${LIMIT} lines`, () => {
+  it(`When the sources are read, then files over ${WARN_OVER} lines are named in a warning, and the check passes`, () => {
     const files = ROOTS.flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(50);
-    const over = files.map((f) => ({ f, n: linesOf(readFileSync(f, 'utf8')) })).filter(({ n }) => n > LIMIT).map(({ f, n }) => `${f} (${n} lines)`);
-    expect(over).toEqual([]);
+    const long = longFiles(files.map((path) => ({ path, text: readFileSync(path, 'utf8') })));
+    if (long.length > 0) console.warn(`Files over ${WARN_OVER} lines (worth a look: one question per file?):\n  ${long.join('\n  ')}`);
   });
 
-  it('When a file has 301 lines, then the count says so (the check can fail)', () => {
-    expect(linesOf('x\n'.repeat(301))).toBe(301);
-    expect(linesOf('x\n'.repeat(300) + 'y')).toBe(301);
+  it('issue 30 item 3: a file of 401 lines is named, one of 400 or of 350 is not (no cap at 300)', () => {
+    expect(linesOf('x\n'.repeat(401))).toBe(401);
+    expect(linesOf('x\n'.repeat(400) + 'y')).toBe(401);
+    const named = longFiles([
+      { path: 'a.ts', text: 'x\n'.repeat(401) },
+      { path: 'b.ts', text: 'x\n'.repeat(400) },
+      { path: 'c.ts', text: 'x\n'.repeat(350) },
+    ]);
+    expect(named).toEqual(['a.ts (401 lines)']);
+  });
+
+  it('issue 30 item 3: the configuration is one module (src/config.ts), not split to fit a line cap', () => {
+    expect(existsSync('src/config-values.ts')).toBe(false);
+    expect(existsSync('src/config-secrets.ts')).toBe(false);
+    const config = readFileSync('src/config.ts', 'utf8');
+    for (const name of ['configSchema', 'publishedSecretIssues', 'realStackReason', 'DEV_JWT_SECRET', 'isProxySpec']) {
+      expect(config).toMatch(new RegExp(`export (const|function) ${name}\\b`));
+    }
   });
 });

@@ -20,7 +20,7 @@ function schemaKeys(schema: z.ZodType): string[] {
 
 /** Old names still read beside their new ones (src/config*.ts `RENAMED = { OLD: 'NEW' }`). */
 function renamedKeys(): string[] {
-  const sources = ['src/config.ts', 'src/config-values.ts', 'src/config-secrets.ts'].flatMap((f) => { try { return [readFileSync(f, 'utf8')]; } catch { return []; } });
+  const sources = [readFileSync('src/config.ts', 'utf8')];
   return sources.flatMap((s) => [...(/RENAMED\s*=\s*\{([^}]*)\}/.exec(s)?.[1] ?? '').matchAll(/([A-Z][A-Z0-9_]+)\s*:/g)].map((m) => m[1]!));
 }
 

@@ -2,7 +2,8 @@ import { UnrecoverableError } from 'bullmq';
 import { describe } from '../../src/lib/errors.ts';
 import { ProcessorError } from '../../src/adapters/payment-processor/paystack.ts';
 import { wakeBatches } from '../../src/modules/batches/index.ts';
-import { creditTopup, deliverReceipt, recheckAbandoned, sweepOutbox, sweepTopups } from '../../src/modules/topup/index.ts';
+import { deliverMail, sweepOutbox } from '../../src/modules/mail/index.ts';
+import { creditTopup, recheckAbandoned, sweepTopups } from '../../src/modules/topup/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
 export const topupProcessors: ProcessorMap = {
@@ -24,7 +25,7 @@ export const topupProcessors: ProcessorMap = {
 
   'outbox.deliver': async (payload, job, deps, log) => {
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    return deliverReceipt(deps, payload.outboxId, { finalAttempt }, log);
+    return deliverMail(deps, payload.outboxId, { finalAttempt }, log);
   },
 
   'outbox.sweep': async (_payload, _job, deps) => sweepOutbox(deps),

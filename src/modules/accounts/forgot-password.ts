@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { findUserForLogin } from '../organisations/index.ts';
-import { queueSealedMail, type SealedMail } from '../topup/index.ts';
+import { queueSealedMail, type SealedMail } from '../mail/index.ts';
 import { newResetToken, RESET_TOKEN_MINUTES } from './reset-token.ts';
 import * as repo from './resets.repository.ts';
 

@@ -6,7 +6,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { lowBalanceRecipients } from '../organisations/index.ts';
-import { queueSealedMail, type SealedMail } from '../topup/index.ts';
+import { queueSealedMail, type SealedMail } from '../mail/index.ts';
 import { claimLowBalanceAlert, lowBalanceDue } from '../wallet/index.ts';
 
 export type AlertDeps = { db: DatabasePool; config: Config; logger: Logger; producer?: Producer };

@@ -3,7 +3,7 @@ import { Gauge } from 'prom-client';
 import { retiredKeyIds, type KeyRing, type SealedCount } from '../../lib/crypto.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { resealMfaSecrets, sealedMfaCounts } from '../mfa/index.ts';
-import { resealOutbox, sealedOutboxCounts } from '../topup/index.ts';
+import { resealOutbox, sealedOutboxCounts } from '../mail/index.ts';
 import { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from '../verification/index.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { openWallet } from '../wallet/index.ts';
 import { organisationRow, userRow, type Role, type Tenancy } from './organisations.schemas.ts';
 
 export const orgColumns = sql.fragment`
@@ -15,7 +16,7 @@ export async function insertOrganisation(
     INSERT INTO organisations (name, tenancy, affiliate, unit_cost_kobo, min_topup_units, business_registration_ref, data_protection_ref, billing_email)
     VALUES (${o.name}, ${o.tenancy}, ${o.affiliate}, ${o.unitCostKobo}, ${o.minTopupUnits}, ${o.businessRegistration}, ${o.dataProtection}, ${o.billingEmail})
     RETURNING id`);
-  await db.query(sql.unsafe`INSERT INTO wallets (org_id) VALUES (${id})`);
+  await openWallet(db, id);
   return id;
 }
 

@@ -1,8 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import { addLifetimeUnits, loyaltyBadge } from '../organisations/index.ts';
 import { recordAudit, type AuditActor } from '../audit/index.ts';
+import { queueReceipt } from '../mail/index.ts';
 import { addUnits } from '../wallet/index.ts';
-import * as repo from './topup.repository.ts';
 import type { TopupRow } from './topup.schemas.ts';
 
 /** Thrown inside the credit transaction to undo it: the organisation was retired meanwhile. */
@@ -30,7 +30,7 @@ export async function bookCredit(
   // (seen here) or waits for this credit.
   const org = await addLifetimeUnits(tx, claimed.org_id, claimed.units);
   if (org.retired) throw new RetiredOrganisation(claimed.org_id);
-  const outboxId = await repo.insertReceipt(tx, `receipt-${claimed.reference}`, {
+  const outboxId = await queueReceipt(tx, `receipt-${claimed.reference}`, {
     reference: claimed.reference,
     org_id: claimed.org_id,
     organisation: org.name,

@@ -1,7 +1,5 @@
 // The top-up module's door: entry points and other modules import top-up from here only.
 export { creditTopup } from './credit.ts';
-export { deliverReceipt, sweepOutbox } from './receipts.ts';
-export { queueSealedMail, type SealedMail } from './sealed-mail.ts';
 export { recheckAbandoned } from './recheck.ts';
 export { refundTopup, type OperatorDeps, type RefundAnswer } from './refund.ts';
 export { resolveMismatch, type Resolution } from './resolve.ts';
@@ -13,4 +11,3 @@ export { topupRoutes } from './topup.routes.ts';
 export { topupHistoryRoutes } from './history.routes.ts';
 export { webhookRoutes } from './webhook.routes.ts';
 export { lastCreditedTopups, type LastTopup } from './latest.ts';
-export { resealOutbox, sealedOutboxCounts } from './reseal.ts';

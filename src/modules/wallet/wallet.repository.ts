@@ -33,6 +33,11 @@ export async function recordFixtureCalls(db: CommonQueryMethods, m: { records: F
     RETURNING reference, id AS transaction_id`);
 }
 
+/** The organisation's wallet, empty, in the transaction that creates the organisation. */
+export async function openWallet(db: CommonQueryMethods, orgId: number): Promise<void> {
+  await db.query(sql.unsafe`INSERT INTO wallets (org_id) VALUES (${orgId})`);
+}
+
 /** Adds units (top-up credit or operator adjustment) with its ledger line, in one statement. */
 export async function addUnits(
   db: CommonQueryMethods,

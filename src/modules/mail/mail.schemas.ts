@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+
+/** What the receipt e-mail needs; kept in the outbox row (PostgreSQL), never in a job payload. */
+export const receiptPayload = z.object({
+  reference: z.string(),
+  org_id: z.number(),
+  organisation: z.string(),
+  recipients: z.array(z.string()).min(1),
+  units: z.number(),
+  bonus_units: z.number(),
+  base_amount: z.number(),
+  vat_amount: z.number(),
+  service_charge: z.number(),
+  total_amount: z.number(),
+  currency: z.string(),
+  tenancy: z.enum(['hosted', 'self-hosted']),
+  loyalty_badge: z.enum(['silver', 'gold', 'diamond']).nullable(),
+  credited_at: z.string(),
+});
+export type ReceiptPayload = z.infer<typeof receiptPayload>;
+
+export const outboxRow = z.object({
+  id: int,
+  kind: z.enum(['receipt_email', 'password_reset_email', 'low_balance_email']),
+  body_enc: z.instanceof(Buffer).nullable(),
+  key_id: z.string().nullable(),
+  dedupe_key: z.string(),
+  status: z.enum(['pending', 'sent', 'failed']),
+  payload: z.unknown(),
+  attempts: int,
+  /** units_after of the top-up's ledger line: the balance right after this credit. */
+  new_balance: int.nullable(),
+});

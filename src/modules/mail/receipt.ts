@@ -1,0 +1,43 @@
+import type { ReceiptPayload } from './mail.schemas.ts';
+
+export type Mail = { subject: string; text: string; html: string };
+
+/** Integer kobo as `NGN 11,015.23`. */
+export function formatNgn(kobo: number): string {
+  const sign = kobo < 0 ? '-' : '';
+  const abs = Math.abs(kobo);
+  return `${sign}NGN ${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+const units = (n: number): string => n.toLocaleString('en-US');
+// Receipts are read in Nigeria: the date is the Lagos calendar day, whatever the server's zone.
+const lagosDate = new Intl.DateTimeFormat('en-GB', { timeZone: 'Africa/Lagos', day: 'numeric', month: 'long', year: 'numeric' });
+const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The receipt e-mail. Pure, so its wording is testable without a mail server. */
+export function renderReceipt(p: ReceiptPayload, newBalance: number | null): Mail {
+  const lines: [string, string][] = [
+    ['Organisation', p.organisation],
+    ['Reference', p.reference],
+    ['Date', lagosDate.format(new Date(p.credited_at))],
+    ['Units bought', units(p.units)],
+    ['Bonus units', units(p.bonus_units)],
+    ['Units credited', units(p.units + p.bonus_units)],
+    ['Base amount', formatNgn(p.base_amount)],
+    ['VAT', formatNgn(p.vat_amount)],
+    ['Service charge', formatNgn(p.service_charge)],
+    ['Total paid', formatNgn(p.total_amount)],
+  ];
+  if (newBalance !== null) lines.push(['New balance', `${units(newBalance)} units`]);
+  // Badges exist for self-hosted tenants only; hosted tenants' receipts say nothing about them.
+  if (p.tenancy === 'self-hosted') lines.push(['Loyalty badge', p.loyalty_badge ? capitalise(p.loyalty_badge) : 'none yet (Silver from 20,000 lifetime units)']);
+  const note = 'There is no per-print charge for verification slips.';
+  const text = [`Payment receipt for ${p.organisation}`, '', ...lines.map(([k, v]) => `${k}: ${v}`), '', note, ''].join('\n');
+  const rows = lines.map(([k, v]) => `<tr><th align="left">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
+  const html = `<!doctype html><html><body><h1>Payment receipt</h1><table>${rows}</table><p>${escapeHtml(note)}</p></body></html>`;
+  return { subject: `Payment receipt ${p.reference}`, text, html };
+}
