@@ -14,6 +14,7 @@ import * as orgs from '../modules/organisations/index.ts';
 import { adjustWallet, findLedgerMismatches, findReservedMismatches, listTransactions } from '../modules/wallet/index.ts';
 import { DECLARED, parseOptions, undeclaredFlags, USAGE } from './commands.ts';
 import { int, need, UsageError, type Flags } from './flags.ts';
+import { ORG_ADMINISTRATOR, roles, type Role } from '../lib/roles.ts';
 
 /**
  * Operators' commands (organisation administration is not part of the public API). Each prints one
@@ -42,14 +43,12 @@ export function secretsText(flags: Flags): string {
   return flags.env === true ? Object.entries(secrets).map(([k, v]) => `${k}=${v}`).join('\n') : JSON.stringify(secrets);
 }
 
-const ROLES: Record<string, 'org_admin' | 'member' | 'platform_admin'> = {
-  admin: 'org_admin',
-  org_admin: 'org_admin',
-  'org-admin': 'org_admin',
-  member: 'member',
-  platform_admin: 'platform_admin',
-  'platform-admin': 'platform_admin',
-};
+/** Every role by its name or with hyphens, and `admin` for the organisation's administrator. */
+const ROLES: Record<string, Role> = Object.fromEntries([
+  ['admin', ORG_ADMINISTRATOR],
+  ...roles.names.flatMap((r) => [[r, r], [r.replaceAll('_', '-'), r]]),
+]);
+const ROLE_CHOICES = ['admin', ...roles.names.filter((r) => r !== ORG_ADMINISTRATOR)];
 
 export async function runCommand(db: DatabasePool, config: Config, command: string, flags: Flags): Promise<unknown> {
   switch (command) {
@@ -110,8 +109,8 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
     case 'user:create': {
       const roleName = need(flags, 'role');
       const role = Object.hasOwn(ROLES, roleName) ? ROLES[roleName] : undefined;
-      if (!role) throw new UsageError('--role must be admin, member or platform_admin');
-      const orgId = role === 'platform_admin' ? null : int(flags, 'org')!;
+      if (!role) throw new UsageError(`--role must be ${ROLE_CHOICES.slice(0, -1).join(', ')} or ${ROLE_CHOICES.at(-1)}`);
+      const orgId = roles.inOrganisation(role) ? int(flags, 'org')! : null;
       return orgs.createUser(db, {
         orgId,
         username: need(flags, 'username'),

@@ -13,15 +13,6 @@ export const SCOPE_DESCRIPTIONS = {
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
 export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as readonly Scope[];
 
-/**
- * Everything a role allows: topping up spends the organisation's money, so only administrators; a
- * platform administrator belongs to no organisation, so none.
- */
-export function roleScopes(role: 'org_admin' | 'member' | 'platform_admin'): Scope[] {
-  if (role === 'platform_admin') return [];
-  return role === 'org_admin' ? [...SCOPES] : SCOPES.filter((s) => s !== 'topup');
-}
-
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { instant } from '../../lib/instant.ts';
+import { orgRoleSchema } from '../../lib/roles.ts';
 
 // Missing fields and wrong types answer 422 (parseInput); the rules on a new password answer 400
 // from password-rules.ts, each naming the rule.
@@ -27,7 +28,7 @@ export const resetPasswordBody = z.object({
 
 export const detailResponse = z.object({ detail: z.string() });
 
-export const apiClientRole = z.enum(['member', 'org_admin'], { message: 'role must be "member" or "org_admin"' });
+export const apiClientRole = orgRoleSchema;
 
 export const createApiClientBody = z.object({
   name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is too long'),
@@ -45,7 +46,7 @@ export const createApiClientBody = z.object({
 export const apiClient = z.object({
   client_id: z.string(),
   name: z.string(),
-  role: z.enum(['member', 'org_admin']),
+  role: orgRoleSchema,
   created_at: z.string(),
   last_used_at: z.string().nullable().meta({ description: 'When the client last obtained a token; null: never' }),
   scopes: z.array(z.enum(['verify', 'requery', 'history:read', 'topup'])),

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { addressAllowed } from '../../lib/address-list.ts';
+import { roles } from '../../lib/roles.ts';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { DatabasePool } from 'slonik';
@@ -288,7 +289,7 @@ function claimedPrincipal(c: TokenClaims): { orgId: number | null; userId: numbe
 
 /** What the claims alone decide of a hot route's admission: the token's scope for it (tokenRefusal). */
 function claimsMay(req: Request, c: TokenClaims): boolean {
-  if (subjectOf(c).kind === 'client' && c.role === 'platform_admin') return false;
+  if (subjectOf(c).kind === 'client' && !roles.inOrganisation(c.role)) return false;
   return checkScope(req.method, routeOf(req), scopeHolder(c)).ok;
 }
 

@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { getOrganisation } from '../organisations/index.ts';
+import { roles } from '../../lib/roles.ts';
 import { principalOf } from './auth.middleware.ts';
 import { tokenRoutes } from './token.routes.ts';
 
@@ -14,7 +15,7 @@ export function authRoutes(ctx: AppContext): Router {
   const me = async (req: express.Request, res: express.Response) => {
     const p = principalOf(req);
     const org = p.orgId === null ? null : await getOrganisation(ctx.db, p.orgId);
-    const admin = p.role === 'org_admin';
+    const admin = roles.may(p.role, 'administer_organisation');
     res.json({
       id: p.userId,
       username: p.clientId === null ? p.username : null,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../../lib/api-scopes.ts';
+import { roleSchema, type Role } from '../../lib/roles.ts';
 
 /** What the OpenAPI document shows: either grant in one form. */
 export const loginFormDoc = z.object({
@@ -35,7 +36,7 @@ export const tokenClaims = z.object({
   // A user's id ("42"), or "client:" and an API client's client_id.
   sub: z.string(),
   org: z.number().nullable(),
-  role: z.enum(['org_admin', 'member', 'platform_admin']),
+  role: roleSchema,
   iat: z.number(),
   exp: z.number(),
   nbf: z.number().optional(),
@@ -58,7 +59,7 @@ export type Principal = {
   orgId: number | null;
   /** The username, or an API client's name. */
   username: string;
-  role: 'org_admin' | 'member' | 'platform_admin';
+  role: Role;
   subscriptionActive: boolean;
   /** The organisation's own cap on live lookups in flight; null: the service default. */
   maxInFlight: number | null;
@@ -80,7 +81,7 @@ export const meResponse = z.object({
   username: z.string().nullable().meta({ description: 'null for an API client' }),
   client_id: z.string().optional().meta({ description: 'Present for an API client' }),
   name: z.string().optional().meta({ description: "An API client's name" }),
-  role: z.enum(['org_admin', 'member', 'platform_admin']),
+  role: roleSchema,
   organisation: z
     .object({
       id: z.number(),

@@ -4,7 +4,8 @@ import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { dummyHash, verifyPassword } from '../../lib/passwords.ts';
-import { isScope, roleScopes, SCOPES, type Scope } from '../../lib/api-scopes.ts';
+import { isScope, SCOPES, type Scope } from '../../lib/api-scopes.ts';
+import { roles } from '../../lib/roles.ts';
 import type { z } from 'zod';
 import {
   CLIENT_EXPIRED,
@@ -97,7 +98,7 @@ export async function login(
   const user = await checkCredentials(db, username, password);
   const factor = user ? await secondFactor({ id: user.id, orgId: user.org_id }) : false;
   if (!user || !factor) return null;
-  const allowed = roleScopes(user.role);
+  const allowed = roles.scopes(user.role);
   const scope = grantedScopes(allowed, requested, `the ${user.role} role`);
   const version = factor === 'sessions_ended' ? (await findUserById(db, user.id))?.token_version : user.token_version;
   if (version === undefined) return null;
@@ -161,7 +162,7 @@ export function subjectOf(c: TokenClaims): { kind: 'user'; userId: number } | { 
 export function scopeHolder(c: TokenClaims): ScopeHolder {
   const client = subjectOf(c).kind === 'client';
   if (c.scope !== undefined) return { client, scopes: c.scope.split(' ').filter(isScope) };
-  return { client, scopes: client ? roleScopes(c.role) : null };
+  return { client, scopes: client ? roles.scopes(c.role) : null };
 }
 
 /**
@@ -226,7 +227,7 @@ export async function principalFromClaims(
 }
 
 export function requireOrgAdmin(p: Principal): number {
-  if (p.role !== 'org_admin' || p.orgId === null) throw new AppError('forbidden', 'Only organisation administrators may do this');
+  if (!roles.may(p.role, 'administer_organisation') || p.orgId === null) throw new AppError('forbidden', 'Only organisation administrators may do this');
   return p.orgId;
 }
 

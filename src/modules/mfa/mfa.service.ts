@@ -7,6 +7,7 @@ import { organisationSettings } from '../organisations/index.ts';
 import { countedCode, type CodeAttempt, type CodeCountDeps } from './code-attempts.ts';
 import * as repo from './mfa.repository.ts';
 import { matchStep, newRecoveryCode, newSecret, otpauthUri, recoveryCodeHash } from './totp.ts';
+import { roles } from '../../lib/roles.ts';
 
 export type MfaDeps = CodeCountDeps & { db: DatabasePool; clock: Clock; config: Pick<Config, 'encryptionKeys' | 'JWT_ISSUER' | 'REDIS_PREFIX'> };
 
@@ -84,7 +85,7 @@ async function takeCode(deps: MfaDeps, row: repo.MfaRow, user: CodeSender, code:
 export async function disableTotp(deps: MfaDeps, user: CodeSender & { role: string }, code: string): Promise<void> {
   const row = await repo.findMfa(deps.db, user.id);
   if (!row?.enabled) throw new AppError('conflict', NOT_ON);
-  if (user.role === 'org_admin' && user.orgId !== null && (await organisationSettings(deps.db, user.orgId)).require_mfa) {
+  if (roles.may(user.role, 'administer_organisation') && user.orgId !== null && (await organisationSettings(deps.db, user.orgId)).require_mfa) {
     throw new AppError('forbidden', 'Your organisation requires two-factor sign-in for administrators', { extra: { code: 'mfa_required_by_organisation' } });
   }
   if (!(await takeCode(deps, row, user, code))) throw new AppError('bad_request', INVALID_CODE);

@@ -8,6 +8,7 @@ import { AppError } from '../../lib/errors.ts';
 import { mfaIsOn } from '../mfa/index.ts';
 import { assertSignInAllowed, BAD_CREDENTIALS, checkCredentials, clientAddress, guardedSignIn, principalOf } from '../auth/index.ts';
 import { findUserForLogin } from '../organisations/index.ts';
+import { roles } from '../../lib/roles.ts';
 
 export const QUEUE_BOARD_PATH = '/admin/queues';
 const REALM = 'Basic realm="idverify operators", charset="UTF-8"';
@@ -19,7 +20,7 @@ function stampOf(u: { id: number; role: string; password_hash: string; disabled:
 
 /** Queue contents name organisations and references: only the platform operator may see them. */
 export const requirePlatformAdmin: RequestHandler = (req, _res, next) => {
-  if (principalOf(req).role !== 'platform_admin') {
+  if (!roles.may(principalOf(req).role, 'operate_platform')) {
     next(new AppError('forbidden', 'Only platform administrators may do this'));
     return;
   }
@@ -51,7 +52,7 @@ export function operatorAuth(ctx: AppContext): RequestHandler {
       await assertSignInAllowed(ctx, username, address);
       const row = await findUserForLogin(ctx.db, username);
       // Two-factor sign-in turned on since: the remembered Basic check no longer suffices.
-      if (row && stampOf(row) === known.stamp && row.role === 'platform_admin' && !row.disabled && !(await mfaIsOn(ctx.db, row.id))) return;
+      if (row && stampOf(row) === known.stamp && roles.may(row.role, 'operate_platform') && !row.disabled && !(await mfaIsOn(ctx.db, row.id))) return;
       remembered.delete(digest);
     }
     // HTTP Basic cannot carry a one-time code: with two-factor sign-in on, the sign-in is not complete
@@ -64,7 +65,7 @@ export function operatorAuth(ctx: AppContext): RequestHandler {
     });
     if (needsToken) throw new AppError('unauthorized', 'Two-factor sign-in is on: use a bearer token from POST /login', { extra: { code: 'mfa_required' } });
     if (!user) throw new AppError('unauthorized', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': REALM } });
-    if (user.role !== 'platform_admin') throw new AppError('forbidden', 'Only platform administrators may do this');
+    if (!roles.may(user.role, 'operate_platform')) throw new AppError('forbidden', 'Only platform administrators may do this');
     if (remembered.size > 1000) remembered.clear();
     remembered.set(digest, { stamp: stampOf(user), until: Date.now() + 60_000 });
   };

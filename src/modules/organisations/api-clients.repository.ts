@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { orgRoleSchema, roles, type OrgRole } from '../../lib/roles.ts';
 
 const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString());
 
@@ -8,7 +9,7 @@ export const apiClientRow = z.object({
   client_id: z.string(),
   org_id: z.coerce.number(),
   name: z.string(),
-  role: z.enum(['org_admin', 'member']),
+  role: orgRoleSchema,
   created_at: time,
   last_used_at: time.nullable(),
   scopes: z.array(z.string()).nullable(),
@@ -24,7 +25,7 @@ const columns = sql.fragment`id, client_id, org_id, name, role, created_at, last
  * administrator of the client's organisation. `c` is the client, `cr` its creator (LEFT JOINed on
  * created_by), so the check costs a primary-key join inside the read that loads the client anyway.
  */
-const SUSPENDED = sql.fragment`(cr.id IS NULL OR cr.disabled OR cr.role <> 'org_admin' OR cr.org_id IS DISTINCT FROM c.org_id)`;
+const SUSPENDED = sql.fragment`(cr.id IS NULL OR cr.disabled OR NOT (cr.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')})) OR cr.org_id IS DISTINCT FROM c.org_id)`;
 const CREATOR = sql.fragment`LEFT JOIN users cr ON cr.id = c.created_by`;
 
 export async function insertApiClient(
@@ -33,7 +34,7 @@ export async function insertApiClient(
     clientId: string;
     orgId: number;
     name: string;
-    role: 'org_admin' | 'member';
+    role: OrgRole;
     secretHash: Buffer;
     createdBy: number | null;
     scopes: readonly string[];
@@ -120,7 +121,7 @@ export const clientPrincipalRow = z.object({
   client_id: z.string(),
   org_id: z.coerce.number(),
   name: z.string(),
-  role: z.enum(['org_admin', 'member']),
+  role: orgRoleSchema,
   active: z.boolean(),
   suspended: z.boolean(),
   token_version: z.coerce.number(),

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { addressAllowed, parseAddressEntry } from '../../lib/address-list.ts';
-import { isScope, roleScopes, SCOPES, type Scope } from '../../lib/api-scopes.ts';
+import { isScope, SCOPES, type Scope } from '../../lib/api-scopes.ts';
+import { roles, type OrgRole } from '../../lib/roles.ts';
 import { AppError } from '../../lib/errors.ts';
 import { instantOf, INSTANT_RULE } from '../../lib/instant.ts';
 import * as repo from './api-clients.repository.ts';
@@ -20,13 +21,13 @@ const digest = (secret: string): Buffer => createHash('sha256').update(secret, '
 export type ApiClientLimits = { scopes?: readonly string[] | undefined; allowedIps?: readonly string[] | undefined; allowAny?: boolean | undefined; expiresAt?: string | undefined };
 
 /** What the client may do: its own list, or (clients created before scopes existed) all its role allows. */
-export function effectiveScopes(row: { scopes: readonly string[] | null; role: 'org_admin' | 'member' }): Scope[] {
-  return row.scopes ? row.scopes.filter(isScope) : roleScopes(row.role);
+export function effectiveScopes(row: { scopes: readonly string[] | null; role: OrgRole }): Scope[] {
+  return row.scopes ? row.scopes.filter(isScope) : roles.scopes(row.role);
 }
 
 /** Each refusal is a 400 naming the field: these are choices an administrator makes, not types. */
-function checkedLimits(role: 'org_admin' | 'member', l: ApiClientLimits, now: Date) {
-  const allowed = roleScopes(role);
+function checkedLimits(role: OrgRole, l: ApiClientLimits, now: Date) {
+  const allowed = roles.scopes(role);
   const scopes = l.scopes === undefined ? allowed : [...new Set(l.scopes)];
   if (scopes.length === 0) throw new AppError('bad_request', 'scopes: name at least one scope, or leave it out for all the role allows');
   for (const s of scopes) {
@@ -52,7 +53,7 @@ function checkedLimits(role: 'org_admin' | 'member', l: ApiClientLimits, now: Da
 
 export async function createApiClient(
   db: DatabasePool,
-  c: { orgId: number; name: string; role: 'org_admin' | 'member'; createdBy: number | null; now: Date } & ApiClientLimits,
+  c: { orgId: number; name: string; role: OrgRole; createdBy: number | null; now: Date } & ApiClientLimits,
 ) {
   const limits = checkedLimits(c.role, c, c.now);
   await requireOrganisation(db, c.orgId);

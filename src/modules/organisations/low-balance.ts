@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
+import { roles } from '../../lib/roles.ts';
 
 export const LOW_BALANCE_MAX = 1_000_000_000;
 
@@ -27,7 +28,7 @@ export async function lowBalanceRecipients(db: CommonQueryMethods, orgId: number
     SELECT o.name, o.billing_email,
            coalesce(array_agg(u.email ORDER BY u.id) FILTER (WHERE u.email IS NOT NULL), '{}') AS admins
     FROM organisations o
-    LEFT JOIN users u ON u.org_id = o.id AND u.role = 'org_admin' AND NOT u.disabled
+    LEFT JOIN users u ON u.org_id = o.id AND u.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')}) AND NOT u.disabled
     WHERE o.id = ${orgId}
     GROUP BY o.id`);
   return { organisation: row.name, recipients: row.admins.length > 0 ? row.admins : row.billing_email ? [row.billing_email] : [] };

@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { openWallet } from '../wallet/index.ts';
 import { organisationRow, userRow, type Role, type Tenancy } from './organisations.schemas.ts';
+import { roles, roleSchema } from '../../lib/roles.ts';
 
 export const orgColumns = sql.fragment`
   o.id, o.name, o.tenancy, o.affiliate, o.unit_cost_kobo, o.min_topup_units, o.subscription_active,
@@ -68,7 +69,7 @@ export const authUserRow = z.object({
   id: z.coerce.number(),
   org_id: z.coerce.number().nullable(),
   username: z.string(),
-  role: z.enum(['org_admin', 'member', 'platform_admin']),
+  role: roleSchema,
   disabled: z.boolean(),
   email: z.string().nullable(),
   password_hash: z.string(),
@@ -110,7 +111,7 @@ export const principalRow = z.object({
   id: z.coerce.number(),
   org_id: z.coerce.number().nullable(),
   username: z.string(),
-  role: z.enum(['org_admin', 'member', 'platform_admin']),
+  role: roleSchema,
   active: z.boolean(),
   subscription_active: z.boolean().nullable(),
   max_in_flight: z.coerce.number().nullable(),
@@ -131,7 +132,7 @@ export function userPrincipalQuery(userId: number | FragmentSqlToken) {
            o.subscription_active, o.max_in_flight, u.token_version, u.must_change_password,
            -- Read here, in the one query of every request, rather than by a second round trip: the
            -- enrolment itself is the mfa module's table, this only asks whether it exists.
-           (u.role = 'org_admin' AND coalesce(o.require_mfa, false)
+           (u.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')}) AND coalesce(o.require_mfa, false)
              AND NOT EXISTS (SELECT 1 FROM user_mfa m WHERE m.user_id = u.id AND m.enabled_at IS NOT NULL)) AS mfa_enrolment_required
     FROM users u LEFT JOIN organisations o ON o.id = u.org_id
     WHERE u.id = ${userId}`;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { usernameSchema } from './usernames.ts';
+import { roleSchema } from '../../lib/roles.ts';
 
 export const tenancySchema = z.enum(['hosted', 'self-hosted']);
 export type Tenancy = z.infer<typeof tenancySchema>;
 
-export const roleSchema = z.enum(['org_admin', 'member', 'platform_admin']);
-export type Role = z.infer<typeof roleSchema>;
+export { roleSchema, type Role } from '../../lib/roles.ts';
 
 const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
 

@@ -5,6 +5,7 @@ import { hashPassword } from '../../lib/passwords.ts';
 import { loyaltyBadge } from './loyalty.ts';
 import * as repo from './organisations.repository.ts';
 import { createOrganisationInput, createUserInput, type CreateOrganisationInput, type CreateUserInput, type OrganisationRow } from './organisations.schemas.ts';
+import { roles } from '../../lib/roles.ts';
 
 export type { OrganisationRow };
 export { addLifetimeUnits, findUserById, findUserForLogin, principalRow, userPrincipalQuery } from './organisations.repository.ts';
@@ -80,8 +81,8 @@ export async function createUser(db: DatabasePool, input: CreateUserInput) {
     throw new AppError('bad_request', `${issue.path.join('.') || 'input'}: ${issue.message}`);
   }
   const u = parsed.data;
-  if (u.role === 'platform_admin' && u.orgId !== null) throw new AppError('bad_request', 'a platform administrator belongs to no organisation');
-  if (u.role !== 'platform_admin') {
+  if (!roles.inOrganisation(u.role) && u.orgId !== null) throw new AppError('bad_request', `a ${roles.label(u.role)} belongs to no organisation`);
+  if (roles.inOrganisation(u.role)) {
     if (u.orgId === null) throw new AppError('bad_request', 'org is required');
     await requireOrganisation(db, u.orgId);
   }
@@ -93,7 +94,7 @@ export async function createUser(db: DatabasePool, input: CreateUserInput) {
       passwordHash: await hashPassword(u.password),
       role: u.role,
       // Platform administrators are operators, never asked; organisation users are unless told otherwise.
-      mustChangePassword: u.role !== 'platform_admin' && (u.requirePasswordChange ?? true),
+      mustChangePassword: roles.inOrganisation(u.role) && (u.requirePasswordChange ?? true),
     });
   } catch (err) {
     if (err instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', `username ${u.username} is taken`);
@@ -120,6 +121,6 @@ export async function listUsers(db: DatabasePool, orgId: number) {
 export async function receiptRecipients(db: DatabasePool, orgId: number, fallback: string): Promise<string[]> {
   const org = await repo.findOrganisation(db, orgId);
   if (org?.billing_email) return [org.billing_email];
-  const admins = (await repo.listUsers(db, orgId)).filter((u) => u.role === 'org_admin' && !u.disabled && u.email);
+  const admins = (await repo.listUsers(db, orgId)).filter((u) => roles.may(u.role, 'administer_organisation') && !u.disabled && u.email);
   return admins.length > 0 ? admins.map((u) => u.email!) : [fallback];
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Config } from '../../config.ts';
 import { adjustWallet } from '../wallet/index.ts';
 import { createOrganisation, createUser } from './organisations.service.ts';
+import { ORG_ADMINISTRATOR, ORG_MEMBER } from '../../lib/roles.ts';
 
 export type SeededCredentials = { organisation: number; admin: { username: string; password: string }; member: { username: string; password: string } };
 
@@ -29,8 +30,8 @@ export async function seedSandbox(db: DatabasePool, config: Config): Promise<See
   const admin = { username: 'demo-admin', password: randomBytes(12).toString('base64url') };
   const member = { username: 'demo-member', password: randomBytes(12).toString('base64url') };
   // The quick start logs in with these printed passwords as they are: never asked to change them.
-  await createUser(db, { orgId: org.id, ...admin, role: 'org_admin', email: 'admin@sandbox-demo.example', requirePasswordChange: false });
-  await createUser(db, { orgId: org.id, ...member, role: 'member', requirePasswordChange: false });
+  await createUser(db, { orgId: org.id, ...admin, role: ORG_ADMINISTRATOR, email: 'admin@sandbox-demo.example', requirePasswordChange: false });
+  await createUser(db, { orgId: org.id, ...member, role: ORG_MEMBER, requirePasswordChange: false });
   await adjustWallet(db, org.id, 100, 'sandbox welcome units', 'system');
   return { organisation: org.id, admin, member };
 }

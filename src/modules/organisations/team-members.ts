@@ -1,6 +1,7 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
+import { DISABLED_BY_ORG_ADMINISTRATOR, orgRoleSchema, roles, type OrgRole } from '../../lib/roles.ts';
 
 const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
 
@@ -9,7 +10,7 @@ export const teamMemberRow = z.object({
   id: int,
   username: z.string(),
   email: z.string().nullable(),
-  role: z.enum(['org_admin', 'member']),
+  role: orgRoleSchema,
   disabled: z.boolean(),
   created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),
 });
@@ -39,7 +40,7 @@ export async function findTeamMember(db: DatabasePool, orgId: number, userId: nu
  * administrators demoting each other at once would otherwise each still see the other as active and
  * both succeed. The lock names no table row, so it never waits on verifications or the wallet.
  */
-export async function updateTeamMember(db: DatabasePool, orgId: number, userId: number, change: { disabled?: boolean; role?: 'org_admin' | 'member' }): Promise<TeamMember> {
+export async function updateTeamMember(db: DatabasePool, orgId: number, userId: number, change: { disabled?: boolean; role?: OrgRole }): Promise<TeamMember> {
   return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${TEAM_LOCK}, (${orgId}::bigint % 2147483647)::int)`);
     // FOR UPDATE: an operator's user:disable landing between this read and the write below waits,
@@ -51,11 +52,11 @@ export async function updateTeamMember(db: DatabasePool, orgId: number, userId: 
     const disabled = change.disabled ?? current.disabled;
     if (current.disabled_by === 'operator' && !disabled) throw new AppError('forbidden', DISABLED_BY_OPERATOR);
     // An operator's disabling stays the operator's; a fresh one here is the administrator's.
-    const disabledBy = !disabled ? null : current.disabled ? current.disabled_by : 'org_admin';
-    const wasActiveAdmin = current.role === 'org_admin' && !current.disabled;
-    if (wasActiveAdmin && (role !== 'org_admin' || disabled)) {
+    const disabledBy = !disabled ? null : current.disabled ? current.disabled_by : DISABLED_BY_ORG_ADMINISTRATOR;
+    const wasActiveAdmin = roles.may(current.role, 'administer_organisation') && !current.disabled;
+    if (wasActiveAdmin && (!roles.may(role, 'administer_organisation') || disabled)) {
       const others = await tx.oneFirst(sql.type(z.object({ n: int }))`
-        SELECT count(*) AS n FROM users WHERE org_id = ${orgId} AND role = 'org_admin' AND NOT disabled AND id <> ${userId}`);
+        SELECT count(*) AS n FROM users WHERE org_id = ${orgId} AND role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')}) AND NOT disabled AND id <> ${userId}`);
       if (others === 0) throw new AppError('conflict', LAST_ADMIN);
     }
     // Ending the user's tokens on a role or disabled change is the users_token_version trigger's job.

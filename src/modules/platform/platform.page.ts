@@ -4,6 +4,7 @@ import { parseInput } from '../../lib/http.ts';
 import { operatorAuth } from '../ops/index.ts';
 import { pageQuery, type OrganisationView } from './platform.schemas.ts';
 import { organisationPage } from './platform.service.ts';
+import { roles } from '../../lib/roles.ts';
 
 export const ORGANISATIONS_PAGE_PATH = '/admin/organisations';
 
@@ -38,7 +39,7 @@ ul.users{margin:0;padding-left:16px}
 function row(o: OrganisationView): string {
   const badge = o.loyalty_badge ? `<span class="badge badge-${escapeHtml(o.loyalty_badge)}">${escapeHtml(o.loyalty_badge)}</span>` : '';
   const users = o.users
-    .map((u) => `<li>${escapeHtml(u.username)} (${escapeHtml(u.role === 'org_admin' ? 'admin' : 'member')}${u.disabled ? ', disabled' : ''})</li>`)
+    .map((u) => `<li>${escapeHtml(u.username)} (${escapeHtml(roles.label(u.role))}${u.disabled ? ', disabled' : ''})</li>`)
     .join('');
   const last = o.last_topup
     ? `${escapeHtml(day(o.last_topup.credited_at))}: ${escapeHtml(count(o.last_topup.units + o.last_topup.bonus_units))} units, ${escapeHtml(naira(o.last_topup.total_amount, o.last_topup.currency))}`

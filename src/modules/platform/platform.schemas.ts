@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { orgRoleSchema } from '../../lib/roles.ts';
 
 /** The platform administrators' view of one organisation: the one declaration of its shape. */
 export const organisationView = z.object({
@@ -21,7 +22,7 @@ export const organisationView = z.object({
       id: z.number().int(),
       username: z.string(),
       email: z.string().nullable(),
-      role: z.enum(['org_admin', 'member']),
+      role: orgRoleSchema,
       disabled: z.boolean(),
     }),
   ),

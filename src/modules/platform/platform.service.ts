@@ -3,6 +3,7 @@ import { AppError } from '../../lib/errors.ts';
 import { getOrganisation, listOrganisations, usersByOrganisation } from '../organisations/index.ts';
 import { lastCreditedTopups } from '../topup/index.ts';
 import { DEFAULT_LIMIT, type OrganisationPage, type OrganisationView } from './platform.schemas.ts';
+import type { OrgRole } from '../../lib/roles.ts';
 
 export const ORGANISATION_NOT_FOUND = 'Organisation not found';
 export const BAD_CURSOR = 'cursor is not a next_cursor of this list';
@@ -37,7 +38,7 @@ async function viewsOf(db: DatabasePool, orgs: Org[]): Promise<OrganisationView[
     max_in_flight: o.max_in_flight,
     created_at: o.created_at,
     deleted_at: o.deleted_at,
-    users: (users.get(o.id) ?? []).map((u) => ({ id: u.id, username: u.username, email: u.email, role: u.role as 'org_admin' | 'member', disabled: u.disabled })),
+    users: (users.get(o.id) ?? []).map((u) => ({ id: u.id, username: u.username, email: u.email, role: u.role as OrgRole, disabled: u.disabled })),
     last_topup: topups.get(o.id) ?? null,
   }));
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { usernameSchema } from '../organisations/index.ts';
+import { orgRoleSchema } from '../../lib/roles.ts';
 
-const teamRole = z.enum(['member', 'org_admin']);
+const teamRole = orgRoleSchema;
 
 export const newTeamMember = z.object({
   username: usernameSchema.meta({ description: 'NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek' }),

@@ -1,0 +1,47 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { SCOPES } from '../../src/lib/api-scopes.ts';
+import { CAPABILITIES, ROLE_TABLE, roleBook, roles } from '../../src/lib/roles.ts';
+import { grantedScopes } from '../../src/modules/auth/auth.service.ts';
+
+const withFixture = roleBook({ ...ROLE_TABLE, bystander: { label: 'bystander', inOrganisation: true, scopes: [], capabilities: [] } });
+
+describe('issue 30 item 1: roles have one definition', () => {
+  it('issue 30 item 1: a role added to the table with no capability is refused by every capability check and granted no scope', () => {
+    expect(withFixture.names).toContain('bystander');
+    for (const capability of CAPABILITIES) {
+      expect(withFixture.may('bystander', capability)).toBe(false);
+      expect(withFixture.rolesWith(capability)).not.toContain('bystander');
+      // The roles already there keep exactly what they had.
+      expect(withFixture.rolesWith(capability)).toEqual(roles.rolesWith(capability));
+    }
+    expect(withFixture.scopes('bystander')).toEqual([]);
+    for (const scope of SCOPES) expect(() => grantedScopes(withFixture.scopes('bystander'), [scope], 'the bystander role')).toThrow(/beyond the bystander role/);
+    expect(grantedScopes(withFixture.scopes('bystander'), undefined, 'the bystander role')).toEqual([]);
+    // It is a role of an organisation (the schemas a team member and an API client are checked by accept it).
+    expect(withFixture.orgRoleSchema.parse('bystander')).toBe('bystander');
+    expect(withFixture.schema.parse('bystander')).toBe('bystander');
+  });
+
+  it('issue 30 item 1: a role the table does not know is refused everything', () => {
+    for (const capability of CAPABILITIES) expect(roles.may('ghost', capability)).toBe(false);
+    expect(roles.scopes('ghost')).toEqual([]);
+    expect(roles.inOrganisation('ghost')).toBe(false);
+    expect(roles.schema.safeParse('ghost').success).toBe(false);
+  });
+
+  it("issue 30 item 1: today's roles: administrators administer and may top up, members may not, the platform administrator operates the platform and belongs to no organisation", () => {
+    expect(roles.names).toEqual(['org_admin', 'member', 'platform_admin']);
+    expect(roles.rolesWith('administer_organisation')).toEqual(['org_admin']);
+    expect(roles.rolesWith('operate_platform')).toEqual(['platform_admin']);
+    expect(roles.orgRoles).toEqual(['org_admin', 'member']);
+    expect(roles.scopes('org_admin')).toEqual([...SCOPES]);
+    expect(roles.scopes('member')).toEqual(SCOPES.filter((s) => s !== 'topup'));
+    expect(roles.scopes('platform_admin')).toEqual([]);
+  });
+
+  it("issue 30 item 1: the literal 'org_admin' appears in at most 2 files of src", () => {
+    const out = execFileSync('grep', ['-rln', "'org_admin'", 'src'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    expect(out.length).toBeLessThanOrEqual(2);
+  });
+});
