@@ -40,10 +40,11 @@ export function Layout({ children }: { children: ComponentChildren }) {
         <button type="button" class="secondary" onClick={leave}>
           Sign out
         </button>
+        {/* Inside the header: the shell is a grid whose cells are the header, the menu and the page. */}
+        <p class="signout-error" role="alert" hidden={!signOutError}>
+          {signOutError}
+        </p>
       </header>
-      <p class="error" role="alert">
-        {signOutError}
-      </p>
       <nav aria-label="Portal">
         <ul>
           {links.map((l) => (

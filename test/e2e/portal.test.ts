@@ -64,6 +64,7 @@ describe.skipIf(!hasChromium)('portal in headless Chromium', () => {
     await page.context().close();
   });
 
+  // Every page at two widths, each with axe and a full-page screenshot: 26 s alone on a 2-core machine.
   it('When an administrator browses every page, then the navigation offers them all, the balance reads in units, and axe finds nothing serious at 360 and 1,440 px', async () => {
     const page = await newPage();
     await page.goto(`${stack.url}/portal`);
@@ -83,7 +84,7 @@ describe.skipIf(!hasChromium)('portal in headless Chromium', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.context().close();
-  });
+  }, 90_000);
 
   it('When an administrator tops up at the processor checkout, then the portal shows the credit by itself', async () => {
     const before = (await stack.api('GET', '/v1/me', { token: org.admin.token })).body.organisation.units as number;
