@@ -910,7 +910,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "member" | "org_admin";
+            role: "org_admin" | "member";
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
@@ -935,7 +935,7 @@ export interface components {
                 client_id: string;
                 name: string;
                 /** @enum {string} */
-                role: "member" | "org_admin";
+                role: "org_admin" | "member";
                 created_at: string;
                 /** @description When the client last obtained a token; null: never */
                 last_used_at: string | null;
@@ -1116,7 +1116,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "member" | "org_admin";
+            role: "org_admin" | "member";
             created_at: string;
             scopes: ("verify" | "requery" | "history:read" | "topup")[];
             /** @description Empty: any address */
@@ -1131,7 +1131,7 @@ export interface components {
             username: string;
             email: string | null;
             /** @enum {string} */
-            role: "member" | "org_admin";
+            role: "org_admin" | "member";
             disabled: boolean;
             /** @description ISO 8601 */
             created_at: string;
@@ -1295,7 +1295,7 @@ export interface components {
             /** Format: email */
             email: string;
             /** @enum {string} */
-            role: "member" | "org_admin";
+            role: "org_admin" | "member";
         };
         NotReady: {
             /** @enum {string} */
@@ -1487,7 +1487,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "member" | "org_admin";
+            role: "org_admin" | "member";
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
@@ -1520,7 +1520,7 @@ export interface components {
                 username: string;
                 email: string | null;
                 /** @enum {string} */
-                role: "member" | "org_admin";
+                role: "org_admin" | "member";
                 disabled: boolean;
                 /** @description ISO 8601 */
                 created_at: string;
@@ -1532,7 +1532,7 @@ export interface components {
             username: string;
             email: string | null;
             /** @enum {string} */
-            role: "member" | "org_admin";
+            role: "org_admin" | "member";
             disabled: boolean;
             /** @description ISO 8601 */
             created_at: string;
@@ -1541,7 +1541,7 @@ export interface components {
         TeamMemberChange: {
             disabled?: boolean;
             /** @enum {string} */
-            role?: "member" | "org_admin";
+            role?: "org_admin" | "member";
         };
         /** @description An OAuth 2.0 error response (RFC 6749 section 5.2) that also carries the usual `detail`. */
         TokenError: {
