@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { startProcess, stopOnSignals } from './entry.ts';
-import { createHttpServer } from './lib/http-server.ts';
+import { createHttpServer, LISTEN_BACKLOG } from './lib/http-server.ts';
 import { exitOnListenFailure, listenAs } from './lib/listen.ts';
 import type { Logger } from './lib/logger.ts';
 import { createApiDeps } from './runtime.ts';
@@ -20,7 +20,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         server.once('listening', resolve);
         server.once('error', reject);
         // With several web processes on one port the kernel spreads connections among them.
-        server.listen({ port: config.PORT, host: config.HOST, reusePort: config.WEB_PROCESSES > 1 });
+        server.listen({ port: config.PORT, host: config.HOST, reusePort: config.WEB_PROCESSES > 1, backlog: LISTEN_BACKLOG });
       }),
     );
   } catch (err) {

@@ -23,6 +23,15 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   );
 }
 
+/**
+ * The accept queue asked of the kernel (which caps it at net.core.somaxconn). Node's default, 511,
+ * overflows when a burst of integrators' connections arrives while the event loop is busy: the kernel
+ * then drops the handshakes it cannot queue and the callers see connection resets, not an answer
+ * (2,000 verifications opened at once reset some tens of them). A queued connection costs a few
+ * hundred bytes of kernel memory.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** An HTTP server for the app whose parser-level refusals are JSON too. */
 export function createHttpServer(app: RequestListener): Server {
   const server = createServer(app);

@@ -8,7 +8,7 @@ import { inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { API_DB_CONNECT_TIMEOUT_MS, createDb } from '../../src/lib/db.ts';
-import { createHttpServer } from '../../src/lib/http-server.ts';
+import { createHttpServer, LISTEN_BACKLOG } from '../../src/lib/http-server.ts';
 import { manualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import type { IdentityAuthorityDialect } from '../../src/adapters/identity-authority/index.ts';
@@ -154,7 +154,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const deps = await createApiDeps(config, logger, { clock, db });
   const app = createApp(deps);
   const server: Server = await new Promise((resolve) => {
-    const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));
+    const s = createHttpServer(app).listen({ port: 0, host: '127.0.0.1', backlog: LISTEN_BACKLOG }, () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   paymentSim.setWebhookUrl(`${url}/v1/webhooks/paystack`);
