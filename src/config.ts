@@ -203,6 +203,11 @@ export const configSchema = z
     // one worker process runs at once while any synchronous lookup is in flight (none: no limit).
     // The CPU is shared with interactive calls; at least one, so that batches always progress.
     BACKGROUND_STEPS_WHILE_INTERACTIVE: z.coerce.number().int().min(1).max(1000).default(1),
+    // While synchronous lookups come and go (one in flight, or one heard of less than
+    // INTERACTIVE_QUIET_MS ago), a batch keeps at most this many lookups queued instead of
+    // BATCH_QUEUE_DEPTH: the lookups already queued run ungated and take the CPU interactive calls need.
+    BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE: z.coerce.number().int().min(1).max(10000).default(2),
+    INTERACTIVE_QUIET_MS: z.coerce.number().int().min(0).max(600_000).default(2000),
     // The periodic feed of open batches (BullMQ cron with seconds): resumes paused batches once their
     // wallet is credited by any path, and re-queues a batch lookup whose job was lost.
     BATCH_FEED_CRON: z.string().default('*/10 * * * * *'),

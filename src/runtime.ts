@@ -107,6 +107,7 @@ export function startBackgroundLane(config: Config, fairShare: FairShare): Promi
     subscriber: createWorkerRedis(redisTarget(config)),
     channel: interactiveChannel(config.REDIS_PREFIX),
     busyLimit: config.BACKGROUND_STEPS_WHILE_INTERACTIVE,
+    quietMs: config.INTERACTIVE_QUIET_MS,
     count: () => fairShare.interactiveInFlight(),
   });
 }

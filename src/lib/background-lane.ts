@@ -16,6 +16,14 @@ import type { RedisClient } from './redis.ts';
  * settles: events and counts, no timer. A busy limit of at least one step means a steady stream of
  * interactive calls slows a batch but never stops it; a step already running is never interrupted.
  *
+ * Steps already running are not the only cost: a batch keeps up to BATCH_QUEUE_DEPTH lookups queued,
+ * and those run whatever the gate says (a lookup waiting for a step would hold an authority slot).
+ * So the lane is also `busy` while interactive lookups come and go: from any interactive event heard
+ * (an admission, a settlement) until `quietMs` pass with none in flight. A stream of synchronous calls
+ * (5 a second, each in flight a tenth of the time) keeps it busy throughout, and the feeder keeps a
+ * batch's queue shallow meanwhile (BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE). This is a scheduling hint, not
+ * a rule anything correct depends on: a wrong guess only makes a batch faster or slower.
+ *
  * Pub/sub loses messages while a connection is down: the count is read again on every (re)connect
  * and whenever `refresh()` is called (the periodic batch feed does), and a stale count only ever
  * narrows the gate, never closes it.
@@ -25,6 +33,8 @@ export type BackgroundLane = {
   run<T>(step: () => Promise<T>): Promise<T>;
   /** Interactive lookups in flight, as this process last heard. */
   readonly interactive: number;
+  /** Interactive lookups in flight, or one heard of less than `quietMs` ago. */
+  readonly busy: boolean;
   /** Steps waiting at the gate. */
   readonly waiting: number;
   /** Reads the count again (after a reconnect, or from the periodic feed). */
@@ -32,8 +42,18 @@ export type BackgroundLane = {
   close(): Promise<void>;
 };
 
-export function createBackgroundLane(o: { subscriber: RedisClient; channel: string; busyLimit: number; count: () => Promise<number> }): Promise<BackgroundLane> {
+export function createBackgroundLane(o: {
+  subscriber: RedisClient;
+  channel: string;
+  busyLimit: number;
+  count: () => Promise<number>;
+  quietMs?: number;
+  now?: () => number;
+}): Promise<BackgroundLane> {
+  const now = o.now ?? Date.now;
+  const quietMs = o.quietMs ?? 0;
   let interactive = 0;
+  let lastHeard = Number.NEGATIVE_INFINITY;
   let running = 0;
   const queue: (() => void)[] = [];
   const limit = () => (interactive > 0 ? Math.max(1, o.busyLimit) : Number.POSITIVE_INFINITY);
@@ -50,7 +70,9 @@ export function createBackgroundLane(o: { subscriber: RedisClient; channel: stri
   const onMessage = (channel: string, message: string) => {
     if (channel !== o.channel) return;
     const n = Number(message.slice(2));
-    if (Number.isFinite(n)) set(n);
+    if (!Number.isFinite(n)) return;
+    lastHeard = now();
+    set(n);
   };
   const refresh = async () => set(await o.count());
   const onReady = () => void refresh().catch(() => undefined);
@@ -68,6 +90,9 @@ export function createBackgroundLane(o: { subscriber: RedisClient; channel: stri
     },
     get interactive() {
       return interactive;
+    },
+    get busy() {
+      return interactive > 0 || now() - lastHeard < quietMs;
     },
     get waiting() {
       return queue.length;

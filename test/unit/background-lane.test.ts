@@ -60,4 +60,36 @@ describe('issue 29 item 17: the background lane', () => {
     expect(lane.interactive).toBe(0);
     await lane.close();
   });
+
+  it('issue 29 item 17: When interactive lookups come and go, then the lane is busy while one is in flight and for the quiet period after the last event heard, on its own clock', async () => {
+    const sub = fakeSubscriber();
+    let t = 1_000;
+    const lane = await createBackgroundLane({ subscriber: sub as unknown as RedisClient, channel: 'ch', busyLimit: 1, count: async () => 0, quietMs: 2_000, now: () => t });
+    expect(lane.busy).toBe(false);
+    sub.emit('message', 'ch', 'a:1');
+    expect(lane.busy).toBe(true);
+    t += 10_000;
+    // Still in flight, however long ago it was admitted.
+    expect(lane.busy).toBe(true);
+    sub.emit('message', 'ch', 'f:0');
+    expect(lane.busy).toBe(true);
+    t += 1_999;
+    expect(lane.busy).toBe(true);
+    t += 1;
+    expect(lane.busy).toBe(false);
+    // Another channel's messages are not interactive events.
+    sub.emit('message', 'other', 'a:1');
+    expect(lane.busy).toBe(false);
+    await lane.close();
+  });
+
+  it('issue 29 item 17: When there is no quiet period, then the lane is busy exactly while a lookup is in flight', async () => {
+    const sub = fakeSubscriber();
+    const lane = await createBackgroundLane({ subscriber: sub as unknown as RedisClient, channel: 'ch', busyLimit: 1, count: async () => 0, quietMs: 0, now: () => 5 });
+    sub.emit('message', 'ch', 'a:1');
+    expect(lane.busy).toBe(true);
+    sub.emit('message', 'ch', 'f:0');
+    expect(lane.busy).toBe(false);
+    await lane.close();
+  });
 });

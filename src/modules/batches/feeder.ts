@@ -28,7 +28,7 @@ import { queryOfWaiting } from './waiting.ts';
  * What feeding a batch needs; the workers (and the API, for cancel) provide it. `lane`: the workers'
  * gate for background steps (background-lane.ts); without it (the API) a step runs at once.
  */
-export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare; lane?: Pick<BackgroundLane, 'run' | 'refresh'> };
+export type FeedDeps = { db: DatabasePool; config: Config; producer: Producer; clock: Clock; logger: Logger; fairShare: FairShare; lane?: Pick<BackgroundLane, 'run' | 'refresh' | 'busy'> };
 
 /** One background step: taking one row, or noting one lookup's end. Steps never nest (a gate of width one would wait on itself). */
 const step = <T>(deps: Pick<FeedDeps, 'lane'>, fn: () => Promise<T>): Promise<T> => (deps.lane ? deps.lane.run(fn) : fn());
@@ -186,7 +186,8 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
   if (!batch || batch.status === 'completed' || batch.status === 'cancelled') return 0;
   if (reconcile) await reconcileQueued(deps, conn, batchId);
 
-  const depth = deps.config.BATCH_QUEUE_DEPTH;
+  // Shallow while interactive calls come and go: what is queued runs ungated (background-lane.ts).
+  const depth = deps.lane?.busy ? Math.min(deps.config.BATCH_QUEUE_DEPTH, deps.config.BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE) : deps.config.BATCH_QUEUE_DEPTH;
   const inQueue = await repo.countQueued(conn, batchId);
   const room = depth - inQueue;
   // A running batch is topped up by the quarter of its depth, not lookup by lookup: one feed per
