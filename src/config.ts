@@ -204,8 +204,11 @@ export const configSchema = z
     // The CPU is shared with interactive calls; at least one, so that batches always progress.
     BACKGROUND_STEPS_WHILE_INTERACTIVE: z.coerce.number().int().min(1).max(1000).default(1),
     // While synchronous lookups come and go (one in flight, or one heard of less than
-    // INTERACTIVE_QUIET_MS ago), a batch keeps at most this many lookups queued instead of
-    // BATCH_QUEUE_DEPTH: the lookups already queued run ungated and take the CPU interactive calls need.
+    // INTERACTIVE_QUIET_MS ago), a batch keeps only as many lookups queued as take about
+    // BATCH_ROWS_PER_SECOND_WHILE_INTERACTIVE rows a second at the mean lookup time (Little's law),
+    // at least BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE, at most BATCH_QUEUE_DEPTH: queued lookups run
+    // ungated and their CPU grows with the rows a second, not with the lookups waiting on a slow authority.
+    BATCH_ROWS_PER_SECOND_WHILE_INTERACTIVE: z.coerce.number().positive().max(100_000).default(100),
     BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE: z.coerce.number().int().min(1).max(10000).default(2),
     INTERACTIVE_QUIET_MS: z.coerce.number().int().min(0).max(600_000).default(2000),
     // The periodic feed of open batches (BullMQ cron with seconds): resumes paused batches once their

@@ -51,6 +51,8 @@ export type FairShare = {
    * `f:<count>` (one settled), for the background lane (background-lane.ts).
    */
   interactiveInFlight(): Promise<number>;
+  /** The running mean of lookup durations (every lane's), or the default before any was measured. */
+  meanLookupMs(): Promise<number>;
   /**
    * Asynchronous and batch lookups: the same fair queuing in a lane of its own whose priorities
    * all sort after every synchronous one, so they only use the authority's spare capacity. Never
@@ -233,6 +235,10 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
     },
     async interactiveInFlight() {
       return Number(await redis.eval(IN_FLIGHT, 1, sync.orgs, sync.orgPrefix, String(Date.now() - o.staleMs)));
+    },
+    async meanLookupMs() {
+      const m = Number(await redis.get(meanKey));
+      return Number.isFinite(m) && m > 0 ? m : o.defaultLookupMs;
     },
     async snapshot() {
       const out = new Map<number, number>();

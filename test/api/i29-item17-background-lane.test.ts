@@ -19,7 +19,8 @@ const ROWS = 6;
 beforeAll(async () => {
   // No quiet period: the lane is busy exactly while an interactive lookup is in flight, so each test
   // decides it by what it holds (the quiet period is the unit test's, on a clock of its own).
-  stack = await startStack({ env: { INTERACTIVE_QUIET_MS: '0', BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE: '2' } });
+  // One row a second at most, so the depth is its floor of two whatever the mean lookup time.
+  stack = await startStack({ env: { INTERACTIVE_QUIET_MS: '0', BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE: '2', BATCH_ROWS_PER_SECOND_WHILE_INTERACTIVE: '1' } });
 });
 afterAll(async () => stack?.close());
 

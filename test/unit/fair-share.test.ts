@@ -136,6 +136,18 @@ describe('fair share of the identity authority', () => {
     expect(await fs.admit({ orgId: 30, referenceId: 'REF-R4', cap: 10 })).toMatchObject({ priority: 4 });
   });
 
+  it('issue 29 item 17: When no lookup has been measured, then the mean lookup time is the default; each settled lookup moves it, from either lane', async () => {
+    const fs = fresh();
+    expect(await fs.meanLookupMs()).toBe(1000);
+    await fs.admit({ orgId: 1, referenceId: 'REF-M1', cap: 5 });
+    await fs.finish({ orgId: 1, referenceId: 'REF-M1', durationMs: 20 });
+    // The first measure sets the mean; the next moves it by the smoothing factor.
+    expect(await fs.meanLookupMs()).toBe(20);
+    await fs.background.admit({ orgId: 2, referenceId: 'REF-M2' });
+    await fs.background.finish({ orgId: 2, referenceId: 'REF-M2', durationMs: 1020 });
+    expect(await fs.meanLookupMs()).toBeCloseTo(70, 6);
+  });
+
   it('When nothing is in flight any more, then tags start again from 1', async () => {
     const fs = fresh();
     for (let i = 0; i < 5; i++) await fs.admit({ orgId: 5, referenceId: `REF-E${i}`, cap: 10 });

@@ -126,6 +126,19 @@ export async function feedBatch(deps: FeedDeps, batchId: string, o: { reconcile?
   return queued;
 }
 
+/**
+ * A batch's queue depth while interactive lookups come and go. The CPU a batch takes from them grows
+ * with its rows a second, and rows a second are the lookups in flight over the time each is in
+ * flight (Little's law): against a fast authority two in flight already make a hundred rows a
+ * second, against one answering in 1.2 s it takes 120 for the same rate, and those wait at the
+ * authority without using our CPU. So the depth follows the measured mean lookup time, between
+ * BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE and BATCH_QUEUE_DEPTH.
+ */
+export function depthWhileInteractive(c: Pick<Config, 'BATCH_QUEUE_DEPTH' | 'BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE' | 'BATCH_ROWS_PER_SECOND_WHILE_INTERACTIVE'>, meanLookupMs: number): number {
+  const forRate = Math.ceil((c.BATCH_ROWS_PER_SECOND_WHILE_INTERACTIVE * Math.max(0, meanLookupMs)) / 1000);
+  return Math.min(c.BATCH_QUEUE_DEPTH, Math.max(c.BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE, forRate));
+}
+
 // Lookups of one feed handled at once: their holds, rows and enqueues overlap, so a feed takes a
 // few round trips whatever its size (one by one, a loaded machine fed a batch slower than the
 // authority answered it).
@@ -186,8 +199,8 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
   if (!batch || batch.status === 'completed' || batch.status === 'cancelled') return 0;
   if (reconcile) await reconcileQueued(deps, conn, batchId);
 
-  // Shallow while interactive calls come and go: what is queued runs ungated (background-lane.ts).
-  const depth = deps.lane?.busy ? Math.min(deps.config.BATCH_QUEUE_DEPTH, deps.config.BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE) : deps.config.BATCH_QUEUE_DEPTH;
+  // Shallower while interactive calls come and go: what is queued runs ungated (background-lane.ts).
+  const depth = deps.lane?.busy ? depthWhileInteractive(deps.config, await deps.fairShare.meanLookupMs()) : deps.config.BATCH_QUEUE_DEPTH;
   const inQueue = await repo.countQueued(conn, batchId);
   const room = depth - inQueue;
   // A running batch is topped up by the quarter of its depth, not lookup by lookup: one feed per
