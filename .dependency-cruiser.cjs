@@ -2,7 +2,10 @@
 // violation. Paths are relative to the directory dependency-cruiser runs in, so the same rules also
 // judge the throwaway trees of test/unit/dependency-rules.test.ts.
 
-/** A module's door: the one file of src/modules/<m>/ that code outside <m> may import. */
+/**
+ * A module's door: the one file of src/modules/<m>/ that code outside <m> may import. What it exports is
+ * checked by test/unit/i30-doors.test.ts: only names some caller outside <m> imports.
+ */
 const DOOR = '^src/modules/[^/]+/index\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -55,6 +58,14 @@ module.exports = {
       comment: 'The mail module owns the outbox, sealing and sending: others queue e-mail through src/modules/mail/index.ts, none opens a mail transport.',
       from: { path: '^(src|workers)/', pathNot: '^src/modules/mail/' },
       to: { path: '(^|/)node_modules/nodemailer/' },
+    },
+    {
+      name: 'verification-not-to-batches',
+      severity: 'error',
+      comment:
+        'Batches own the batch flow: they start a lookup through the verification door and consume its settlement; verification never calls back into batches, not even through its door.',
+      from: { path: '^src/modules/verification/' },
+      to: { path: '^src/modules/batches/' },
     },
     {
       name: 'lib-and-jobs-stay-below-modules',

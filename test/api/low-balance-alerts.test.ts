@@ -4,7 +4,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLowBalance } from '../../src/modules/alerts/index.ts';
-import { setLowBalanceUnits } from '../../src/modules/organisations/index.ts';
+import { setLowBalanceUnits } from '../../src/modules/organisations/low-balance.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';

@@ -138,6 +138,17 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     ]);
   });
 
+  it('issue 30 item 2: when verification imports batches, even through its door, then verification-not-to-batches is reported', async () => {
+    const batches = { 'src/modules/batches/index.ts': "import { verify } from '../verification/index.ts';\nexport const batch = verify;\n" };
+    const verification = { 'src/modules/verification/index.ts': 'export const verify = 1;\n' };
+    expect(await violationsOf({ ...batches, ...verification })).toEqual([]);
+    const backwards = {
+      'src/modules/batches/index.ts': 'export const batch = 1;\n',
+      'src/modules/verification/index.ts': "import { batch } from '../batches/index.ts';\nexport const verify = batch;\n",
+    };
+    expect(await violationsOf(backwards)).toEqual(['verification-not-to-batches: src/modules/verification/index.ts -> src/modules/batches/index.ts']);
+  });
+
   it('When the real repository is checked, then nothing is reported', async () => {
     expect(await cruiseIn(REPO)).toEqual([]);
   });

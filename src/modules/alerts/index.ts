@@ -1,2 +1,2 @@
 // The alerts module's door: e-mails the service sends on its own when an organisation should act.
-export { checkLowBalance, renderLowBalanceMail, type AlertDeps } from './low-balance-alert.ts';
+export { checkLowBalance } from './low-balance-alert.ts';

@@ -2,7 +2,6 @@
 // change it reports), sealing of e-mails that carry personal data, and sending. Other modules and
 // entry points import mail from here only.
 export { queueReceipt } from './outbox.repository.ts';
-export { type ReceiptPayload } from './mail.schemas.ts';
 export { queueSealedMail, type SealedMail } from './sealed-mail.ts';
 export { deliverMail, sweepOutbox } from './delivery.ts';
 export { resealOutbox, sealedOutboxCounts } from './reseal.ts';

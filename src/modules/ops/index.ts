@@ -3,4 +3,4 @@ export { startMetricsServer } from './metrics.ts';
 export { register as registerOpsOpenApi } from './ops.openapi.ts';
 export { opsRoutes } from './ops.routes.ts';
 export { operatorAuth, requirePlatformAdmin } from './queues.routes.ts';
-export { reencryptAll, sealedRowCounts } from './key-rotation.ts';
+export { reencryptAll } from './key-rotation.ts';

@@ -1,5 +1,5 @@
 // The organisations module's door: other modules and entry points import from here only.
-export { loyaltyBadge, type LoyaltyBadge } from './loyalty.ts';
+export { loyaltyBadge } from './loyalty.ts';
 export {
   ADDRESS_NOT_ALLOWED,
   adoptApiClient,
@@ -16,8 +16,7 @@ export {
   type ApiClientRow,
   type ListedApiClient,
 } from './api-clients.ts';
-export { seedSandbox, type SeededCredentials } from './sandbox-seed.ts';
-export type { CreateOrganisationInput, CreateUserInput, OrganisationRow, Role, Tenancy } from './organisations.schemas.ts';
+export { seedSandbox } from './sandbox-seed.ts';
 export {
   addLifetimeUnits,
   createOrganisation,
@@ -35,10 +34,9 @@ export {
   setPassword,
   setSubscription,
   setUserDisabled,
-  type OrgDefaults,
 } from './organisations.service.ts';
-export { findTeamMember, LAST_ADMIN, listTeamMembers, updateTeamMember, type TeamMember } from './team-members.ts';
+export { findTeamMember, listTeamMembers, updateTeamMember, type TeamMember } from './team-members.ts';
 export { findUsernameProblems, listOrganisations, usersByOrganisation } from './directory.ts';
-export { normaliseUsername, USERNAME_RULES, usernameProblems, usernameSchema } from './usernames.ts';
-export { organisationSettings, organisationSettingsRow, settingsPatch, updateOrganisationSettings, type OrganisationSettings, type SettingsPatch } from './settings.ts';
-export { lowBalanceRecipients, LOW_BALANCE_MAX, setLowBalanceUnits } from './low-balance.ts';
+export { usernameSchema } from './usernames.ts';
+export { organisationSettings, organisationSettingsRow, settingsPatch, updateOrganisationSettings, type SettingsPatch } from './settings.ts';
+export { lowBalanceRecipients } from './low-balance.ts';

@@ -3,13 +3,13 @@ export { verificationRoutes } from './verification.routes.ts';
 export { verificationHistoryRoutes } from './history.routes.ts';
 export { releaseLookupSlot, runLookup, type AuthorityGuards } from './lookup.job.ts';
 export { createInlineLookup } from './inline-lookup.ts';
-export { enqueueBackgroundLookup, RetryLater, RETRY_MAX_DELAY_MS, type BackgroundPayload, type Delivery } from './background.ts';
-export { assertPendingWithinCap, reservePendingSlots, ORG_PENDING_CAP } from './pending.ts';
+export { RetryLater } from './background.ts';
+export { reservePendingSlots } from './pending.ts';
 
 export { eraseExpired, sweepPending } from './maintenance.ts';
 export { register as registerVerificationOpenApi } from './verification.openapi.ts';
 export { register as registerVerificationHistoryOpenApi } from './history.openapi.ts';
-export { eraseSubjectData, exportSubject, type SubjectVerification, type WaitingBatchRow, type WaitingQueries } from './subjects.ts';
+export { eraseSubjectData, exportSubject, type WaitingBatchRow, type WaitingQueries } from './subjects.ts';
 export { subjectHash } from './subject.ts';
 export { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from './reseal.ts';
 export {
@@ -17,7 +17,6 @@ export {
   batchOutcomes,
   cancelQueuedBatchLookup,
   enqueueBatchLookup,
-  findBatchVerification,
   recordBatchFixture,
   recordLostBatchVnin,
   startBatchLookup,

@@ -1,7 +1,7 @@
 // The wallet module's one door: balances, credits, adjustments, the ledger, and the hold, capture and
 // release of a verification's unit.
 export { adjustWallet, balanceOf } from './wallet.service.ts';
-export { addUnits, countWallets, openWallet, findLedgerMismatches, findReservedMismatches, listTransactions, recordFixtureCalls, type WalletTransaction } from './wallet.repository.ts';
+export { addUnits, openWallet, findLedgerMismatches, findReservedMismatches, listTransactions, recordFixtureCalls } from './wallet.repository.ts';
 export { captureHeldUnit, holdUnit, releaseHeldUnit, spendableUnits } from './holds.ts';
 export { auditLedger } from './audit.ts';
 export { ledgerRoutes } from './ledger.routes.ts';
