@@ -22,23 +22,30 @@ export const TAGS = {
   auth: 'Authentication',
   team: 'Team',
   verification: 'Verification',
+  batches: 'Batches',
   reasons: 'Reasons',
   topup: 'Top-up',
   webhooks: 'Inbound webhooks',
   platform: 'Platform administration',
   history: 'History',
+  audit: 'Audit trail',
   ops: 'Service',
 } as const;
 
-export const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
+export type TagName = (typeof TAGS)[keyof typeof TAGS];
+
+/** Each tag's one-line summary; the longer prose of a tag is its guide (document.ts, TAG_GUIDES). */
+export const TAG_DESCRIPTIONS: Record<TagName, string> = {
   Authentication: 'Tokens (OAuth 2.0 password and client credentials grants), the caller, passwords and API clients.',
   Team: "An organisation administrator manages the organisation's users.",
-  Verification: 'NIN, phone and demography lookups against the identity authority, each paid with one unit; requery and slips.',
+  Verification: 'NIN, vNIN, phone and demography lookups against the identity authority, each paid with one unit; match-only, asynchronous, requery and slips.',
+  Batches: 'Up to 50,000 NINs, vNINs or phone numbers in one request, looked up in the background and followed by polling.',
   Reasons: 'The lawful reasons a verification may give.',
   'Top-up': 'Buying units through the payment processor.',
   'Inbound webhooks': "The payment processor's signed notifications.",
   'Platform administration': "The operator's view of every organisation.",
-  History: 'The ledger, top-ups and verifications of an organisation, a page at a time or as CSV.',
+  History: 'The ledger, top-ups, verifications and daily usage of an organisation, a page at a time or as CSV.',
+  'Audit trail': 'Who did what, when and from where, on an append-only, hash-chained trail.',
   Service: 'Health, readiness and this document.',
 };
 

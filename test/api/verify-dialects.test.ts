@@ -7,7 +7,7 @@ import { startStack, type Stack } from '../setup/harness.ts';
 /**
  * Live verifications through the Prembly and Dojah adapters: API, queue and worker as in
  * production, over HTTP to the identity simulator speaking that provider's dialect. The outcomes
- * are the ones docs/api-reference.md documents for every authority (found, NIN not found, unavailable).
+ * are the ones the API reference (src/modules/verification/verification.guide.md) documents for every authority (found, NIN not found, unavailable).
  */
 const REF = /^REF-[A-Z0-9]{12}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -39,7 +39,7 @@ describe('upstream faults', () => {
       ...Array.from({ length: 30 }, () => ({ kind: 'normal', nin: liveNin() })),
     ];
     const results = await pool(cases, cases.length, async (c) => ({ ...c, res: await verifyNin(stack.url, org.member.token, c.nin, 60_000) }));
-    // Each fault kind has one answer: its status, detail and code (the outcome table of docs/api-reference.md, Verification).
+    // Each fault kind has one answer: its status, detail and code (the outcome table of the API reference, tag Verification: src/modules/verification/verification.guide.md).
     const answers = (kind: string) => results.filter((r) => r.kind === kind).map((r) => (r.res.status === 200 ? 200 : { status: r.res.status, detail: r.res.body?.detail, code: r.res.body?.code }));
     const failed = (n: number, status: number, detail: string, code: string) => Array.from({ length: n }, () => ({ status, detail, code }));
     expect(answers('flaky-then-ok')).toEqual(Array(8).fill(200));

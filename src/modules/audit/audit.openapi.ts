@@ -10,7 +10,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/audit-events',
     operationId: 'listAuditEvents',
-    tags: [TAGS.history],
+    tags: [TAGS.audit],
     summary: "The organisation's audit trail",
     description:
       'Organisation administrators only. Who did what and when in the organisation (sign-ins, password and team ' +

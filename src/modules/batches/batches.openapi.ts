@@ -14,7 +14,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/verify-nin/batches',
     operationId: 'createBatch',
-    tags: [TAGS.verification],
+    tags: [TAGS.batches],
     summary: 'Verify up to 50,000 NINs or phone numbers in one batch',
     description:
       'Administrators and team members. JSON `{reason, rows}` or a CSV upload (`Content-Type: text/csv`, a header row naming ' +
@@ -49,7 +49,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/verify-nin/batches',
     operationId: 'listBatches',
-    tags: [TAGS.verification],
+    tags: [TAGS.batches],
     summary: "The organisation's batches, newest first",
     security: bearer,
     request: { query: z.object(pageParams) },
@@ -59,7 +59,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/verify-nin/batches/{id}',
     operationId: 'getBatch',
-    tags: [TAGS.verification],
+    tags: [TAGS.batches],
     summary: 'Where a batch stands',
     security: bearer,
     request: { params: idParam },
@@ -69,7 +69,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'get',
     path: '/verify-nin/batches/{id}/results',
     operationId: 'getBatchResults',
-    tags: [TAGS.verification],
+    tags: [TAGS.batches],
     summary: "A batch's rows and their outcomes",
     description:
       'CSV by default (the whole batch, in row order, sent as it is read); with `Accept: application/json`, pages of rows. ' +
@@ -93,7 +93,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/verify-nin/batches/{id}/cancel',
     operationId: 'cancelBatch',
-    tags: [TAGS.verification],
+    tags: [TAGS.batches],
     summary: 'Cancel a batch',
     description: 'Every row not yet started ends `cancelled` and its unit is given back; rows already at the authority finish. Answers the batch.',
     security: bearer,
