@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisGate, redisGiveBack } from '../../src/modules/auth/index.ts';
+import { countedCode } from '../../src/modules/mfa/code-attempts.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 // A count taken before a request is judged and given back when the request is refused (the
-// requery's rate limits) is given back to the window it was taken in, named by identity: once that
-// window has ended, the new window keeps its count. The window is ended here by the event itself (the key expires), never by waiting a margin.
+// requery's rate limits) or the code was right (the one-time code count) is given back to the
+// window it was taken in, named by identity: once that window has ended, the new window keeps its
+// count. The window is ended here by the event itself (the key expires), never by waiting a margin.
 
 let stack: Stack;
 let redis: Redis;
@@ -55,5 +57,26 @@ describe('issue 30 item 1: counts given back by window, not by time', () => {
     // The count the new window took is still its own to give back.
     await giveBack('jti-a', 1, third);
     expect([await count(keys.token('jti-a')), await count(keys.org(1))]).toEqual([0, 0]);
+  });
+
+  const codes = () => ({ db: stack.db, redis, config: { REDIS_PREFIX: `${prefix}-mfa-${randomBytes(3).toString('hex')}` } });
+  const who = { userId: 4242, orgId: null };
+  const codeKey = (deps: ReturnType<typeof codes>) => `${deps.config.REDIS_PREFIX}:mfa:codes:${who.userId}`;
+
+  it("issue 30 item 1: when a right one-time code is checked in the window its point was taken in, then the point is given back (a wrong one keeps its point); when that window ends during the check and a wrong code opens a new one, then the right code's give-back leaves the new window's failure counted", async () => {
+    const deps = codes();
+    expect(await countedCode(deps, who, async () => false)).toBe(false);
+    expect(await count(codeKey(deps))).toBe(1);
+    expect(await countedCode(deps, who, async () => true)).toBe(true);
+    expect(await count(codeKey(deps))).toBe(1);
+
+    const right = await countedCode(deps, who, async () => {
+      await endWindows(codeKey(deps));
+      expect(await countedCode(deps, who, async () => false)).toBe(false);
+      expect(await count(codeKey(deps))).toBe(1);
+      return true;
+    });
+    expect(right).toBe(true);
+    expect(await count(codeKey(deps))).toBe(1);
   });
 });
