@@ -26,8 +26,8 @@ declare module 'express-serve-static-core' {
     claims?: TokenClaims;
     /** The rate-limit counters the authentication's Redis round trip already took (see gate.ts). */
     counted?: Counted;
-    /** When countBeforeRead took the deny-list and the counts before the route's read (epoch ms). */
-    countedBeforeRead?: number;
+    /** countBeforeRead took the deny-list and the counts before the route's read (they are given back if it refuses). */
+    countedBeforeRead?: boolean;
   }
 }
 
@@ -198,12 +198,12 @@ export function createAuthenticator(
   /** The counts countBeforeRead took, given back (best effort) and forgotten; nothing when it took none. */
   const giveBackCounts = async (req: Request): Promise<void> => {
     const c = req.claims;
-    const at = req.countedBeforeRead;
+    const early = req.countedBeforeRead === true;
     const counted = req.counted;
     req.countedBeforeRead = undefined;
     req.counted = undefined;
-    if (!c || at === undefined || !counted || !giveBack) return;
-    await giveBack(c.jti, c.org, { token: at + counted.token.msBeforeNext, org: counted.org ? at + counted.org.msBeforeNext : null }).catch(onGateError);
+    if (!c || !early || !counted || !giveBack) return;
+    await giveBack(c.jti, c.org, counted).catch(onGateError);
   };
 
   /** After the principal is admitted: the deny-list (and the counts), then the principal is the request's. */
@@ -244,7 +244,7 @@ export function createAuthenticator(
       }
       if (r.revoked) throw refusalError(req, DENIED);
       if (r.counted) req.counted = r.counted;
-      req.countedBeforeRead = Date.now();
+      req.countedBeforeRead = true;
       return true;
     },
     giveBackCounts: (req) => giveBackCounts(req),
@@ -254,7 +254,7 @@ export function createAuthenticator(
         const c = req.claims;
         if (!c) throw new AppError('unauthorized', 'Not authenticated');
         // The statement records the read only once the deny-list and the limits have let it through.
-        const early = req.countedBeforeRead !== undefined;
+        const early = req.countedBeforeRead === true;
         const at = clock.now();
         const event = early && record && recording ? { fields: canonicalOf({ ...auditContext(claimedPrincipal(c)), ...record }), may: claimsMay(req, c), now: at } : undefined;
         let found: AlongRead;

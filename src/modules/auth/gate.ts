@@ -1,4 +1,5 @@
 import { batcher } from '../../lib/batch.ts';
+import { COUNT_LUA, fixedWindows, type Taken, type WindowCount } from '../../lib/fixed-window.ts';
 import type { RedisClient } from '../../lib/redis.ts';
 
 /**
@@ -13,16 +14,17 @@ import type { RedisClient } from '../../lib/redis.ts';
  * for its principal (a disabled user, a fenced or retired API client, a pending password change)
  * counts against no limit, as when the limits ran after authentication; a revoked token counts
  * nothing either. (The requery asks it before its read, and gives the counts back when it then
- * refuses the principal: see GIVE_BACK.) The keys are the ones the separate calls use (the
+ * refuses the principal: see redisGiveBack.) The keys are the ones the separate calls use (the
  * deny-list's `auth:revoked:<jti>`, the rate limiter's `rl:token:<jti>` and `rl:org:<org>`), and each
- * counter is counted exactly as the rate limiter counts it (a fixed window opened by the first hit,
- * `SET NX EX` then `INCRBY`): a rolling upgrade shares counts and logouts between old and new processes.
+ * counter is counted exactly as the rate limiter counts it (lib/fixed-window.ts: a fixed window opened
+ * by the first hit, `SET NX EX` then `INCRBY`): a rolling upgrade shares counts and logouts between
+ * old and new processes.
  *
  * ARGV: the window in seconds, then for each request the number of its keys (its deny-list key,
  * then its counters). The answer, per request: -1 when its token is revoked (nothing counted), or
- * the number of its counters followed by each counter's count and time left in ms.
+ * the number of its counters followed by each counter's count, time left in ms and window identity.
  */
-const SCRIPT = `
+const SCRIPT = `${COUNT_LUA}
 local out = {}
 local k = 1
 for r = 2, #ARGV do
@@ -32,15 +34,10 @@ for r = 2, #ARGV do
   else
     out[#out + 1] = n - 1
     for i = k + 1, k + n - 1 do
-      redis.call('set', KEYS[i], 0, 'EX', ARGV[1], 'NX')
-      local consumed = redis.call('incrby', KEYS[i], 1)
-      local ttl = redis.call('pttl', KEYS[i])
-      if ttl == -1 then
-        redis.call('expire', KEYS[i], ARGV[1])
-        ttl = 1000 * ARGV[1]
-      end
+      local consumed, ttl, window = count(KEYS[i], ARGV[1])
       out[#out + 1] = consumed
       out[#out + 1] = ttl
+      out[#out + 1] = window
     end
   end
   k = k + n
@@ -48,8 +45,8 @@ end
 return out
 `;
 
-/** A counter after this request: how many hits its window holds, and when the window ends. */
-export type Count = { consumed: number; msBeforeNext: number };
+/** A counter after this request: how many hits its window holds, when it ends, and which window it is (for a give-back). */
+export type Count = WindowCount;
 export type Counted = { token: Count; org: Count | null };
 /** `counted` is null when the caller asked for the deny-list alone (a route without rate limits). */
 export type GateResult = { revoked: true } | { revoked: false; counted: Counted | null };
@@ -84,7 +81,7 @@ export function redisGate(redis: RedisClient, keys: GateKeys, windowSeconds: num
           continue;
         }
         const counts: Count[] = [];
-        for (let i = 0; i < head; i++, at += 2) counts.push({ consumed: Number(out[at]), msBeforeNext: Number(out[at + 1]) });
+        for (let i = 0; i < head; i++, at += 3) counts.push({ consumed: Number(out[at]), msBeforeNext: Number(out[at + 1]), window: Number(out[at + 2]) });
         results.push({ revoked: false, counted: a.count ? { token: counts[0]!, org: counts[1] ?? null } : null });
       }
       if (at !== out.length) throw new Error('gate: the script did not answer every request');
@@ -97,39 +94,20 @@ export function redisGate(redis: RedisClient, keys: GateKeys, windowSeconds: num
 /**
  * Takes back the counts a request's early gate call took (a requery counts before it reads, so that
  * its read can record its audit event; a request then refused for its principal, or over a limit,
- * counts against no limit, as on every other route). A counter is lowered only while it holds a
- * count and is still the window that was counted (its time left no later than that window's end,
- * give or take 50 ms, as the ends are measured after the count): a window opened since by another
- * request, however short the window, is left alone. One round trip,
+ * counts against no limit, as on every other route). Each counter is lowered only while it is still
+ * the window the early call counted in (the identity that call answered, lib/fixed-window.ts): a
+ * window opened since by another request is left alone, however late the give-back. One round trip,
  * on refusals only.
  */
-const GIVE_BACK = `
-for i = 1, #KEYS do
-  local v = tonumber(redis.call('get', KEYS[i]) or '0')
-  local left = redis.call('pttl', KEYS[i])
-  if v and v > 0 and left > 0 and left <= tonumber(ARGV[i]) + 50 then redis.call('decrby', KEYS[i], 1) end
-end
-return 0
-`;
-
-/** `ends`: when each counted window ends (epoch ms), as the early call saw it. */
-export type GiveBack = (jti: string, orgId: number | null, ends: { token: number; org: number | null }) => Promise<void>;
-
-type WithGiveBack = { idvGiveBack(...args: (string | number)[]): Promise<number> };
+export type GiveBack = (jti: string, orgId: number | null, counted: Counted) => Promise<void>;
 
 /** null on a Redis Cluster, like the gate itself (whose counts it gives back). */
 export function redisGiveBack(redis: RedisClient, keys: GateKeys): GiveBack | null {
   if (redis.isCluster) return null;
-  redis.defineCommand('idvGiveBack', { lua: GIVE_BACK });
-  const call = redis as unknown as WithGiveBack;
-  return async (jti, orgId, ends) => {
-    const now = Date.now();
-    const names = [keys.token(jti)];
-    const left = [ends.token - now];
-    if (orgId !== null && ends.org !== null) {
-      names.push(keys.org(orgId));
-      left.push(ends.org - now);
-    }
-    await call.idvGiveBack(names.length, ...names, ...left);
+  const windows = fixedWindows(redis);
+  return async (jti, orgId, counted) => {
+    const taken: Taken[] = [{ key: keys.token(jti), window: counted.token.window }];
+    if (orgId !== null && counted.org !== null) taken.push({ key: keys.org(orgId), window: counted.org.window });
+    await windows.giveBack(taken);
   };
 }
