@@ -86,7 +86,7 @@ export type NpmStart = {
 };
 
 /** `npm start` as an operator runs it, with a database, a Redis prefix and ports of its own (or those given). */
-export async function startNpmStart(o: { ports?: Partial<NpmStart['ports']> } = {}): Promise<NpmStart> {
+export async function startNpmStart(o: { ports?: Partial<NpmStart['ports']>; env?: Record<string, string> } = {}): Promise<NpmStart> {
   const database = await createTestDatabase();
   const ports = { api: await freePort(), identity: await freePort(), payment: await freePort(), smtp: await freePort(), ...o.ports };
   const env: Record<string, string> = {
@@ -103,6 +103,7 @@ export async function startNpmStart(o: { ports?: Partial<NpmStart['ports']> } = 
     SANDBOX_SMTP_PORT: String(ports.smtp),
     SANDBOX_SEED: 'false',
     SHUTDOWN_GRACE_MS: '5000',
+    ...o.env,
   };
   const proc = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
