@@ -309,7 +309,7 @@ function claimedPrincipal(c: TokenClaims): { orgId: number | null; userId: numbe
   return { orgId: c.org, userId: s.kind === 'user' ? s.userId : null, clientId: s.kind === 'client' ? s.clientId : null };
 }
 
-/** What the claims alone decide of a hot route's admission: the token's scope for it (tokenRefusal). */
+/** What the claims alone decide of a hot route's admission: the token's scope for it (ADMISSION's `may`, as admissionError asks it). */
 export function claimsMay(req: Request, c: TokenClaims): boolean {
   if (subjectOf(c).kind === 'client' && !roles.inOrganisation(c.role)) return false;
   return checkScope(req.method, routeOf(req), scopeHolder(c)).ok;
