@@ -134,7 +134,7 @@ export const EVERYTHING_DONE: Allow = { passwordPending: false, mfaPending: fals
  */
 export function admissionError(req: Request, user: Principal, allow: Allow): AppError | null {
   const client = user.clientId !== null;
-  const check = checkScope(req.method, routeOf(req), { client, scopes: user.scopes });
+  const check = checkScope(req.method, routeOf(req), { client, scopes: user.scopes, role: user.role });
   const refused = failing(ADMISSION, {
     password_pending: allow.passwordPending,
     mfa_pending: allow.mfaPending,

@@ -163,8 +163,8 @@ export function subjectOf(c: TokenClaims): { kind: 'user'; userId: number } | { 
  */
 export function scopeHolder(c: TokenClaims): ScopeHolder {
   const client = subjectOf(c).kind === 'client';
-  if (c.scope !== undefined) return { client, scopes: c.scope.split(' ').filter(isScope) };
-  return { client, scopes: client ? roles.scopes(c.role) : null };
+  if (c.scope !== undefined) return { client, scopes: c.scope.split(' ').filter(isScope), role: c.role };
+  return { client, scopes: client ? roles.scopes(c.role) : null, role: c.role };
 }
 
 /** The claims as the admission rules name them (admission.ts); a token without `ver` is of version 0. */
