@@ -83,6 +83,29 @@ describe('issue 30 item 1: a role added in a fixture', () => {
     expect(own.body.scope).toBe('history:read');
   });
 
+  it("issue 30 item 1: a person's token as issued reaches only its role's scopes: the fixture role (history:read) is refused verifying, requerying and topping up (403 insufficient_scope, nothing recorded), and reads its history", async () => {
+    const token = tokens.get('auditor')!;
+    const made = await stack.api('POST', '/v1/verify-nin', { token: org.admin.token, json: { nin: '12345678901', reason: 'corporate' } });
+    expect(made.status).toBe(200);
+    const ref = made.body.data.reference_id as string;
+    const calls: [string, string, Record<string, unknown> | undefined, string][] = [
+      ['POST', '/v1/verify-nin', { nin: '12345678901', reason: 'corporate' }, 'verify'],
+      ['POST', '/v1/verify-nin/requery', { reference_id: ref }, 'requery'],
+      ['GET', `/v1/verify-nin/slip/${ref}`, undefined, 'requery'],
+      ['GET', '/v1/topup/quote?units=100', undefined, 'topup'],
+    ];
+    for (const [method, path, json, scope] of calls) {
+      const r = await stack.api(method, path, { token, ...(json ? { json } : {}) });
+      expect({ path, status: r.status, body: r.body }).toEqual({ path, status: 403, body: { detail: `This token lacks the scope ${scope}`, code: 'insufficient_scope' } });
+    }
+    expect(await stack.db.anyFirst(sql.unsafe`SELECT action FROM audit_events WHERE target = ${ref} AND action IN ('verification.requeried', 'verification.slip_printed')`)).toEqual([]);
+    // The scope it holds: its history (an administrator's guard still refuses the ledger, as before).
+    expect((await stack.api('GET', '/v1/verifications', { token })).status).toBe(200);
+    // Today's roles: a member's token as issued is refused top-up by its scope too.
+    const quote = await stack.api('GET', '/v1/topup/quote?units=100', { token: org.member.token });
+    expect(quote.body).toEqual({ detail: 'This token lacks the scope topup', code: 'insufficient_scope' });
+  });
+
   it('issue 30 item 1: an API client whose creator holds the fixture role (no administration) is suspended, by the SQL that reads the role list from the table', async () => {
     const creator = { username: `i30-creator-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
     const row = await createUser(stack.db, { orgId: org.orgId, ...creator, role: 'org_admin', requirePasswordChange: false });

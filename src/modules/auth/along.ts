@@ -5,6 +5,8 @@ import { chainAppend, EVENT_COLUMNS, eventTexts, type CanonicalFields } from '..
 import { clientPrincipalQuery, clientPrincipalRow, principalRow, userPrincipalQuery } from '../organisations/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
 import { subjectOf } from './auth.service.ts';
+import { ruleSql, UNSURE, type Binding } from '../../lib/rule.ts';
+import { ADMISSION, PRINCIPAL_ROW } from './admission.ts';
 
 const batchRow = z.object({ n: z.coerce.number(), principal: z.unknown() }).loose();
 const MAX_BATCH = 64;
@@ -151,28 +153,56 @@ function recordingQuery(shape: Shape, served: FragmentSqlToken, batch: readonly 
 }
 
 /**
- * `along_served` and the append of its events. The admission written here is the part of
- * principalOfRow and admissionError (auth.service.ts, auth.middleware.ts) that the row decides,
- * never wider: where it is unsure (an API client with an address list) it records nothing, and the
- * route records the event itself once the code has decided (the code decides every answer; this
- * only spares that statement when they agree). Each reading is judged at its own instant.
+ * `along_served` and the append of its events. Its admission is not written here: it is compiled from
+ * the rules principalOfRow and admissionError decide by (admission.ts: PRINCIPAL_ROW and ADMISSION,
+ * through lib/rule.ts), over the principal's JSON and the reading's claims, and `recording.served`
+ * (the route's rule, compiled the same way) says whether the row is served. It is never wider than
+ * the code: what only the code knows (the caller's address, for an API client with an address list)
+ * reads as unsure and records nothing; the route then records the event itself once the code has
+ * decided (the code decides every answer; this only spares that statement when they agree).
+ * test/api/i30-rule-sql.test.ts checks both against the code on generated principals, claims, rows
+ * and instants. Each reading is judged at its own instant.
  */
 function servedQuery(recording: AlongRecording) {
   const now = sql.fragment`e.event_now`;
-  const p = sql.fragment`r.principal`;
   return sql.fragment`
     along_served AS (
       SELECT row_number() OVER (ORDER BY r.n) AS k, r.n, ${list(EVENT_COLUMNS.map((c) => sql.fragment`e.${sql.identifier([`event_${c}`])} AS ${sql.identifier([c])}`))}
       FROM readings r JOIN along_events e ON e.n = r.n
-      WHERE e.event_body IS NOT NULL AND e.may
-        AND (${p}->>'active')::boolean AND ${p}->>'role' = e.claimed_role
-        AND (${p}->>'org_id')::int8 = e.claimed_org AND (${p}->>'token_version')::int4 = e.claimed_ver
-        AND CASE WHEN ${p}->>'client_id' IS NOT NULL
-          THEN NOT (${p}->>'suspended')::boolean
-            AND (${p}->>'expires_at' IS NULL OR date_trunc('milliseconds', (${p}->>'expires_at')::timestamptz) > ${now})
-            AND coalesce(json_array_length(CASE WHEN json_typeof(${p}->'allowed_ips') = 'array' THEN ${p}->'allowed_ips' END), 0) = 0
-          ELSE NOT (${p}->>'must_change_password')::boolean AND NOT (${p}->>'mfa_enrolment_required')::boolean
-        END
+      WHERE e.event_body IS NOT NULL
+        AND ${admittedSql(sql.fragment`r.principal`, { org: sql.fragment`e.claimed_org`, role: sql.fragment`e.claimed_role`, ver: sql.fragment`e.claimed_ver`, may: sql.fragment`e.may`, now })}
         AND (${recording.served(now)}) IS TRUE
     ), ${chainAppend(sql.identifier(['along_served']))}`;
+}
+
+/** SQL expressions of a reading's claims, its scope for the route (claimsMay) and its instant. */
+export type ClaimsSql = { org: FragmentSqlToken; role: FragmentSqlToken; ver: FragmentSqlToken; may: FragmentSqlToken; now: FragmentSqlToken };
+
+/**
+ * True (never NULL) where the code admits the principal (`principal`: its row as JSON, null for none)
+ * on a route that lets no pending step through, whatever the caller's address.
+ */
+export function admittedSql(principal: FragmentSqlToken, c: ClaimsSql): FragmentSqlToken {
+  const text = (f: string) => sql.fragment`(${principal}->>${f})`;
+  const binding: Binding = {
+    active: sql.fragment`${text('active')}::boolean`,
+    role: text('role'),
+    org_id: sql.fragment`${text('org_id')}::int8`,
+    token_version: sql.fragment`${text('token_version')}::int4`,
+    client_id: text('client_id'),
+    suspended: sql.fragment`${text('suspended')}::boolean`,
+    expires_at: sql.fragment`${text('expires_at')}::timestamptz`,
+    allowed_ips: { jsonArray: sql.fragment`(${principal}->'allowed_ips')` },
+    must_change_password: sql.fragment`${text('must_change_password')}::boolean`,
+    mfa_enrolment_required: sql.fragment`${text('mfa_enrolment_required')}::boolean`,
+    claimed_role: c.role,
+    claimed_org: c.org,
+    claimed_ver: c.ver,
+    now: c.now,
+    password_pending: sql.fragment`false`,
+    mfa_pending: sql.fragment`false`,
+    may: c.may,
+    address_allowed: UNSURE,
+  };
+  return sql.fragment`${ruleSql(PRINCIPAL_ROW, binding)} AND ${ruleSql(ADMISSION, binding)}`;
 }

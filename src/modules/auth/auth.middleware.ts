@@ -12,7 +12,9 @@ import { auditContext, canonicalOf, type AuditAction } from '../audit/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
 import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, scopeHolder, subjectOf, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
-import { checkScope } from './endpoint-scopes.ts';
+import { checkScope, type ScopeCheck } from './endpoint-scopes.ts';
+import { failing } from '../../lib/rule.ts';
+import { ADMISSION, type AdmissionCheck } from './admission.ts';
 import type { Counted, Gate, GateResult, GiveBack } from './gate.ts';
 import type { Revocations } from './revocations.ts';
 import { tokenMemo } from './token-memo.ts';
@@ -74,15 +76,21 @@ export type AlongRecord = { action: AuditAction; target: string };
 export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
 export const MFA_ENROLMENT_REQUIRED = 'Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first';
 
-/** The token's own limits on every request: an API client's address, and the endpoint's scope (a client's, or a narrowed person's token). */
-function tokenRefusal(req: Request, p: Principal): AppError | null {
-  const client = p.clientId !== null;
-  if (client && !addressAllowed(p.allowedIps, clientAddress(req))) return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
-  const check = checkScope(req.method, routeOf(req), { client, scopes: p.scopes });
-  if (check.ok) return null;
-  const who = client ? 'This API client' : 'This token';
-  if (check.scope === null) return new AppError('forbidden', client ? 'API clients may not call this endpoint' : 'A token narrowed by scope may not call this endpoint', { extra: { code: 'insufficient_scope' } });
-  return new AppError('forbidden', `${who} lacks the scope ${check.scope}`, { extra: { code: 'insufficient_scope' } });
+/** The 403 for each check of ADMISSION (admission.ts) a principal fails. */
+function admissionRefusal(refused: AdmissionCheck, client: boolean, check: ScopeCheck): AppError {
+  switch (refused) {
+    case 'password_change':
+      return new AppError('forbidden', PASSWORD_CHANGE_REQUIRED);
+    case 'mfa_enrolment':
+      return new AppError('forbidden', MFA_ENROLMENT_REQUIRED, { extra: { code: 'mfa_enrolment_required' } });
+    case 'address':
+      return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
+    case 'scope': {
+      const scope = check.ok ? null : check.scope;
+      if (scope === null) return new AppError('forbidden', client ? 'API clients may not call this endpoint' : 'A token narrowed by scope may not call this endpoint', { extra: { code: 'insufficient_scope' } });
+      return new AppError('forbidden', `${client ? 'This API client' : 'This token'} lacks the scope ${scope}`, { extra: { code: 'insufficient_scope' } });
+    }
+  }
 }
 
 const routeOf = (req: Request) => (typeof req.route?.path === 'string' ? req.route.path : undefined);
@@ -116,14 +124,28 @@ function refusalError(req: Request, info: unknown): AppError {
   return new AppError('unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer' }, ...(header && code ? { extra: { code } } : {}) });
 }
 
-type Allow = { passwordPending: boolean; mfaPending: boolean };
-const EVERYTHING_DONE: Allow = { passwordPending: false, mfaPending: false };
+export type Allow = { passwordPending: boolean; mfaPending: boolean };
+export const EVERYTHING_DONE: Allow = { passwordPending: false, mfaPending: false };
 
-/** What a valid principal may still be refused on this route: a pending step, a client's scope or address. */
-function admissionError(req: Request, user: Principal, allow: Allow): AppError | null {
-  if (user.mustChangePassword && !allow.passwordPending) return new AppError('forbidden', PASSWORD_CHANGE_REQUIRED);
-  if (user.mfaEnrolmentRequired && !allow.mfaPending) return new AppError('forbidden', MFA_ENROLMENT_REQUIRED, { extra: { code: 'mfa_enrolment_required' } });
-  return tokenRefusal(req, user);
+/**
+ * What a valid principal may still be refused on this route: a pending step, an API client's address,
+ * the endpoint's scope (a client's, or a narrowed person's token). The rule is ADMISSION (admission.ts),
+ * which the requery's statement carries too.
+ */
+export function admissionError(req: Request, user: Principal, allow: Allow): AppError | null {
+  const client = user.clientId !== null;
+  const check = checkScope(req.method, routeOf(req), { client, scopes: user.scopes, role: user.role });
+  const refused = failing(ADMISSION, {
+    password_pending: allow.passwordPending,
+    mfa_pending: allow.mfaPending,
+    must_change_password: user.mustChangePassword,
+    mfa_enrolment_required: user.mfaEnrolmentRequired,
+    client_id: user.clientId,
+    allowed_ips: user.allowedIps,
+    address_allowed: client && addressAllowed(user.allowedIps, clientAddress(req)),
+    may: check.ok,
+  });
+  return refused === null ? null : admissionRefusal(refused, client, check);
 }
 
 const DENIED = { message: 'Could not validate credentials' };
@@ -287,8 +309,8 @@ function claimedPrincipal(c: TokenClaims): { orgId: number | null; userId: numbe
   return { orgId: c.org, userId: s.kind === 'user' ? s.userId : null, clientId: s.kind === 'client' ? s.clientId : null };
 }
 
-/** What the claims alone decide of a hot route's admission: the token's scope for it (tokenRefusal). */
-function claimsMay(req: Request, c: TokenClaims): boolean {
+/** What the claims alone decide of a hot route's admission: the token's scope for it (ADMISSION's `may`, as admissionError asks it). */
+export function claimsMay(req: Request, c: TokenClaims): boolean {
   if (subjectOf(c).kind === 'client' && !roles.inOrganisation(c.role)) return false;
   return checkScope(req.method, routeOf(req), scopeHolder(c)).ok;
 }

@@ -19,6 +19,8 @@ import {
 import { CLIENT_SUBJECT, tokenClaims, type Principal, type TokenClaims } from './auth.schemas.ts';
 import type { ScopeHolder } from './endpoint-scopes.ts';
 import { jwtKeys } from './jwt-keys.ts';
+import { failing } from '../../lib/rule.ts';
+import { PRINCIPAL_ROW } from './admission.ts';
 import { oauthError } from './token-errors.ts';
 
 /** `secrets`: JWT_SECRETS, the signing one first (see jwt-keys.ts). */
@@ -161,9 +163,12 @@ export function subjectOf(c: TokenClaims): { kind: 'user'; userId: number } | { 
  */
 export function scopeHolder(c: TokenClaims): ScopeHolder {
   const client = subjectOf(c).kind === 'client';
-  if (c.scope !== undefined) return { client, scopes: c.scope.split(' ').filter(isScope) };
-  return { client, scopes: client ? roles.scopes(c.role) : null };
+  if (c.scope !== undefined) return { client, scopes: c.scope.split(' ').filter(isScope), role: c.role };
+  return { client, scopes: client ? roles.scopes(c.role) : null, role: c.role };
 }
+
+/** The claims as the admission rules name them (admission.ts); a token without `ver` is of version 0. */
+export const claimedFields = (c: TokenClaims) => ({ claimed_role: c.role, claimed_org: c.org, claimed_ver: c.ver ?? 0 });
 
 /**
  * The principal a checked token stands for, given its user (or API client) as read by this very
@@ -172,10 +177,12 @@ export function scopeHolder(c: TokenClaims): ScopeHolder {
  */
 export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalRow | ClientPrincipalRow | null): Principal | Refusal {
   const token = { tokenId: c.jti, tokenExpiresAt: c.exp };
-  if (!row || !row.active || row.role !== c.role || row.org_id !== c.org || row.token_version !== (c.ver ?? 0)) return INVALID;
+  // The rule the requery's statement also carries, compiled to SQL (admission.ts, auth/along.ts).
+  const refused = failing(PRINCIPAL_ROW, { ...row, ...claimedFields(c), now: clock.now() });
+  if (!row || refused === 'invalid') return INVALID;
+  if (refused === 'suspended') return { error: API_CLIENT_SUSPENDED, code: API_CLIENT_SUSPENDED_CODE };
+  if (refused === 'expired') return { error: CLIENT_EXPIRED };
   if ('client_id' in row) {
-    if (row.suspended) return { error: API_CLIENT_SUSPENDED, code: API_CLIENT_SUSPENDED_CODE };
-    if (row.expires_at !== null && new Date(row.expires_at).getTime() <= clock.now().getTime()) return { error: CLIENT_EXPIRED };
     return {
       userId: null,
       apiClientId: row.id,

@@ -1,4 +1,5 @@
 import type { Scope } from '../../lib/api-scopes.ts';
+import { roles } from '../../lib/roles.ts';
 
 /**
  * Every endpoint an API client's token may reach, with the scope it needs, in one table: `null`
@@ -57,9 +58,10 @@ export type ScopeCheck = { ok: true } | { ok: false; scope: Scope | null };
 
 /**
  * Who holds the scopes: an API client's token (always scoped), or a person's token, scoped only when
- * it was narrowed at the token endpoint (`scopes` null: its role decides, as before scopes existed).
+ * it was narrowed at the token endpoint (`scopes` null: its role's scopes, and every endpoint a person
+ * may call).
  */
-export type ScopeHolder = { client: boolean; scopes: readonly Scope[] | null };
+export type ScopeHolder = { client: boolean; scopes: readonly Scope[] | null; role: string };
 
 /**
  * Whether a token may call this route; the refused scope, or null when the route is closed to it. A
@@ -68,8 +70,15 @@ export type ScopeHolder = { client: boolean; scopes: readonly Scope[] | null };
  * a wider credential (an API client, a team member) or change the account.
  */
 export function checkScope(method: string, routePath: string | undefined, holder: ScopeHolder): ScopeCheck {
-  if (!holder.client && holder.scopes === null) return { ok: true };
   const key = `${method.toUpperCase()} ${routePath ?? ''}`;
+  if (!holder.client && holder.scopes === null) {
+    // A person's token as issued: what the role allows (roles.ts), so a role without a scope is refused
+    // its endpoints here too, not only by each route's own guard; the person-only endpoints, and those
+    // the table does not name (the platform's), are the routes' to judge.
+    const needed = Object.hasOwn(ENDPOINT_SCOPES, key) ? ENDPOINT_SCOPES[key] : null;
+    if (needed === null || needed === undefined || needed === 'person') return { ok: true };
+    return roles.scopes(holder.role).includes(needed) ? { ok: true } : { ok: false, scope: needed };
+  }
   if (!Object.hasOwn(ENDPOINT_SCOPES, key)) return { ok: false, scope: null };
   const needed = ENDPOINT_SCOPES[key];
   if (needed === null || needed === undefined) return { ok: true };

@@ -7,6 +7,8 @@ import type { Answer } from './idempotency.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
+import { failing } from '../../lib/rule.ts';
+import { SERVED, servedFields } from './served.ts';
 import type { VerificationRow } from './verification.schemas.ts';
 import { isVninRefusal, rowByVnin, VNIN_FAILED, vninRefused } from './vnin.ts';
 
@@ -34,12 +36,16 @@ export const REQUERY_PENDING = 'Verification still in progress';
  */
 export function answerOf(deps: { config: Config; clock: Clock }, row: VerificationRow, style: 'verify' | 'requery'): Answer {
   const ref = row.reference_id;
-  if (row.status === 'expired' || row.expires_at.getTime() <= deps.clock.now().getTime()) {
+  // Served (a 200 with the record) exactly where SERVED holds: the requery's statement records its
+  // audit event by the same rule, compiled to SQL (served.ts, servedByRequery).
+  const refused = failing(SERVED, servedFields(row, deps.clock.now(), deps.config.encryptionKeys.map((k) => k.id)));
+  if (row.status === 'expired' || refused === 'retained') {
     throw new AppError('not_found', RECORD_EXPIRED);
   }
   switch (row.status) {
     case 'found': {
-      if (!row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);
+      if (refused === 'kept' || !row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);
+      if (refused === 'sealed_here') throw new Error(`encryption key ${String(row.key_id)} is not configured`);
       const kept = openJson<PersonRecord | MatchOutcome>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref);
       // A match-only verification kept its comparison alone; a lookup, the record.
       const data = row.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref };

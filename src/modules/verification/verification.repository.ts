@@ -2,6 +2,8 @@ import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { captureHeldUnit, holdUnit, releaseHeldUnit, spendableUnits } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
+import { ruleSql } from '../../lib/rule.ts';
+import { SERVED } from './served.ts';
 import {
   idempotencyRow,
   verificationRow,
@@ -71,15 +73,14 @@ export function verificationOfOrgQuery(referenceId: string | FragmentSqlToken, o
 }
 
 /**
- * True, over a row verificationOfOrgQuery read (as `r`), only where a requery answers it with its
- * record (200, answer.ts requeryOf) at `now`: found, its record still kept and sealed under a key
- * this process holds, not past its retention (compared at the millisecond, as the code compares
- * it). The requery's read records its audit event where this holds (auth/along.ts).
+ * True (never NULL), over a row verificationOfOrgQuery read (as `r`), exactly where a requery answers
+ * it with its record at `now` (answer.ts): the rule SERVED (served.ts), compiled to SQL. The
+ * requery's read records its audit event where this holds (auth/along.ts).
  */
 export function servedByRequery(keyIds: readonly string[]) {
+  const ids = sql.array([...keyIds], 'text');
   return (now: FragmentSqlToken) =>
-    sql.fragment`r.status = 'found' AND r.record_enc IS NOT NULL AND r.key_id = ANY(${sql.array([...keyIds], 'text')})
-      AND date_trunc('milliseconds', r.expires_at) > ${now}`;
+    ruleSql(SERVED, { status: sql.fragment`r.status`, record_enc: sql.fragment`r.record_enc`, key_id: sql.fragment`r.key_id`, expires_at: sql.fragment`r.expires_at`, now, key_ids: sql.fragment`${ids}` });
 }
 
 /** The columns verificationOfOrgQuery returned (all null when it found nothing). */
