@@ -10,7 +10,7 @@ import type { Principal } from './auth.schemas.ts';
 import { alongReader, type AlongRead, type AlongRecording, type Alongside } from './along.ts';
 import { auditContext, canonicalOf, type AuditAction } from '../audit/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
-import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, scopeHolder, subjectOf, type TokenSettings } from './auth.service.ts';
+import { ALGORITHM, ORG_ADMINISTRATORS_ONLY, claimsOf, principalFromClaims, principalOfRow, scopeHolder, subjectOf, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
 import { checkScope, type ScopeCheck } from './endpoint-scopes.ts';
 import { failing } from '../../lib/rule.ts';
@@ -77,7 +77,7 @@ export const PASSWORD_CHANGE_REQUIRED = 'Password change required';
 export const MFA_ENROLMENT_REQUIRED = 'Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first';
 
 /** The 403 for each check of ADMISSION (admission.ts) a principal fails. */
-function admissionRefusal(refused: AdmissionCheck, client: boolean, check: ScopeCheck): AppError {
+function admissionRefusal(refused: AdmissionCheck, client: boolean, check: ScopeCheck, person: boolean): AppError {
   switch (refused) {
     case 'password_change':
       return new AppError('forbidden', PASSWORD_CHANGE_REQUIRED);
@@ -87,6 +87,11 @@ function admissionRefusal(refused: AdmissionCheck, client: boolean, check: Scope
       return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
     case 'scope': {
       const scope = check.ok ? null : check.scope;
+      // A person's token as issued, refused a scope that only administering roles hold (a member at the
+      // top-up endpoints): the answer such a person always had, from the route's own guard.
+      if (person && scope !== null && roles.names.every((r) => !roles.scopes(r).includes(scope) || roles.may(r, 'administer_organisation'))) {
+        return new AppError('forbidden', ORG_ADMINISTRATORS_ONLY);
+      }
       if (scope === null) return new AppError('forbidden', client ? 'API clients may not call this endpoint' : 'A token narrowed by scope may not call this endpoint', { extra: { code: 'insufficient_scope' } });
       return new AppError('forbidden', `${client ? 'This API client' : 'This token'} lacks the scope ${scope}`, { extra: { code: 'insufficient_scope' } });
     }
@@ -145,7 +150,7 @@ export function admissionError(req: Request, user: Principal, allow: Allow): App
     address_allowed: client && addressAllowed(user.allowedIps, clientAddress(req)),
     may: check.ok,
   });
-  return refused === null ? null : admissionRefusal(refused, client, check);
+  return refused === null ? null : admissionRefusal(refused, client, check, !client && user.scopes === null);
 }
 
 const DENIED = { message: 'Could not validate credentials' };

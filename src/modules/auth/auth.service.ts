@@ -233,8 +233,10 @@ export async function principalFromClaims(
   return principalOfRow(clock, c, await read(c));
 }
 
+export const ORG_ADMINISTRATORS_ONLY = 'Only organisation administrators may do this';
+
 export function requireOrgAdmin(p: Principal): number {
-  if (!roles.may(p.role, 'administer_organisation') || p.orgId === null) throw new AppError('forbidden', 'Only organisation administrators may do this');
+  if (!roles.may(p.role, 'administer_organisation') || p.orgId === null) throw new AppError('forbidden', ORG_ADMINISTRATORS_ONLY);
   return p.orgId;
 }
 
