@@ -11,7 +11,7 @@ import { admittedSql } from '../../src/modules/auth/along.ts';
 import { admissionError, claimsMay, EVERYTHING_DONE } from '../../src/modules/auth/auth.middleware.ts';
 import { CLIENT_SUBJECT, type TokenClaims } from '../../src/modules/auth/auth.schemas.ts';
 import { principalOfRow } from '../../src/modules/auth/auth.service.ts';
-import { clientPrincipalRow, principalRow } from '../../src/modules/organisations/index.ts';
+import { parsePrincipalRow } from '../../src/modules/organisations/index.ts';
 import { answerOf } from '../../src/modules/verification/answer.ts';
 import { servedByRequery } from '../../src/modules/verification/verification.repository.ts';
 import { STATUSES, verificationRow } from '../../src/modules/verification/verification.schemas.ts';
@@ -140,8 +140,8 @@ describe('issue 30 item 1: the SQL that carries a rule decides as the code does'
         });
         const got = await db.one(q`SELECT x.principal, ${admitted} AS admitted FROM (SELECT ${principalJson(row)} AS principal) x`);
         expect(typeof got.admitted).toBe('boolean');
-        // The code, on the row as the service parses it (auth/along.ts readOf).
-        const parsed = got.principal === null ? null : (kind === 'client' ? clientPrincipalRow : principalRow).parse(got.principal);
+        // The code, on the row as the service parses it (organisations/principals.ts, as auth/along.ts does).
+        const parsed = got.principal === null ? null : parsePrincipalRow(kind, got.principal);
         const p = principalOfRow({ now: () => now }, claims, parsed);
         const codeAdmits = !('error' in p) && admissionError(req, p, EVERYTHING_DONE) === null;
         const leftToCode = row?.kind === 'client' && ((row.allowed_ips as string[] | null) ?? []).length > 0;

@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { batcher } from '../../lib/batch.ts';
 import { chainAppend, EVENT_COLUMNS, eventTexts, type CanonicalFields } from '../audit/index.ts';
-import { clientPrincipalQuery, clientPrincipalRow, principalRow, userPrincipalQuery } from '../organisations/index.ts';
+import { parsePrincipalRow, principalJson, type PrincipalRow } from '../organisations/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
 import { subjectOf } from './auth.service.ts';
 import { ruleSql, UNSURE, type Binding } from '../../lib/rule.ts';
@@ -11,7 +11,6 @@ import { ADMISSION, PRINCIPAL_ROW } from './admission.ts';
 const batchRow = z.object({ n: z.coerce.number(), principal: z.unknown() }).loose();
 const MAX_BATCH = 64;
 
-export type PrincipalRow = z.infer<typeof principalRow> | z.infer<typeof clientPrincipalRow>;
 /** `recorded`: the reading's audit event was appended by the statement that read it. */
 export type AlongRead = { row: Record<string, unknown>; principalRow: PrincipalRow | null; recorded: boolean };
 
@@ -65,10 +64,7 @@ function readOf(c: TokenClaims, row: Record<string, unknown>): AlongRead {
   const { n: _, principal: json, recorded: id, ...rest } = row;
   const recorded = id !== null && id !== undefined;
   if (json === null) return { row: rest, principalRow: null, recorded };
-  // A row the schema does not know is our fault (a 500), never the caller's (a ZodError would be a 4xx).
-  const parsed = subjectOf(c).kind === 'client' ? clientPrincipalRow.safeParse(json) : principalRow.safeParse(json);
-  if (!parsed.success) throw new Error('along: the principal row does not match its schema');
-  return { row: rest, principalRow: parsed.data, recorded };
+  return { row: rest, principalRow: parsePrincipalRow(subjectOf(c).kind, json), recorded };
 }
 
 /**
@@ -81,10 +77,7 @@ function shapeOf(alongside: Alongside | null, recording: AlongRecording | null):
   const readings = sql.fragment`
     SELECT a.*,
            i.n,
-           CASE WHEN i.user_id IS NOT NULL
-             THEN (SELECT row_to_json(p) FROM (${userPrincipalQuery(sql.fragment`i.user_id`)}) p)
-             ELSE (SELECT row_to_json(p) FROM (${clientPrincipalQuery(sql.fragment`i.client_id`)}) p)
-           END AS principal`;
+           ${principalJson(sql.fragment`i.user_id`, sql.fragment`i.client_id`)} AS principal`;
   const joined = alongside ? sql.fragment`LEFT JOIN LATERAL (${alongside(sql.fragment`i.key`, sql.fragment`i.org`)}) a ON true` : sql.fragment`, LATERAL (SELECT) a`;
   return { readings, joined, served: recording ? servedQuery(recording) : null };
 }

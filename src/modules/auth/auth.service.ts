@@ -6,16 +6,7 @@ import { AppError } from '../../lib/errors.ts';
 import { dummyHash, verifyPassword } from '../../lib/passwords.ts';
 import { isScope, SCOPES, type Scope } from '../../lib/api-scopes.ts';
 import { roles } from '../../lib/roles.ts';
-import type { z } from 'zod';
-import {
-  CLIENT_EXPIRED,
-  checkClientCredentials,
-  clientPrincipalRow,
-  effectiveScopes,
-  findUserById,
-  findUserForLogin,
-  principalRow,
-} from '../organisations/index.ts';
+import { CLIENT_EXPIRED, checkClientCredentials, effectiveScopes, findUserById, findUserForLogin, type PrincipalRow } from '../organisations/index.ts';
 import { CLIENT_SUBJECT, tokenClaims, type Principal, type TokenClaims } from './auth.schemas.ts';
 import type { ScopeHolder } from './endpoint-scopes.ts';
 import { jwtKeys } from './jwt-keys.ts';
@@ -132,8 +123,6 @@ export { BAD_CREDENTIALS };
 
 type Refusal = { error: string; code?: string };
 const INVALID: Refusal = { error: 'Could not validate credentials' };
-type UserPrincipalRow = z.infer<typeof principalRow>;
-type ClientPrincipalRow = z.infer<typeof clientPrincipalRow>;
 
 /**
  * The token's claims, once passport-jwt has checked the signature, algorithm and issuer. Time
@@ -175,7 +164,7 @@ export const claimedFields = (c: TokenClaims) => ({ claimed_role: c.role, claime
  * request: a disabled user, a changed password (token_version), a changed role, a retired, suspended
  * or expired client or a retired organisation is refused here (a logged-out token by the deny-list).
  */
-export function principalOfRow(clock: Clock, c: TokenClaims, row: UserPrincipalRow | ClientPrincipalRow | null): Principal | Refusal {
+export function principalOfRow(clock: Clock, c: TokenClaims, row: PrincipalRow | null): Principal | Refusal {
   const token = { tokenId: c.jti, tokenExpiresAt: c.exp };
   // The rule the requery's statement also carries, compiled to SQL (admission.ts, auth/along.ts).
   const refused = failing(PRINCIPAL_ROW, { ...row, ...claimedFields(c), now: clock.now() });
@@ -226,7 +215,7 @@ export async function principalFromClaims(
   clock: Clock,
   payload: unknown,
   maxLifetimeSeconds: number,
-  read: (c: TokenClaims) => Promise<UserPrincipalRow | ClientPrincipalRow | null>,
+  read: (c: TokenClaims) => Promise<PrincipalRow | null>,
 ): Promise<Principal | Refusal> {
   const c = claimsOf(clock, payload, maxLifetimeSeconds);
   if ('error' in c) return c;

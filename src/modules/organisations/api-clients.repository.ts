@@ -1,6 +1,7 @@
-import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { orgRoleSchema, roles, type OrgRole } from '../../lib/roles.ts';
+import { orgRoleSchema, type OrgRole } from '../../lib/roles.ts';
+import { CREATOR, SUSPENDED } from './principals.ts';
 
 const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString());
 
@@ -19,14 +20,6 @@ export const apiClientRow = z.object({
 export type ApiClientRow = z.infer<typeof apiClientRow>;
 
 const columns = sql.fragment`id, client_id, org_id, name, role, created_at, last_used_at, scopes, allowed_ips, expires_at`;
-
-/**
- * A client acts only while its creator could still create it: an enabled organisation
- * administrator of the client's organisation. `c` is the client, `cr` its creator (LEFT JOINed on
- * created_by), so the check costs a primary-key join inside the read that loads the client anyway.
- */
-const SUSPENDED = sql.fragment`(cr.id IS NULL OR cr.disabled OR NOT (cr.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')})) OR cr.org_id IS DISTINCT FROM c.org_id)`;
-const CREATOR = sql.fragment`LEFT JOIN users cr ON cr.id = c.created_by`;
 
 export async function insertApiClient(
   db: CommonQueryMethods,
@@ -96,56 +89,7 @@ export async function retireApiClient(db: CommonQueryMethods, orgId: number, cli
   return r.rowCount === 1;
 }
 
-const loginRow = apiClientRow.extend({
-  secret_hash: z.instanceof(Buffer),
-  active: z.boolean(),
-  suspended: z.boolean(),
-  token_version: z.coerce.number(),
-});
-
-export async function findApiClientForLogin(db: CommonQueryMethods, clientId: string) {
-  return db.maybeOne(sql.type(loginRow)`
-    SELECT c.id, c.client_id, c.org_id, c.name, c.role, c.created_at, c.last_used_at, c.scopes, c.allowed_ips, c.expires_at, c.secret_hash,
-           (c.deleted_at IS NULL AND o.deleted_at IS NULL) AS active, ${SUSPENDED} AS suspended, c.token_version
-    FROM api_clients c JOIN organisations o ON o.id = c.org_id ${CREATOR}
-    WHERE c.client_id = ${clientId}`);
-}
-
 /** last_used_at is the time of the last token issued: a write per token, not per request. */
 export async function touchApiClient(db: CommonQueryMethods, id: number): Promise<void> {
   await db.query(sql.unsafe`UPDATE api_clients SET last_used_at = now() WHERE id = ${id}`);
-}
-
-export const clientPrincipalRow = z.object({
-  id: z.coerce.number(),
-  client_id: z.string(),
-  org_id: z.coerce.number(),
-  name: z.string(),
-  role: orgRoleSchema,
-  active: z.boolean(),
-  suspended: z.boolean(),
-  token_version: z.coerce.number(),
-  subscription_active: z.boolean(),
-  max_in_flight: z.coerce.number().nullable(),
-  allowed_ips: z.array(z.string()).nullable(),
-  expires_at: time.nullable(),
-});
-
-/**
- * Read on every request made with a client's token, so a retired client, or one whose creator was
- * disabled or demoted, stops at once: one query, the creator joined by primary key. A fragment so a
- * hot route can read it in its own statement.
- */
-/** `clientId`: a value, or a column of the caller's statement (a batched read's `i.client_id`). */
-export function clientPrincipalQuery(clientId: string | FragmentSqlToken) {
-  return sql.fragment`
-    SELECT c.id, c.client_id, c.org_id, c.name, c.role,
-           (c.deleted_at IS NULL AND o.deleted_at IS NULL) AS active, ${SUSPENDED} AS suspended, c.token_version,
-           o.subscription_active, o.max_in_flight, c.allowed_ips, c.expires_at
-    FROM api_clients c JOIN organisations o ON o.id = c.org_id ${CREATOR}
-    WHERE c.client_id = ${clientId}`;
-}
-
-export async function findClientPrincipal(db: CommonQueryMethods, clientId: string) {
-  return db.maybeOne(sql.prepared('client_principal', clientPrincipalRow)`${clientPrincipalQuery(clientId)}`);
 }

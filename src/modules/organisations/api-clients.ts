@@ -7,9 +7,9 @@ import { AppError } from '../../lib/errors.ts';
 import { instantOf, INSTANT_RULE } from '../../lib/instant.ts';
 import * as repo from './api-clients.repository.ts';
 import { requireOrganisation } from './organisations.service.ts';
+import { findApiClientForLogin } from './principals.ts';
 
 export type { ApiClientRow, ListedApiClient } from './api-clients.repository.ts';
-export { clientPrincipalQuery, clientPrincipalRow, findClientPrincipal } from './api-clients.repository.ts';
 
 /**
  * The secret is 256 random bits, so a plain SHA-256 digest resists guessing as well as a slow hash
@@ -107,7 +107,7 @@ export const ADDRESS_NOT_ALLOWED = 'This API client may not be used from this ad
  * not guess, and the integrator learns what to fix.
  */
 export async function checkClientCredentials(db: DatabasePool, clientId: string, clientSecret: string, from: { address: string; now: Date }) {
-  const row = /^cli_[0-9a-f]{24}$/.test(clientId) ? await repo.findApiClientForLogin(db, clientId) : null;
+  const row = /^cli_[0-9a-f]{24}$/.test(clientId) ? await findApiClientForLogin(db, clientId) : null;
   const stored = row?.secret_hash.length === 32 ? row.secret_hash : NO_SECRET;
   const ok = timingSafeEqual(stored, digest(clientSecret));
   if (!row || !ok || !row.active) return null;

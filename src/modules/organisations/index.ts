@@ -7,25 +7,26 @@ export {
   checkClientCredentials,
   createApiClient,
   effectiveScopes,
-  clientPrincipalQuery,
-  clientPrincipalRow,
-  findClientPrincipal,
   listApiClients,
   retireApiClient,
   rotateApiClient,
   type ApiClientRow,
   type ListedApiClient,
 } from './api-clients.ts';
+export {
+  findClientPrincipal,
+  findUserById,
+  findUserForLogin,
+  parsePrincipalRow,
+  principalJson,
+  type PrincipalRow,
+} from './principals.ts';
 export { seedSandbox } from './sandbox-seed.ts';
 export {
   addLifetimeUnits,
   createOrganisation,
   createUser,
   deleteOrganisation,
-  principalRow,
-  userPrincipalQuery,
-  findUserById,
-  findUserForLogin,
   getOrganisation,
   listUsers,
   receiptRecipients,

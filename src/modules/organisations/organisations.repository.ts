@@ -1,8 +1,7 @@
-import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { openWallet } from '../wallet/index.ts';
 import { organisationRow, userRow, type Role, type Tenancy } from './organisations.schemas.ts';
-import { roles, roleSchema } from '../../lib/roles.ts';
 
 export const orgColumns = sql.fragment`
   o.id, o.name, o.tenancy, o.affiliate, o.unit_cost_kobo, o.min_topup_units, o.subscription_active,
@@ -65,79 +64,10 @@ export async function listUsers(db: CommonQueryMethods, orgId: number) {
   return db.any(sql.type(userRow)`SELECT id, org_id, username, email, role, disabled, must_change_password FROM users WHERE org_id = ${orgId} ORDER BY id`);
 }
 
-export const authUserRow = z.object({
-  id: z.coerce.number(),
-  org_id: z.coerce.number().nullable(),
-  username: z.string(),
-  role: roleSchema,
-  disabled: z.boolean(),
-  email: z.string().nullable(),
-  password_hash: z.string(),
-  org_deleted: z.boolean(),
-  token_version: z.coerce.number(),
-  must_change_password: z.boolean(),
-});
-
-/**
- * New usernames are stored NFKC-normalised, so the name as typed is normalised the same way (a
- * full-width `ａｄｍｉｎ` finds `admin`); the lower-cased name as typed still finds a row stored before
- * normalisation, and wins when both exist.
- */
-export async function findUserForLogin(db: CommonQueryMethods, username: string) {
-  const typed = username.toLowerCase();
-  const normalised = username.normalize('NFKC').toLowerCase().normalize('NFKC');
-  return db.maybeOne(sql.type(authUserRow)`
-    SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.email, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted,
-           u.token_version, u.must_change_password
-    FROM users u LEFT JOIN organisations o ON o.id = u.org_id
-    WHERE u.username IN (${typed}, ${normalised})
-    ORDER BY u.username = ${typed} DESC LIMIT 1`);
-}
-
-export async function findUserById(db: CommonQueryMethods, id: number) {
-  return db.maybeOne(sql.type(authUserRow)`
-    SELECT u.id, u.org_id, u.username, u.role, u.disabled, u.email, u.password_hash, (o.deleted_at IS NOT NULL) AS org_deleted,
-           u.token_version, u.must_change_password
-    FROM users u LEFT JOIN organisations o ON o.id = u.org_id
-    WHERE u.id = ${id}`);
-}
-
 /** The users_token_version trigger ends every earlier token of the user. */
 export async function setPasswordHash(db: CommonQueryMethods, id: number, passwordHash: string): Promise<void> {
   await db.query(sql.unsafe`UPDATE users SET password_hash = ${passwordHash}, must_change_password = false WHERE id = ${id}`);
 }
-
-export const principalRow = z.object({
-  id: z.coerce.number(),
-  org_id: z.coerce.number().nullable(),
-  username: z.string(),
-  role: roleSchema,
-  active: z.boolean(),
-  subscription_active: z.boolean().nullable(),
-  max_in_flight: z.coerce.number().nullable(),
-  token_version: z.coerce.number(),
-  must_change_password: z.boolean(),
-  mfa_enrolment_required: z.boolean(),
-});
-
-/**
- * The user as every authenticated request sees it: read on every request, so a disabled user's
- * tokens stop working at once. A fragment so a hot route can read it in its own statement.
- */
-/** `userId`: a value, or a column of the caller's statement (a batched read's `i.user_id`). */
-export function userPrincipalQuery(userId: number | FragmentSqlToken) {
-  return sql.fragment`
-    SELECT u.id, u.org_id, u.username, u.role,
-           (NOT u.disabled AND (u.org_id IS NULL OR o.deleted_at IS NULL)) AS active,
-           o.subscription_active, o.max_in_flight, u.token_version, u.must_change_password,
-           -- Read here, in the one query of every request, rather than by a second round trip: the
-           -- enrolment itself is the mfa module's table, this only asks whether it exists.
-           (u.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')}) AND coalesce(o.require_mfa, false)
-             AND NOT EXISTS (SELECT 1 FROM user_mfa m WHERE m.user_id = u.id AND m.enabled_at IS NOT NULL)) AS mfa_enrolment_required
-    FROM users u LEFT JOIN organisations o ON o.id = u.org_id
-    WHERE u.id = ${userId}`;
-}
-
 
 const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number(), retired: z.boolean() });
 

@@ -8,7 +8,7 @@ import { createOrganisationInput, createUserInput, type CreateOrganisationInput,
 import { roles } from '../../lib/roles.ts';
 
 export type { OrganisationRow };
-export { addLifetimeUnits, findUserById, findUserForLogin, principalRow, userPrincipalQuery } from './organisations.repository.ts';
+export { addLifetimeUnits } from './organisations.repository.ts';
 
 export type OrgDefaults = { unitCostKobo: number; minTopupUnits: number };
 
