@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { setLowBalanceUnits } from '../../src/modules/organisations/low-balance.ts';
 import { checkTarget } from '../../src/modules/webhooks/address-guard.ts';
 import { post } from '../../src/modules/webhooks/delivery.ts';
+import { openSecret } from '../../src/modules/webhooks/endpoints.ts';
+import { resealWebhookSecrets } from '../../src/modules/webhooks/reseal.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until, waitFor } from '../setup/wait.ts';
 
@@ -254,6 +256,29 @@ describe('issue 32: retries', () => {
     expect((await stack.api('GET', `/v1/webhook-endpoints/${e.id}`, { token: org.admin.token })).body).toMatchObject({ enabled: false, disabled_reason: 'gone' });
     expect(await received(name)).toHaveLength(1);
     expect((await stack.api('POST', `/v1/webhook-endpoints/${e.id}/test`, { token: org.admin.token })).status).toBe(409);
+  });
+});
+
+describe('issue 32: key rotation', () => {
+  it('issue 32: When crypto:reencrypt moves to a new key, then an endpoint\'s current and previous secrets move with it and still open to what was shown', async () => {
+    // A stack of its own: moving every endpoint to a key the shared stack does not hold would break its deliveries.
+    const own = await startStack({ workers: false });
+    try {
+      const org = await own.createOrg();
+      const created = await own.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: hookUrl(newName()), events: ['ping'] } });
+      const e = created.body as { id: string; secret: string };
+      const rotated = await own.api('POST', `/v1/webhook-endpoints/${e.id}/rotate-secret`, { token: org.admin.token });
+      const ring = [{ id: `k${randomBytes(3).toString('hex')}`, key: randomBytes(32) }, ...own.config.encryptionKeys];
+      let moved = 0;
+      for (let n = -1; n !== 0; moved += n) n = await resealWebhookSecrets(own.db, ring, 100);
+      expect(moved).toBe(1);
+      const row = await own.db.one(q`SELECT key_id, secret_enc, previous_secret_enc FROM webhook_endpoints WHERE id = ${e.id}`);
+      expect(row.key_id).toBe(ring[0]!.id);
+      expect(openSecret([ring[0]!], e.id, row.key_id, row.secret_enc)).toBe(rotated.body.secret);
+      expect(openSecret([ring[0]!], e.id, row.key_id, row.previous_secret_enc)).toBe(e.secret);
+    } finally {
+      await own.close();
+    }
   });
 });
 

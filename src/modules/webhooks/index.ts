@@ -5,3 +5,4 @@ export { webhooksRoutes } from './webhooks.routes.ts';
 export { recordWebhookEvent } from './record.ts';
 export { startWebhookDispatcher } from './delivery.ts';
 export { register as registerWebhooksOpenApi } from './webhooks.openapi.ts';
+export { resealWebhookSecrets, sealedWebhookCounts } from './reseal.ts';
