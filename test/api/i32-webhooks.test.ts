@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -256,6 +258,43 @@ describe('issue 32: retries', () => {
     expect((await stack.api('GET', `/v1/webhook-endpoints/${e.id}`, { token: org.admin.token })).body).toMatchObject({ enabled: false, disabled_reason: 'gone' });
     expect(await received(name)).toHaveLength(1);
     expect((await stack.api('POST', `/v1/webhook-endpoints/${e.id}/test`, { token: org.admin.token })).status).toBe(409);
+  });
+});
+
+describe('issue 32: fair to everyone', () => {
+  it('issue 32: When one organisation\'s receiver never answers, then at most 4 of its deliveries are open at once and another organisation\'s ping is delivered while its backlog waits', async () => {
+    // A receiver that holds every request open and counts how many are open together.
+    let open = 0;
+    let maxOpen = 0;
+    let seen = 0;
+    const dead = createServer((req) => {
+      open++;
+      seen++;
+      maxOpen = Math.max(maxOpen, open);
+      req.socket.on('close', () => open--);
+    });
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
+    try {
+      const slow = await stack.createOrg();
+      const a = await register(slow, `http://127.0.0.1:${(dead.address() as AddressInfo).port}/hook`, ['ping']);
+      for (let i = 0; i < 10; i++) expect((await stack.api('POST', `/v1/webhook-endpoints/${a.id}/test`, { token: slow.admin.token })).status).toBe(202);
+      await waitFor(() => open === 4, { what: '4 deliveries open at the dead receiver' });
+
+      const other = await stack.createOrg();
+      const name = newName();
+      const b = await register(other, hookUrl(name), ['ping']);
+      await stack.api('POST', `/v1/webhook-endpoints/${b.id}/test`, { token: other.admin.token });
+      await oneEvent(name, 'ping');
+      const backlog = await stack.db.oneFirst(q`SELECT count(*)::int FROM webhook_deliveries WHERE endpoint_id = ${a.id} AND status = 'pending' AND attempts = 0`);
+      expect(backlog, "the slow endpoint's untried deliveries when the other's ping arrived").toBeGreaterThan(0);
+
+      await until(async () => stack.db.oneFirst(q`SELECT count(*)::int FROM webhook_deliveries WHERE endpoint_id = ${a.id} AND status = 'pending'`), (n) => n === 0, 30_000);
+      expect(seen).toBeGreaterThan(4);
+      expect(maxOpen).toBe(4);
+    } finally {
+      dead.closeAllConnections();
+      await new Promise((r) => dead.close(r));
+    }
   });
 });
 
