@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { verifyWebhookSignature } from '../../clients/typescript/src/index.ts';
 import { setLowBalanceUnits } from '../../src/modules/organisations/low-balance.ts';
 import { checkTarget } from '../../src/modules/webhooks/address-guard.ts';
 import { post } from '../../src/modules/webhooks/delivery.ts';
@@ -218,6 +219,14 @@ describe('issue 32: events delivered and signed', () => {
     expect(signedWith(hook, e.secret)).toBe(true);
     expect(signedWith(hook, rotated.body.secret)).toBe(true);
     expect(signedWith(hook, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
+
+    // The client package's check says the same, and refuses a replay outside its tolerance.
+    const header = hook.headers['idverify-signature']!;
+    expect(await verifyWebhookSignature(hook.body, header, rotated.body.secret)).toBe(true);
+    expect(await verifyWebhookSignature(hook.body, header, e.secret)).toBe(true);
+    expect(await verifyWebhookSignature(hook.body, header, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
+    expect(await verifyWebhookSignature(`${hook.body} `, header, e.secret)).toBe(false);
+    expect(await verifyWebhookSignature(hook.body, header, e.secret, { now: Math.floor(Date.now() / 1000) + 3600 })).toBe(false);
   });
 });
 
