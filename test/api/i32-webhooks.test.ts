@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
@@ -227,6 +229,50 @@ describe('issue 32: events delivered and signed', () => {
     expect(await verifyWebhookSignature(hook.body, header, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
     expect(await verifyWebhookSignature(`${hook.body} `, header, e.secret)).toBe(false);
     expect(await verifyWebhookSignature(hook.body, header, e.secret, { now: Math.floor(Date.now() / 1000) + 3600 })).toBe(false);
+  });
+});
+
+/** The guide's snippet in `lang`, run with the delivery's header, raw body and a secret; what it decided. */
+function runSnippet(lang: 'python' | 'php', h: Hook, secret: string): boolean {
+  const guide = readFileSync('src/modules/webhooks/webhooks.guide.md', 'utf8');
+  const code = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(guide)![1]!;
+  const env = { ...process.env, HOOK_HEADER: h.headers['idverify-signature']!, HOOK_BODY: h.body, HOOK_SECRET: secret };
+  const out =
+    lang === 'python'
+      ? execFileSync('python3', ['-c', `import os\nheader = os.environ["HOOK_HEADER"]\nraw_body = os.environ["HOOK_BODY"].encode()\nsecret = os.environ["HOOK_SECRET"]\n${code}\nprint("ok" if ok else "refused")`], { env })
+      : execFileSync('php', ['-r', `$header = getenv("HOOK_HEADER"); $rawBody = getenv("HOOK_BODY"); $secret = getenv("HOOK_SECRET");\n${code}\necho $ok ? "ok" : "refused";`], { env });
+  return out.toString().trim() === 'ok';
+}
+
+const hasPhp = (() => {
+  try {
+    execFileSync('php', ['-v']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('issue 32: the documented snippets', () => {
+  it('issue 32: When the guide\'s Python snippet checks a real delivery, then it accepts the secret and refuses another', async () => {
+    const org = await stack.createOrg();
+    const name = newName();
+    const e = await register(org, hookUrl(name), ['ping']);
+    await stack.api('POST', `/v1/webhook-endpoints/${e.id}/test`, { token: org.admin.token });
+    const { hook } = await oneEvent(name, 'ping');
+    expect(runSnippet('python', hook, e.secret)).toBe(true);
+    expect(runSnippet('python', hook, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
+  });
+
+  // Debian's php-cli, which .ci/run installs; skipped where PHP is missing (as the browser test is without chromium).
+  it.skipIf(!hasPhp)('issue 32: When the guide\'s PHP snippet checks a real delivery, then it accepts the secret and refuses another', async () => {
+    const org = await stack.createOrg();
+    const name = newName();
+    const e = await register(org, hookUrl(name), ['ping']);
+    await stack.api('POST', `/v1/webhook-endpoints/${e.id}/test`, { token: org.admin.token });
+    const { hook } = await oneEvent(name, 'ping');
+    expect(runSnippet('php', hook, e.secret)).toBe(true);
+    expect(runSnippet('php', hook, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
   });
 });
 
