@@ -273,28 +273,43 @@ export function startWebhookDispatcher(deps: DispatcherDeps): WebhookDispatcher 
 
   const timer = setInterval(() => void pump(), config.WEBHOOK_POLL_MS);
   let listener: pg.Client | null = null;
-  const listen = async () => {
+  let relisten: NodeJS.Timeout | undefined;
+  // Without notifications the poll still delivers, only later: reconnect in the background, forever.
+  const listenLater = () => {
+    if (!closing) relisten = setTimeout(() => void listen(), Math.max(config.WEBHOOK_POLL_MS, 1000));
+  };
+  const listen = async (): Promise<void> => {
     const client = new pg.Client({ connectionString: config.DATABASE_URL });
-    client.on('error', (err) => {
-      logger.warn({ err: describe(err) }, 'webhook notifications lost; polling every WEBHOOK_POLL_MS until reconnected');
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      logger.warn({ err: describe(err) }, 'webhook notifications unavailable; polling every WEBHOOK_POLL_MS until reconnected');
       if (listener === client) listener = null;
       client.end().catch(() => undefined);
-      if (!closing) setTimeout(() => void listen().catch(() => undefined), config.WEBHOOK_POLL_MS);
-    });
+      listenLater();
+    };
+    client.on('error', fail);
     client.on('notification', () => void pump());
-    await client.connect();
-    await client.query('LISTEN idverify_webhooks');
-    if (closing) return void (await client.end());
+    try {
+      await client.connect();
+      await client.query('LISTEN idverify_webhooks');
+    } catch (err) {
+      return fail(err);
+    }
+    if (closing) return void (await client.end().catch(() => undefined));
     listener = client;
+    // What committed while no one listened.
     void pump();
   };
-  void listen().catch((err: unknown) => logger.warn({ err: describe(err) }, 'webhook notifications unavailable; polling every WEBHOOK_POLL_MS'));
+  void listen();
   void pump();
 
   return {
     async close() {
       closing = true;
       clearInterval(timer);
+      clearTimeout(relisten);
       await listener?.end().catch(() => undefined);
       // Deliveries in flight finish (each within WEBHOOK_TIMEOUT_MS) before the pool closes.
       await Promise.allSettled([...inFlight]);
