@@ -289,6 +289,20 @@ export const configSchema = z
     CSV_EXPORTS_PER_ORG: z.coerce.number().int().min(1).max(64).default(2),
     CSV_EXPORT_MIN_BYTES: z.coerce.number().int().min(0).default(16384),
     CSV_EXPORT_MIN_WINDOW_MS: z.coerce.number().int().min(50).default(30000),
+    // Signed webhooks (issue 32). A receiver has this long to answer 2xx; otherwise it is tried again
+    // after WEBHOOK_RETRY_FIRST_MS, four times longer each time up to WEBHOOK_RETRY_MAX_MS, until
+    // WEBHOOK_RETRY_WINDOW_MS after the event (3 days); an endpoint failing every try for the window is disabled.
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+    WEBHOOK_RETRY_FIRST_MS: z.coerce.number().int().min(0).max(30000).default(15000),
+    WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(0).default(6 * 3600 * 1000),
+    WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().min(0).default(72 * 3600 * 1000),
+    // Deliveries in flight per worker process (at most 4 per endpoint across all of them), and how often
+    // a worker looks for due deliveries when no commit notified it (the safety net of LISTEN/NOTIFY).
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+    WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
+    // true: webhook receivers must be https on public addresses even in the sandbox, which otherwise
+    // allows http and loopback (a real stack always refuses them).
+    WEBHOOK_PUBLIC_ONLY: bool.default(false),
     // Bearer token for GET /metrics. Empty: /metrics answers 404.
     METRICS_TOKEN: z.string().default(''),
     // The worker process serves its own registry (jobs, upstream calls, credits) here, same token.

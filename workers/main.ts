@@ -11,6 +11,7 @@ import { exitOnListenFailure, listenAs } from '../src/lib/listen.ts';
 import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from '../src/lib/redis.ts';
 import { startMetricsServer } from '../src/modules/ops/index.ts';
+import { startWebhookDispatcher } from '../src/modules/webhooks/index.ts';
 import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { topupProcessors } from './processors/topup.ts';
@@ -114,6 +115,8 @@ export async function startWorkers(
   }
 
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  // Webhook deliveries wait in PostgreSQL, not in a queue: the dispatcher claims them (see its module).
+  const webhooks = startWebhookDispatcher({ db, config, logger, producer });
   logger.info({ queues: Object.values(QUEUES) }, 'workers started');
   let closing: Promise<void> | undefined;
   return {
@@ -122,7 +125,7 @@ export async function startWorkers(
     close() {
       closing ??= (async () => {
         // Let jobs in progress finish, then release the pool and Redis, in that order.
-        await Promise.allSettled(workers.map((w) => w.close()));
+        await Promise.allSettled([...workers.map((w) => w.close()), webhooks.close()]);
         await lane.close();
         await authority.close();
         await producer.close();

@@ -9,6 +9,7 @@ export const SCOPE_DESCRIPTIONS = {
   requery: 'Read back a past verification by its reference_id (requery, slip, batch results); free',
   'history:read': 'Read the lists: verifications, transactions, top-ups, batches, daily usage, audit events',
   topup: "Buy units for the organisation's wallet (organisation administrators only)",
+  webhooks: "Manage the organisation's webhook endpoints and read their deliveries (organisation administrators only)",
 } as const;
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
 export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as readonly Scope[];

@@ -32,8 +32,9 @@ export type RoleDefinition = {
 /** The one edit for a new role. */
 export const ROLE_TABLE = {
   org_admin: { label: 'admin', inOrganisation: true, scopes: SCOPES, capabilities: ['administer_organisation'] },
-  // Topping up spends the organisation's money, so only administrators.
-  member: { label: 'member', inOrganisation: true, scopes: SCOPES.filter((s) => s !== 'topup'), capabilities: [] },
+  // Topping up spends the organisation's money, and webhook endpoints send its events to a server of
+  // one's choosing, so only administrators.
+  member: { label: 'member', inOrganisation: true, scopes: SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks'), capabilities: [] },
   // Belongs to no organisation, so no scope: the platform's own pages and routes only.
   platform_admin: { label: 'platform administrator', inOrganisation: false, scopes: [], capabilities: ['operate_platform'] },
 } as const satisfies Record<string, RoleDefinition>;

@@ -147,6 +147,7 @@ describe('crypto:reencrypt', () => {
       'sealed_rows{table="outbox",key_id="k1",process="api"} 1',
       'sealed_rows{table="user_mfa",key_id="k1",process="api"} 1',
       'sealed_rows{table="verifications",key_id="k1",process="api"} 8',
+      'sealed_rows{table="webhook_endpoints",key_id="k1",process="api"} 0',
     ]);
 
     const cli = run(process.execPath, ['src/cli/admin.ts', 'crypto:reencrypt', '--batch', '2'], {
@@ -170,6 +171,7 @@ describe('crypto:reencrypt', () => {
       'sealed_rows{table="outbox",key_id="k1",process="api"} 0',
       'sealed_rows{table="user_mfa",key_id="k1",process="api"} 0',
       'sealed_rows{table="verifications",key_id="k1",process="api"} 0',
+      'sealed_rows{table="webhook_endpoints",key_id="k1",process="api"} 0',
     ]);
 
     // Everything still reads: a stored answer replays, a requery answers as before, the TOTP secret signs in.
@@ -197,6 +199,6 @@ describe('crypto:reencrypt', () => {
     const again = await run(process.execPath, ['src/cli/admin.ts', 'crypto:reencrypt'], {
       env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: stack.config.DATABASE_URL, ENCRYPTION_KEYS: spec(K2, K1), LOG_LEVEL: 'silent', SANDBOX_SEED: 'false' },
     });
-    expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!).moved).toEqual({ verifications: 0, idempotency_keys: 0, outbox: 0, user_mfa: 0 });
+    expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!).moved).toEqual({ verifications: 0, idempotency_keys: 0, outbox: 0, user_mfa: 0, webhook_endpoints: 0 });
   });
 });

@@ -9,7 +9,7 @@ export const verificationProcessors: ProcessorMap = {
   'verification.lookup': async (payload, job, deps, log, token) => {
     const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
     // Asynchronous and batch lookups wait in the queue on purpose: only synchronous waits are measured.
-    const background = payload.delivery !== undefined && payload.acceptedAt !== undefined ? { acceptedAt: payload.acceptedAt, tries: Math.max(1, job.attemptsStarted) } : undefined;
+    const background = payload.delivery !== undefined && payload.acceptedAt !== undefined ? { acceptedAt: payload.acceptedAt, tries: Math.max(1, job.attemptsStarted), delivery: payload.delivery } : undefined;
     if (firstRun && !background && job.processedOn) deps.metrics.lookupWait.observe(Math.max(0, job.processedOn - job.timestamp) / 1000);
     // The virtual time of the fair queuing moves up to this lookup's tag (its priority).
     if (job.opts.priority) await deps.fairShare.started(job.opts.priority);

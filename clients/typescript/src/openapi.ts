@@ -808,6 +808,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's endpoints
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register an endpoint
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One endpoint
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an endpoint
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. Its pending deliveries fail; its secret is erased.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the URL, the events, or switch it on or off
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. Switching off fails its pending deliveries; switching on clears `disabled_reason` and receives the events from then on (past ones: redeliver).
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The new secret is shown once, in this answer. For 24 hours every delivery carries two `v1=` signatures, one with each secret, so the receiver can switch without losing an event.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping now
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint's deliveries, newest first
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a past event again
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/platform/organisations": {
         parameters: {
             query?: never;
@@ -914,7 +1046,7 @@ export interface components {
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
-            scopes: ("verify" | "requery" | "history:read" | "topup")[];
+            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
             /** @description Empty: any address */
             allowed_ips: string[];
             /** @description null: never expires */
@@ -939,7 +1071,7 @@ export interface components {
                 created_at: string;
                 /** @description When the client last obtained a token; null: never */
                 last_used_at: string | null;
-                scopes: ("verify" | "requery" | "history:read" | "topup")[];
+                scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
                 /** @description Empty: any address */
                 allowed_ips: string[];
                 /** @description null: never expires */
@@ -1098,7 +1230,7 @@ export interface components {
         CreateApiClientRequest: {
             name: string;
             role: string;
-            /** @description From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows */
+            /** @description From verify, requery, history:read, topup, webhooks (topup and webhooks only for org_admin). Default: all the role allows */
             scopes?: string[];
             /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from (no zone ids such as `%eth0`). Default: any. An entry that matches every address (`0.0.0.0/0`, `::/0`, `::`, any /0) needs `allow_any: true` */
             allowed_ips?: string[];
@@ -1118,7 +1250,7 @@ export interface components {
             /** @enum {string} */
             role: "org_admin" | "member";
             created_at: string;
-            scopes: ("verify" | "requery" | "history:read" | "topup")[];
+            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
             /** @description Empty: any address */
             allowed_ips: string[];
             /** @description null: never expires */
@@ -1296,6 +1428,16 @@ export interface components {
             email: string;
             /** @enum {string} */
             role: "org_admin" | "member";
+        };
+        NewWebhookEndpoint: {
+            /**
+             * @description https, on a name that resolves only to public addresses (in the sandbox, http and loopback too)
+             * @example https://example.com/hooks/idverify
+             */
+            url: string;
+            /** @description The event types to receive, or `["*"]` for all */
+            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            description?: string;
         };
         NotReady: {
             /** @enum {string} */
@@ -1491,7 +1633,7 @@ export interface components {
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
-            scopes: ("verify" | "requery" | "history:read" | "topup")[];
+            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
             /** @description Empty: any address */
             allowed_ips: string[];
             /** @description null: never expires */
@@ -1979,6 +2121,92 @@ export interface components {
         WebhookAck: {
             /** @enum {string} */
             status: "ok";
+        };
+        /** @description One event sent (or being sent) to one endpoint, with every try counted. */
+        WebhookDelivery: {
+            /** @description The delivery id (a redelivery is a new delivery of the same event) */
+            id: string;
+            /** @example evt_0c1d2e3f4a5b6c7d8e9f0a1b */
+            event_id: string;
+            /** @enum {string} */
+            type: "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping";
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            /** @description When it is tried next; null once delivered or failed */
+            next_attempt_at: string | null;
+            delivered_at: string | null;
+            created_at: string;
+        };
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as `cursor` for the next page; null when this is the last page */
+            next_cursor: string | null;
+        };
+        /** @description Where the organisation receives its events. The secret is never shown again after creation or rotation. */
+        WebhookEndpoint: {
+            /** @example we_5f2a9c0d1e3b4a6f7c8d9e0a */
+            id: string;
+            url: string;
+            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            description: string | null;
+            enabled: boolean;
+            /**
+             * @description Why the service switched it off: `gone` (the receiver answered 410), `failing` (every try failed for 3 days); null otherwise
+             * @enum {string|null}
+             */
+            disabled_reason: "gone" | "failing" | null;
+            created_at: string;
+        };
+        /** @description At least one of `url`, `events`, `enabled`, `description`. */
+        WebhookEndpointChange: {
+            url?: string;
+            events?: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            /** @description false stops deliveries (the pending ones fail); true starts them again for new events */
+            enabled?: boolean;
+            description?: string | null;
+        };
+        WebhookEndpointList: {
+            data: {
+                /** @example we_5f2a9c0d1e3b4a6f7c8d9e0a */
+                id: string;
+                url: string;
+                events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+                description: string | null;
+                enabled: boolean;
+                /**
+                 * @description Why the service switched it off: `gone` (the receiver answered 410), `failing` (every try failed for 3 days); null otherwise
+                 * @enum {string|null}
+                 */
+                disabled_reason: "gone" | "failing" | null;
+                created_at: string;
+            }[];
+        };
+        WebhookEndpointWithSecret: {
+            /** @example we_5f2a9c0d1e3b4a6f7c8d9e0a */
+            id: string;
+            url: string;
+            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            description: string | null;
+            enabled: boolean;
+            /**
+             * @description Why the service switched it off: `gone` (the receiver answered 410), `failing` (every try failed for 3 days); null otherwise
+             * @enum {string|null}
+             */
+            disabled_reason: "gone" | "failing" | null;
+            created_at: string;
+            /**
+             * @description The signing secret, `whsec_...`: shown once, in this answer
+             * @example whsec_Jk3...
+             */
+            secret: string;
+        };
+        WebhookTest: {
+            event_id: string;
+            /** @enum {string} */
+            type: "ping";
         };
     };
     responses: {
@@ -4522,6 +4750,296 @@ export interface operations {
             };
             406: components["responses"]["NotAcceptable"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description Endpoint registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointChange"];
+            };
+        };
+        responses: {
+            /** @description Endpoint changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Secret rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ping queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The endpoint is disabled: enable it first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Rows per page, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; opaque */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A delivery id from the deliveries list */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Redelivery queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The endpoint is disabled: enable it first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

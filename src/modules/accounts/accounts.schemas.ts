@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { instant } from '../../lib/instant.ts';
+import { SCOPES } from '../../lib/api-scopes.ts';
 import { orgRoleSchema } from '../../lib/roles.ts';
 
 // Missing fields and wrong types answer 422 (parseInput); the rules on a new password answer 400
@@ -33,7 +34,7 @@ export const apiClientRole = orgRoleSchema;
 export const createApiClientBody = z.object({
   name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is too long'),
   role: z.string().pipe(apiClientRole),
-  scopes: z.array(z.string().max(40)).max(10).optional().meta({ description: 'From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows' }),
+  scopes: z.array(z.string().max(40)).max(10).optional().meta({ description: 'From verify, requery, history:read, topup, webhooks (topup and webhooks only for org_admin). Default: all the role allows' }),
   allowed_ips: z
     .array(z.string().max(64))
     .max(50)
@@ -49,7 +50,7 @@ export const apiClient = z.object({
   role: orgRoleSchema,
   created_at: z.string(),
   last_used_at: z.string().nullable().meta({ description: 'When the client last obtained a token; null: never' }),
-  scopes: z.array(z.enum(['verify', 'requery', 'history:read', 'topup'])),
+  scopes: z.array(z.enum(SCOPES as [(typeof SCOPES)[number], ...(typeof SCOPES)[number][]])),
   allowed_ips: z.array(z.string()).meta({ description: 'Empty: any address' }),
   expires_at: z.string().nullable().meta({ description: 'null: never expires' }),
 });

@@ -8,6 +8,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { lowBalanceRecipients } from '../organisations/index.ts';
 import { queueSealedMail, type SealedMail } from '../mail/index.ts';
 import { claimLowBalanceAlert, lowBalanceDue } from '../wallet/index.ts';
+import { recordWebhookEvent } from '../webhooks/index.ts';
 
 export type AlertDeps = { db: DatabasePool; config: Config; logger: Logger; producer?: Producer };
 
@@ -35,6 +36,7 @@ export async function checkLowBalance(deps: AlertDeps, orgId: number): Promise<b
   const outboxId = await deps.db.transaction(async (tx) => {
     const claimed = await claimLowBalanceAlert(tx, orgId);
     if (!claimed) return null;
+    await recordWebhookEvent(tx, { orgId, type: 'wallet.low_balance', data: { balance: claimed.units, line: claimed.line } });
     const { organisation, recipients } = await lowBalanceRecipients(tx, orgId);
     const to = recipients.length > 0 ? recipients : [deps.config.MAIL_FALLBACK_TO];
     return queueSealedMail(tx, deps.config.encryptionKeys, {

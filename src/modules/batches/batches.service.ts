@@ -9,6 +9,7 @@ import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
 import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, subjectHash, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
+import { reportBatchStatus } from './events.ts';
 import { consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
 import { lockKey, noteLookupEnded, type FeedDeps } from './feeder.ts';
 import { tokensOf } from './vnin-tokens.ts';
@@ -96,7 +97,7 @@ export async function createBatch(
         sealedLookups,
         rows,
       );
-      if (lookups.length === 0) await repo.setStatus(tx, id, 'completed');
+      if (lookups.length === 0 && (await repo.setStatus(tx, id, 'completed'))) await reportBatchStatus(tx, id, 'completed');
     });
   } catch (err) {
     if (tokens.length > 0) await tokensOf(deps).dropAll(id).catch(() => undefined);
@@ -171,6 +172,7 @@ export async function cancelBatch(deps: BatchDeps, principal: Principal, id: str
     if (!locked || locked.status === 'completed' || locked.status === 'cancelled') return false;
     await repo.setStatus(tx, b.id, 'cancelled');
     await repo.cancelWaiting(tx, b.id);
+    await reportBatchStatus(tx, b.id, 'cancelled');
     return true;
   });
   if (cancelled) {

@@ -21,6 +21,7 @@ import {
   type BatchOutcome,
 } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
+import { reportBatchStatus } from './events.ts';
 import { tokensOf } from './vnin-tokens.ts';
 import { queryOfWaiting } from './waiting.ts';
 
@@ -57,7 +58,9 @@ export async function completeIfDone(tx: CommonQueryMethods, batchId: string): P
   const b = await repo.lockBatch(tx, batchId);
   if (!b || b.status === 'completed' || b.status === 'cancelled') return false;
   if (await repo.anyPending(tx, batchId)) return false;
-  return repo.setStatus(tx, batchId, 'completed');
+  if (!(await repo.setStatus(tx, batchId, 'completed'))) return false;
+  await reportBatchStatus(tx, batchId, 'completed');
+  return true;
 }
 
 /** A batch that ended keeps no vNIN token (one left by a feeder that died after queuing its job). */
@@ -222,7 +225,12 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
   }
   const queued = results.filter((r) => r === 'queued').length;
   if (results.includes('no_units')) {
-    if (await repo.setStatus(conn, batchId, 'paused', 'insufficient_units')) deps.logger.info({ batchId }, 'batch paused: insufficient units');
+    const paused = await conn.transaction(async (tx) => {
+      if (!(await repo.setStatus(tx, batchId, 'paused', 'insufficient_units'))) return false;
+      await reportBatchStatus(tx, batchId, 'paused', 'insufficient_units');
+      return true;
+    });
+    if (paused) deps.logger.info({ batchId }, 'batch paused: insufficient units');
   } else if (queued > 0 || results.includes('decided') || (batch.status !== 'running' && inQueue > 0)) {
     await repo.setStatus(conn, batchId, 'running');
   }

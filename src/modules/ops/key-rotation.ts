@@ -5,6 +5,7 @@ import type { Metrics } from '../../lib/metrics.ts';
 import { resealMfaSecrets, sealedMfaCounts } from '../mfa/index.ts';
 import { resealOutbox, sealedOutboxCounts } from '../mail/index.ts';
 import { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from '../verification/index.ts';
+import { resealWebhookSecrets, sealedWebhookCounts } from '../webhooks/index.ts';
 
 /**
  * Everything stored sealed with the encryption key ring, each by the module that owns its table.
@@ -15,10 +16,11 @@ const SEALED: readonly { table: string; reseal: (db: DatabasePool, ring: KeyRing
   { table: 'idempotency_keys', reseal: resealIdempotencyAnswers },
   { table: 'outbox', reseal: resealOutbox },
   { table: 'user_mfa', reseal: resealMfaSecrets },
+  { table: 'webhook_endpoints', reseal: resealWebhookSecrets },
 ];
 
 export async function sealedRowCounts(db: DatabasePool, activeKeyId: string): Promise<SealedCount[]> {
-  const parts = await Promise.all([sealedVerificationCounts(db, activeKeyId), sealedOutboxCounts(db, activeKeyId), sealedMfaCounts(db, activeKeyId)]);
+  const parts = await Promise.all([sealedVerificationCounts(db, activeKeyId), sealedOutboxCounts(db, activeKeyId), sealedMfaCounts(db, activeKeyId), sealedWebhookCounts(db, activeKeyId)]);
   return parts.flat();
 }
 

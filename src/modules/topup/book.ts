@@ -3,6 +3,7 @@ import { addLifetimeUnits, loyaltyBadge } from '../organisations/index.ts';
 import { recordAudit, type AuditActor } from '../audit/index.ts';
 import { queueReceipt } from '../mail/index.ts';
 import { addUnits } from '../wallet/index.ts';
+import { recordWebhookEvent } from '../webhooks/index.ts';
 import type { TopupRow } from './topup.schemas.ts';
 
 /** Thrown inside the credit transaction to undo it: the organisation was retired meanwhile. */
@@ -59,6 +60,12 @@ export async function bookCredit(
     details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, ...c.details },
   });
   if (!moved) throw new Error(`no wallet for organisation ${claimed.org_id}`);
+  // The organisation's webhook endpoints hear of it with the credit (one indexed read when none listens).
+  await recordWebhookEvent(tx, {
+    orgId: claimed.org_id,
+    type: 'topup.credited',
+    data: { reference: claimed.reference, units: claimed.units, bonus_units: claimed.bonus_units, new_balance: moved.units_after },
+  });
   // Last before COMMIT, after the wallet: every transaction takes the wallet row before the audit
   // chain's head, so the two locks are never waited for in opposite orders.
   await recordAudit(tx, {

@@ -139,7 +139,7 @@ export async function runLookup(
   deps: LookupDeps,
   referenceId: string,
   log: Logger,
-  opts: { sealedQuery?: { keyId: string; data: string }; firstRun?: boolean; useOnce?: boolean; background?: { acceptedAt: number; tries: number } } = {},
+  opts: { sealedQuery?: { keyId: string; data: string }; firstRun?: boolean; useOnce?: boolean; background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' } } = {},
 ): Promise<LookupResult> {
   const ring = deps.config.encryptionKeys;
   const bg = opts.background;
@@ -147,7 +147,7 @@ export async function runLookup(
   // A background lookup past its deadline ends without another call (it may have been re-queued by
   // the sweep, or woken from its last delay).
   const nowMs = () => deps.clock?.now().getTime() ?? Date.now();
-  if (bg && nowMs() >= deadline) return endAtDeadline(deps, referenceId, log, 'upstream_unavailable');
+  if (bg && nowMs() >= deadline) return endAtDeadline(deps, referenceId, log, 'upstream_unavailable', bg.delivery === 'async');
   let sealedQuery: Sealed;
   if (opts.useOnce) {
     // A token is spent by the call: one primary-key read first, so a verification already decided
@@ -202,7 +202,7 @@ export async function runLookup(
     decision = call.outcome;
   }
 
-  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts });
+  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts, report: bg?.delivery === 'async' });
   // A background lookup's settlement is a step of the background lane (it waits its turn while
   // interactive lookups are in flight); its call to the authority is not, so slots never wait on it.
   const settled = await (bg && deps.lane ? deps.lane.run(settleIt) : settleIt());
@@ -219,9 +219,9 @@ export async function runLookup(
   }
 }
 
-async function endAtDeadline(deps: LookupDeps, referenceId: string, log: Logger, code: string): Promise<LookupResult> {
+async function endAtDeadline(deps: LookupDeps, referenceId: string, log: Logger, code: string, report: boolean): Promise<LookupResult> {
   const decision = { kind: 'failed' as const, code, detail: 'no answer within ASYNC_MAX_WAIT_HOURS' };
-  const settled = await settle(deps.db, deps.config.encryptionKeys, { referenceId, keyId: null, decision, attempts: 0 });
+  const settled = await settle(deps.db, deps.config.encryptionKeys, { referenceId, keyId: null, decision, attempts: 0, report });
   if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
   log.warn({ referenceId, code }, 'background lookup past its deadline; unit released');
   return { outcome: 'failed', code };

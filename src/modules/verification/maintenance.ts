@@ -106,7 +106,7 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
     const acceptedAt = row.created_at.getTime();
     if (now >= deadlineOf(deps.config, acceptedAt)) {
       const decision = { kind: 'failed' as const, code: 'upstream_unavailable', detail: 'no answer within ASYNC_MAX_WAIT_HOURS' };
-      if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
+      if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0, report: row.delivery === 'async' })) released++;
       continue;
     }
     try {

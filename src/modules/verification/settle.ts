@@ -1,5 +1,8 @@
-import type { CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
 import { sealJson, type KeyRing, type Sealed } from '../../lib/crypto.ts';
+import { isPool } from '../../lib/db.ts';
+import { recordWebhookEvent } from '../webhooks/index.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
@@ -19,6 +22,53 @@ export type Decision =
  * decided; otherwise what was stored, with the sealed record when found.
  */
 export async function settle(
+  db: CommonQueryMethods,
+  ring: KeyRing,
+  s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number; report?: boolean },
+): Promise<{ record: Sealed | null } | null> {
+  if (s.report && isPool(db)) return settleReporting(db, ring, s);
+  return settleOnly(db, ring, s);
+}
+
+class NotSettled extends Error {}
+
+const pendingRow = z.object({ org_id: z.coerce.number(), mode: z.string(), delivery: z.string() });
+
+/**
+ * An asynchronous verification's end is reported to the organisation's webhook endpoints
+ * (`verification.completed`) in the transaction that decides it, so the event exists exactly when the
+ * decision does. The row is locked first and the event written before the settlement statement, which
+ * locks the wallet row last: the wallet waits only for COMMIT, as in a single statement plus one round trip.
+ */
+async function settleReporting(
+  pool: DatabasePool,
+  ring: KeyRing,
+  s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number },
+): Promise<{ record: Sealed | null } | null> {
+  try {
+    return await pool.transaction(async (tx) => {
+      const row = await tx.maybeOne(sql.type(pendingRow)`
+        SELECT org_id, mode, delivery FROM verifications WHERE reference_id = ${s.referenceId} AND status = 'pending' FOR UPDATE`);
+      if (!row) return null;
+      if (row.delivery === 'async') {
+        const d = s.decision;
+        // A vNIN the authority refused (used, expired, not issued for this enterprise) keeps its code.
+        const status = d.kind === 'not_found' && d.code ? 'refused' : d.kind;
+        const code = d.kind === 'found' ? undefined : d.code;
+        await recordWebhookEvent(tx, { orgId: row.org_id, type: 'verification.completed', data: { reference_id: s.referenceId, kind: row.mode, status, ...(code ? { code } : {}) } });
+      }
+      const settled = await settleOnly(tx, ring, s);
+      // Nothing decided: the event must not outlive this transaction.
+      if (!settled) throw new NotSettled();
+      return settled;
+    });
+  } catch (err) {
+    if (err instanceof NotSettled) return null;
+    throw err;
+  }
+}
+
+async function settleOnly(
   db: CommonQueryMethods,
   ring: KeyRing,
   s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number },

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { sandboxDialect } from './behaviour.ts';
+import { hookRoutes } from './hooks.ts';
 import { CONTROL_PREFIX, controlRoutes, type SimControls } from './control.ts';
 import { dialectFor, type SimDialect } from './dialect.ts';
 import { dojahDialect } from './dialect-dojah.ts';
@@ -91,6 +92,8 @@ export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}
   }
   // The person's phone making a vNIN: no API key, not an authority call, not counted.
   app.use(vnins.routes());
+  // The sandbox's webhook receiver (the service's signed webhooks, tried on one machine): no key, not counted.
+  app.use(hookRoutes());
 
   app.use((_req: Request, res: Response, next: NextFunction) => {
     stats.received(Date.now());

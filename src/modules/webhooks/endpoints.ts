@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import type { DatabasePool } from 'slonik';
+import { realStackReason, type Config } from '../../config.ts';
+import { open, seal, type KeyRing } from '../../lib/crypto.ts';
+import { AppError } from '../../lib/errors.ts';
+import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
+import { z } from 'zod';
+import { checkTarget, TargetRefused, type TargetMode } from './address-guard.ts';
+import { recordWebhookEvent } from './record.ts';
+import { newSecret } from './signing.ts';
+import * as repo from './webhooks.repository.ts';
+
+export type EndpointDeps = { db: DatabasePool; config: Config };
+
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+/** http and loopback receivers only on a stack that talks to no real upstream, unless WEBHOOK_PUBLIC_ONLY. */
+export function targetMode(config: Config): TargetMode {
+  return { sandbox: !config.WEBHOOK_PUBLIC_ONLY && realStackReason(config) === null };
+}
+
+// The associated data binds a sealed secret to its endpoint: copied onto another row, it does not open.
+export const secretAad = (endpointId: string) => `webhook-endpoint:${endpointId}`;
+
+export function openSecret(ring: KeyRing, endpointId: string, keyId: string, data: Buffer): string {
+  return open(ring, { keyId, data }, secretAad(endpointId)).toString('utf8');
+}
+
+export function present(e: repo.EndpointRow) {
+  return { id: e.id, url: e.url, events: e.events, description: e.description, enabled: e.enabled, disabled_reason: e.disabled_reason, created_at: e.created_at };
+}
+
+async function checkedUrl(config: Config, url: string): Promise<string> {
+  try {
+    return (await checkTarget(url, targetMode(config))).toString();
+  } catch (err) {
+    if (err instanceof TargetRefused) throw new AppError('bad_request', err.message);
+    throw err;
+  }
+}
+
+const NOT_FOUND = 'webhook endpoint not found';
+
+export async function createEndpoint(deps: EndpointDeps, orgId: number, b: { url: string; events: string[]; description?: string | undefined }) {
+  const url = await checkedUrl(deps.config, b.url);
+  const id = `we_${randomBytes(12).toString('hex')}`;
+  const secret = newSecret();
+  const sealed = seal(deps.config.encryptionKeys, secret, secretAad(id));
+  const row = await repo.insertEndpoint(deps.db, { id, orgId, url, events: [...new Set(b.events)], description: b.description ?? null, secretEnc: sealed.data, keyId: sealed.keyId });
+  return { ...present(row), secret };
+}
+
+export async function getEndpoint(deps: EndpointDeps, orgId: number, id: string) {
+  const row = await repo.findEndpoint(deps.db, orgId, id);
+  if (!row) throw new AppError('not_found', NOT_FOUND);
+  return present(row);
+}
+
+export async function listEndpoints(deps: EndpointDeps, orgId: number) {
+  return { data: (await repo.listEndpoints(deps.db, orgId)).map(present) };
+}
+
+export async function updateEndpoint(
+  deps: EndpointDeps,
+  orgId: number,
+  id: string,
+  p: { url?: string | undefined; events?: string[] | undefined; enabled?: boolean | undefined; description?: string | null | undefined },
+) {
+  const url = p.url === undefined ? undefined : await checkedUrl(deps.config, p.url);
+  const row = await deps.db.transaction(async (tx) => {
+    const updated = await repo.updateEndpoint(tx, orgId, id, { ...p, url, events: p.events && [...new Set(p.events)] });
+    if (updated && p.enabled === false) await repo.failPending(tx, id, 'endpoint disabled');
+    return updated;
+  });
+  if (!row) throw new AppError('not_found', NOT_FOUND);
+  return present(row);
+}
+
+export async function deleteEndpoint(deps: EndpointDeps, orgId: number, id: string): Promise<void> {
+  const deleted = await deps.db.transaction(async (tx) => {
+    const done = await repo.deleteEndpoint(tx, orgId, id);
+    if (done) await repo.failPending(tx, id, 'endpoint deleted');
+    return done;
+  });
+  if (!deleted) throw new AppError('not_found', NOT_FOUND);
+}
+
+/** A new secret, shown once; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
+export async function rotateSecret(deps: EndpointDeps, orgId: number, id: string, now: Date) {
+  const ring = deps.config.encryptionKeys;
+  const secret = newSecret();
+  await deps.db.transaction(async (tx) => {
+    const row = await repo.lockSecrets(tx, orgId, id);
+    if (!row) throw new AppError('not_found', NOT_FOUND);
+    const current = openSecret(ring, id, row.key_id, row.secret_enc);
+    const sealedNew = seal(ring, secret, secretAad(id));
+    const sealedPrevious = seal(ring, current, secretAad(id));
+    await repo.storeSecrets(tx, id, { secretEnc: sealedNew.data, previousEnc: sealedPrevious.data, previousUntil: new Date(now.getTime() + ROTATION_OVERLAP_MS), keyId: sealedNew.keyId });
+  });
+  return { ...(await getEndpoint(deps, orgId, id)), secret };
+}
+
+/** A ping to this endpoint only, delivered by the workers at once. */
+export async function sendTestEvent(deps: EndpointDeps, orgId: number, id: string) {
+  const row = await repo.findEndpoint(deps.db, orgId, id);
+  if (!row) throw new AppError('not_found', NOT_FOUND);
+  if (!row.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
+  const eventId = await deps.db.transaction((tx) => recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id }));
+  if (!eventId) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
+  return { event_id: eventId, type: 'ping' as const };
+}
+
+const CURSOR_SCOPE = 'webhook-deliveries';
+
+export async function listDeliveries(deps: EndpointDeps, orgId: number, id: string, q: { limit: number; cursor?: string | undefined }) {
+  const row = await repo.findEndpoint(deps.db, orgId, id);
+  if (!row) throw new AppError('not_found', NOT_FOUND);
+  const before = q.cursor ? decodeCursor(CURSOR_SCOPE, q.cursor, z.tuple([z.number().int().positive()]))[0] : null;
+  const rows = await repo.listDeliveries(deps.db, id, { before, limit: q.limit });
+  const page = pageOf(rows, q.limit, (last) => encodeCursor(CURSOR_SCOPE, [Number(last.id)]));
+  return { data: page.data, next_cursor: page.next };
+}
+
+export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: string) {
+  const n = Number(deliveryId);
+  const owner = await repo.deliveryEndpoint(deps.db, orgId, n);
+  if (!owner || owner.deleted) throw new AppError('not_found', 'delivery not found');
+  if (!owner.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
+  const row = await repo.insertRedelivery(deps.db, orgId, n);
+  if (!row) throw new AppError('not_found', 'delivery not found');
+  return row;
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { createEndpointBody, delivery, endpoint, endpointList, endpointWithSecret, patchEndpointBody } from './webhooks.schemas.ts';
+
+const WHO = 'Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.';
+const idParam = z.object({ id: z.string().regex(/^we_[0-9a-f]{24}$/).meta({ description: 'The endpoint id' }) });
+
+export function register(registry: OpenAPIRegistry): void {
+  const Endpoint = endpoint.meta({ id: 'WebhookEndpoint', description: 'Where the organisation receives its events. The secret is never shown again after creation or rotation.' });
+  const WithSecret = endpointWithSecret.meta({ id: 'WebhookEndpointWithSecret' });
+  const List = endpointList.meta({ id: 'WebhookEndpointList' });
+  const New = createEndpointBody.meta({ id: 'NewWebhookEndpoint' });
+  const Change = patchEndpointBody.meta({ id: 'WebhookEndpointChange', description: 'At least one of `url`, `events`, `enabled`, `description`.' });
+  const Delivery = delivery.meta({ id: 'WebhookDelivery', description: 'One event sent (or being sent) to one endpoint, with every try counted.' });
+  const Page = listEnvelope(Delivery).meta({ id: 'WebhookDeliveryPage' });
+  const Test = z.object({ event_id: z.string(), type: z.literal('ping') }).meta({ id: 'WebhookTest' });
+  const disabled = errorResponse('The endpoint is disabled: enable it first');
+
+  registry.registerPath({
+    method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', tags: [TAGS.webhookEndpoints],
+    summary: 'Register an endpoint', description: `${WHO} The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once.`,
+    security: bearer, request: { body: jsonBody(New) },
+    responses: { 201: json(WithSecret, 'Endpoint registered'), ...errors(400, 401, 403, 415, 422, 429) },
+  });
+  registry.registerPath({
+    method: 'get', path: '/webhook-endpoints', operationId: 'listWebhookEndpoints', tags: [TAGS.webhookEndpoints],
+    summary: "The organisation's endpoints", description: WHO, security: bearer,
+    responses: { 200: json(List), ...errors(401, 403, 429) },
+  });
+  registry.registerPath({
+    method: 'get', path: '/webhook-endpoints/{id}', operationId: 'getWebhookEndpoint', tags: [TAGS.webhookEndpoints],
+    summary: 'One endpoint', description: WHO, security: bearer, request: { params: idParam },
+    responses: { 200: json(Endpoint), ...errors(401, 403, 404, 429) },
+  });
+  registry.registerPath({
+    method: 'patch', path: '/webhook-endpoints/{id}', operationId: 'updateWebhookEndpoint', tags: [TAGS.webhookEndpoints],
+    summary: 'Change the URL, the events, or switch it on or off',
+    description: `${WHO} Switching off fails its pending deliveries; switching on clears \`disabled_reason\` and receives the events from then on (past ones: redeliver).`,
+    security: bearer, request: { params: idParam, body: jsonBody(Change) },
+    responses: { 200: json(Endpoint, 'Endpoint changed'), ...errors(400, 401, 403, 404, 415, 422, 429) },
+  });
+  registry.registerPath({
+    method: 'delete', path: '/webhook-endpoints/{id}', operationId: 'deleteWebhookEndpoint', tags: [TAGS.webhookEndpoints],
+    summary: 'Delete an endpoint', description: `${WHO} Its pending deliveries fail; its secret is erased.`, security: bearer, request: { params: idParam },
+    responses: { 204: { description: 'Deleted' }, ...errors(401, 403, 404, 429) },
+  });
+  registry.registerPath({
+    method: 'post', path: '/webhook-endpoints/{id}/rotate-secret', operationId: 'rotateWebhookSecret', tags: [TAGS.webhookEndpoints],
+    summary: 'A new signing secret', description: `${WHO} The new secret is shown once, in this answer. For 24 hours every delivery carries two \`v1=\` signatures, one with each secret, so the receiver can switch without losing an event.`,
+    security: bearer, request: { params: idParam },
+    responses: { 200: json(WithSecret, 'Secret rotated'), ...errors(401, 403, 404, 429) },
+  });
+  registry.registerPath({
+    method: 'post', path: '/webhook-endpoints/{id}/test', operationId: 'testWebhookEndpoint', tags: [TAGS.webhookEndpoints],
+    summary: 'Send a ping now', description: `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other.`,
+    security: bearer, request: { params: idParam },
+    responses: { 202: json(Test, 'Ping queued'), ...errors(401, 403, 404, 429), 409: disabled },
+  });
+  registry.registerPath({
+    method: 'get', path: '/webhook-endpoints/{id}/deliveries', operationId: 'listWebhookDeliveries', tags: [TAGS.webhookEndpoints],
+    summary: "The endpoint's deliveries, newest first", description: WHO, security: bearer,
+    request: {
+      params: idParam,
+      query: z.object({
+        limit: z.number().int().min(1).max(200).optional().meta({ description: 'Rows per page, 1 to 200 (default 50)' }),
+        cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
+      }),
+    },
+    responses: { 200: json(Page), ...errors(400, 401, 403, 404, 422, 429) },
+  });
+  registry.registerPath({
+    method: 'post', path: '/webhook-endpoints/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', tags: [TAGS.webhookEndpoints],
+    summary: 'Send a past event again', description: `${WHO} A new delivery of the same event (the same \`id\` and body) to the same endpoint.`,
+    security: bearer, request: { params: z.object({ delivery_id: z.string().regex(/^\d+$/).meta({ description: 'A delivery id from the deliveries list' }) }) },
+    responses: { 202: json(Delivery, 'Redelivery queued'), ...errors(401, 403, 404, 429), 409: disabled },
+  });
+}

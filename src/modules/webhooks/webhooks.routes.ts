@@ -1,0 +1,78 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../../context.ts';
+import { AppError } from '../../lib/errors.ts';
+import { parseInput, requireContentType } from '../../lib/http.ts';
+import { cursorParam, limitParam } from '../../lib/pagination.ts';
+import { principalOf, requireOrgAdmin } from '../auth/index.ts';
+import * as endpoints from './endpoints.ts';
+import { createEndpointBody, DELIVERY_ID_RE, ENDPOINT_ID_RE, patchEndpointBody } from './webhooks.schemas.ts';
+
+const listQuery = z.object({ limit: limitParam, cursor: cursorParam });
+
+/**
+ * The organisation's webhook endpoints: its administrators, and API clients of an administrator role
+ * holding the `webhooks` scope (auth/endpoint-scopes.ts). The processor's inbound webhook is topup's.
+ */
+export function webhooksRoutes(ctx: AppContext): Router {
+  const r = Router();
+  const auth = [ctx.authenticate, ctx.rateLimit];
+  const json = [requireContentType('json'), express.json({ limit: '8kb' })];
+  const endpointId = (raw: unknown): string => {
+    const id = String(raw);
+    if (!ENDPOINT_ID_RE.test(id)) throw new AppError('not_found', 'webhook endpoint not found');
+    return id;
+  };
+
+  r.post('/webhook-endpoints', ...auth, ...json, async (req, res) => {
+    const orgId = requireOrgAdmin(principalOf(req));
+    const body = parseInput(createEndpointBody, req.body);
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(201).json(await endpoints.createEndpoint(ctx, orgId, body));
+  });
+
+  r.get('/webhook-endpoints', ...auth, async (req, res) => {
+    res.json(await endpoints.listEndpoints(ctx, requireOrgAdmin(principalOf(req))));
+  });
+
+  r.get('/webhook-endpoints/:id', ...auth, async (req, res) => {
+    res.json(await endpoints.getEndpoint(ctx, requireOrgAdmin(principalOf(req)), endpointId(req.params.id)));
+  });
+
+  r.patch('/webhook-endpoints/:id', ...auth, ...json, async (req, res) => {
+    const orgId = requireOrgAdmin(principalOf(req));
+    const id = endpointId(req.params.id);
+    res.json(await endpoints.updateEndpoint(ctx, orgId, id, parseInput(patchEndpointBody, req.body)));
+  });
+
+  r.delete('/webhook-endpoints/:id', ...auth, async (req, res) => {
+    await endpoints.deleteEndpoint(ctx, requireOrgAdmin(principalOf(req)), endpointId(req.params.id));
+    res.status(204).end();
+  });
+
+  r.post('/webhook-endpoints/:id/rotate-secret', ...auth, async (req, res) => {
+    const orgId = requireOrgAdmin(principalOf(req));
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await endpoints.rotateSecret(ctx, orgId, endpointId(req.params.id), ctx.clock.now()));
+  });
+
+  r.post('/webhook-endpoints/:id/test', ...auth, async (req, res) => {
+    const orgId = requireOrgAdmin(principalOf(req));
+    res.status(202).json(await endpoints.sendTestEvent(ctx, orgId, endpointId(req.params.id)));
+  });
+
+  r.get('/webhook-endpoints/:id/deliveries', ...auth, async (req, res) => {
+    const orgId = requireOrgAdmin(principalOf(req));
+    const q = parseInput(listQuery, req.query);
+    res.json(await endpoints.listDeliveries(ctx, orgId, endpointId(req.params.id), q));
+  });
+
+  r.post('/webhook-endpoints/deliveries/:delivery_id/redeliver', ...auth, async (req, res) => {
+    const orgId = requireOrgAdmin(principalOf(req));
+    const id = String(req.params.delivery_id);
+    if (!DELIVERY_ID_RE.test(id)) throw new AppError('not_found', 'delivery not found');
+    res.status(202).json(await endpoints.redeliver(ctx, orgId, id));
+  });
+
+  return r;
+}
