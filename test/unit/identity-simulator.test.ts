@@ -280,7 +280,7 @@ describe('identity simulator latency distribution', () => {
     expect(nins.map((nin) => latencyFor(`nin:${nin}`, distribution))).toEqual(drawn);
   });
 
-  it('When 300 NINs are looked up over HTTP, then each takes at least its draw and the answers show the median and p95', async () => {
+  it('When 300 NINs are looked up over HTTP, then each takes at least its draw, so the answers are at least as slow as the draws\' median and p95', async () => {
     await withSim({ latency: distribution }, async (s) => {
       // Unmeasured first calls: a cold process (this test may run first) adds its warm-up to the draws.
       await pool(nins.slice(0, 40), 20, (nin) => ninCall(s.url, nin));
@@ -289,11 +289,11 @@ describe('identity simulator latency distribution', () => {
         expect(a.status).toBe(200);
         expect(a.ms).toBeGreaterThanOrEqual(latencyFor(`nin:${nins[i]}`, distribution) - 1);
       });
+      // No upper bound on wall-clock times: a loaded machine adds its own delay to every answer (an
+      // upper bound failed at load 6). That the draws themselves have the median and p95 is the test above.
       const ms = answers.map((a) => a.ms);
       expect(quantile(ms, 0.5)).toBeGreaterThanOrEqual(16);
-      expect(quantile(ms, 0.5)).toBeLessThanOrEqual(24 + 25);
       expect(quantile(ms, 0.95)).toBeGreaterThanOrEqual(64);
-      expect(quantile(ms, 0.95)).toBeLessThanOrEqual(96 + 40);
     });
   });
 
