@@ -910,7 +910,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
@@ -935,7 +935,7 @@ export interface components {
                 client_id: string;
                 name: string;
                 /** @enum {string} */
-                role: "org_admin" | "member";
+                role: "org_admin" | "member" | "finance";
                 created_at: string;
                 /** @description When the client last obtained a token; null: never */
                 last_used_at: string | null;
@@ -1098,7 +1098,7 @@ export interface components {
         CreateApiClientRequest: {
             name: string;
             role: string;
-            /** @description From verify, requery, history:read, topup (topup only for org_admin). Default: all the role allows */
+            /** @description From verify, requery, history:read, topup (topup only for org_admin and finance). Default: all the role allows */
             scopes?: string[];
             /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from (no zone ids such as `%eth0`). Default: any. An entry that matches every address (`0.0.0.0/0`, `::/0`, `::`, any /0) needs `allow_any: true` */
             allowed_ips?: string[];
@@ -1116,7 +1116,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             created_at: string;
             scopes: ("verify" | "requery" | "history:read" | "topup")[];
             /** @description Empty: any address */
@@ -1131,7 +1131,7 @@ export interface components {
             username: string;
             email: string | null;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             disabled: boolean;
             /** @description ISO 8601 */
             created_at: string;
@@ -1271,16 +1271,20 @@ export interface components {
             /** @description An API client's name */
             name?: string;
             /** @enum {string} */
-            role: "org_admin" | "member" | "platform_admin";
+            role: "org_admin" | "member" | "finance" | "platform_admin";
             organisation: {
                 id: number;
                 org_number: number;
                 name: string;
                 subscription_active: boolean;
-                /** @enum {string} */
+                /** @description The organisation's unit balance; every member sees it */
+                units: number;
+                /**
+                 * @description This and the fields below: for roles that keep the accounts (administrators, finance)
+                 * @enum {string}
+                 */
                 tenancy?: "hosted" | "self-hosted";
                 affiliate?: boolean;
-                units?: number;
                 reserved_units?: number;
                 lifetime_units?: number;
                 unit_cost?: number;
@@ -1295,7 +1299,7 @@ export interface components {
             /** Format: email */
             email: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
         };
         NotReady: {
             /** @enum {string} */
@@ -1365,7 +1369,7 @@ export interface components {
                 username: string;
                 email: string | null;
                 /** @enum {string} */
-                role: "org_admin" | "member";
+                role: "org_admin" | "member" | "finance";
                 disabled: boolean;
             }[];
             /** @description The most recent credited top-up; null if the organisation never topped up */
@@ -1487,7 +1491,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
@@ -1520,7 +1524,7 @@ export interface components {
                 username: string;
                 email: string | null;
                 /** @enum {string} */
-                role: "org_admin" | "member";
+                role: "org_admin" | "member" | "finance";
                 disabled: boolean;
                 /** @description ISO 8601 */
                 created_at: string;
@@ -1532,7 +1536,7 @@ export interface components {
             username: string;
             email: string | null;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             disabled: boolean;
             /** @description ISO 8601 */
             created_at: string;
@@ -1541,7 +1545,7 @@ export interface components {
         TeamMemberChange: {
             disabled?: boolean;
             /** @enum {string} */
-            role?: "org_admin" | "member";
+            role?: "org_admin" | "member" | "finance";
         };
         /** @description An OAuth 2.0 error response (RFC 6749 section 5.2) that also carries the usual `detail`. */
         TokenError: {
