@@ -253,6 +253,10 @@ export const configSchema = z
     DEFAULT_UNIT_COST_KOBO: z.coerce.number().int().positive().default(10000),
     DEFAULT_MIN_TOPUP_UNITS: z.coerce.number().int().positive().multipleOf(100).default(100),
     VAT_BPS: z.coerce.number().int().min(0).default(750),
+    // The seller on every VAT invoice (GET /topups/{reference}/invoice): the operator of this service.
+    INVOICE_SELLER_NAME: z.string().min(1).default('idverify (sandbox seller)'),
+    INVOICE_SELLER_ADDRESS: z.string().default(''), // one line; empty: not printed
+    INVOICE_SELLER_TIN: z.string().default(''), // empty: printed as not on file
     PROCESSOR_FEE_BPS: z.coerce.number().int().min(0).default(150),
     PROCESSOR_FEE_FLAT_KOBO: z.coerce.number().int().min(0).default(10000),
     PROCESSOR_FEE_FLAT_WAIVED_UNDER_KOBO: z.coerce.number().int().min(0).default(250000),

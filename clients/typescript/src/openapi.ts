@@ -737,7 +737,7 @@ export interface paths {
         };
         /**
          * The organisation's top-ups
-         * @description Organisation administrators only. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
+         * @description Organisation administrators and the `finance` role. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
          */
         get: operations["listTopups"];
         put?: never;
@@ -757,9 +757,29 @@ export interface paths {
         };
         /**
          * One top-up
-         * @description Organisation administrators only; the reference comes from POST /topup/initialize.
+         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize.
          */
         get: operations["getTopup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/topups/{reference}/invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A credited top-up's VAT invoice (PDF)
+         * @description Organisation administrators and the `finance` role. Every credited top-up has one, numbered `INV-<year>-<6 digits>` without gaps across the service (the number is given in the credit's own transaction): seller, buyer (name, address and TIN as on file when it was credited), date of payment, units, unit price, base, VAT, processor fee, total and the payment reference, amounts in naira.
+         */
+        get: operations["getTopupInvoice"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1318,6 +1338,10 @@ export interface components {
             /** @description The low-balance alert line in units; null: no alerts */
             low_balance_units: number | null;
             require_mfa: boolean;
+            /** @description The organisation's postal address, printed on its invoices; null: not on file */
+            address: string | null;
+            /** @description Tax identification number, printed on its invoices; null: not on file */
+            tin: string | null;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -1326,6 +1350,10 @@ export interface components {
             low_balance_units?: number | null;
             /** @description Administrators must sign in with a second factor; until they enrol they can only enrol (403 `mfa_enrolment_required`) */
             require_mfa?: boolean;
+            /** @description The organisation's postal address as its invoices should show it, on one line (commas between its parts); null removes it */
+            address?: string | null;
+            /** @description Tax identification number (TIN), shown on invoices; null removes it */
+            tin?: string | null;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
@@ -4398,6 +4426,59 @@ export interface operations {
                 };
             };
             /** @description Top-up reference not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTopupInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice; `Content-Disposition` names the file after its number */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not a top-up reference */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an administrator or finance user, or the reference belongs to another organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Top-up reference not found, or the top-up was not credited (no invoice) */
             404: {
                 headers: {
                     [name: string]: unknown;

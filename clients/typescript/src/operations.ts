@@ -49,6 +49,7 @@ export const operations = {
   listTransactions: { method: "GET", base: "/v1", path: "/transactions", auth: true, contentType: null },
   listTopups: { method: "GET", base: "/v1", path: "/topups", auth: true, contentType: null },
   getTopup: { method: "GET", base: "/v1", path: "/topups/{reference}", auth: true, contentType: null },
+  getTopupInvoice: { method: "GET", base: "/v1", path: "/topups/{reference}/invoice", auth: true, contentType: null },
   listVerifications: { method: "GET", base: "/v1", path: "/verifications", auth: true, contentType: null },
   listAuditEvents: { method: "GET", base: "/v1", path: "/audit-events", auth: true, contentType: null },
   listPlatformOrganisations: { method: "GET", base: "/v1", path: "/platform/organisations", auth: true, contentType: null },

@@ -26,6 +26,7 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
   'GET /transactions': 'history:read',
   'GET /topups': 'history:read',
   'GET /topups/:reference': 'history:read',
+  'GET /topups/:reference/invoice': 'history:read',
   'GET /audit-events': 'history:read',
   'POST /topup/initialize': 'topup',
   'POST /topup/verify': 'topup',

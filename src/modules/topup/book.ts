@@ -3,6 +3,7 @@ import { addLifetimeUnits, loyaltyBadge } from '../organisations/index.ts';
 import { recordAudit, type AuditActor } from '../audit/index.ts';
 import { queueReceipt } from '../mail/index.ts';
 import { addUnits } from '../wallet/index.ts';
+import { issueInvoice } from './invoice.repository.ts';
 import type { TopupRow } from './topup.schemas.ts';
 
 /** Thrown inside the credit transaction to undo it: the organisation was retired meanwhile. */
@@ -18,7 +19,7 @@ export class RetiredOrganisation extends Error {
 
 /**
  * Books a top-up its caller has just claimed (the row is `credited` in this transaction): the
- * lifetime units, the receipt in the outbox and the wallet line. Throws RetiredOrganisation when
+ * lifetime units, the receipt in the outbox, the wallet line and the invoice number. Throws RetiredOrganisation when
  * the organisation was retired, which rolls the claim back with everything else.
  */
 export async function bookCredit(
@@ -59,6 +60,14 @@ export async function bookCredit(
     details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, ...c.details },
   });
   if (!moved) throw new Error(`no wallet for organisation ${claimed.org_id}`);
+  // The invoice number: the service-wide counter row is held from here to COMMIT, so it is taken as
+  // late as the audit head allows (after the wallet, before the audit chain, the order every credit keeps).
+  const invoiceNumber = await issueInvoice(tx, {
+    reference: claimed.reference,
+    orgId: claimed.org_id,
+    at: c.now,
+    buyer: { name: org.name, address: org.address, tin: org.tin },
+  });
   // Last before COMMIT, after the wallet: every transaction takes the wallet row before the audit
   // chain's head, so the two locks are never waited for in opposite orders.
   await recordAudit(tx, {
@@ -66,7 +75,7 @@ export async function bookCredit(
     actor: c.by ?? 'system',
     action: 'topup.credited',
     target: claimed.reference,
-    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, ...c.details },
+    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, invoice: invoiceNumber, ...c.details },
   });
-  return { moved, outboxId };
+  return { moved, outboxId, invoiceNumber };
 }
