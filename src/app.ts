@@ -24,6 +24,7 @@ import { settingsRoutes, teamRoutes } from './modules/team/index.ts';
 import { topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';
 import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
 import { ledgerRoutes } from './modules/wallet/index.ts';
+import { statementRoutes } from './modules/statements/index.ts';
 
 export type { AppDeps };
 
@@ -147,6 +148,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(verificationHistoryRoutes(ctx));
   api.use(ledgerRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
   api.use(auditRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
+  api.use(statementRoutes(ctx));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));
 

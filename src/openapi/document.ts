@@ -12,10 +12,11 @@ import { registerSettingsOpenApi as settings, registerTeamOpenApi as team } from
 import { registerTopupHistoryOpenApi as topupHistory, registerTopupOpenApi as topup } from '../modules/topup/index.ts';
 import { registerVerificationHistoryOpenApi as verificationHistory, registerVerificationOpenApi as verification } from '../modules/verification/index.ts';
 import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
+import { registerStatementsOpenApi as statements } from '../modules/statements/index.ts';
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, ledger, topupHistory, verificationHistory, audit, platform, ops];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, ledger, topupHistory, verificationHistory, audit, platform, ops, statements];
 
 export const API_VERSION = '1.0.0';
 

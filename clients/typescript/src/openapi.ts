@@ -922,6 +922,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A month's statement of the wallet
+         * @description Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups (with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. `Accept: text/csv` or `application/pdf` for a file, else JSON.
+         */
+        get: operations["getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1545,6 +1565,74 @@ export interface components {
             detail: string;
             /** @description Quote it to support */
             request_id?: string;
+        };
+        Statement: {
+            /** @example 2026-11 */
+            month: string;
+            organisation: string;
+            /** @description Start of the Lagos month, ISO 8601 UTC */
+            since: string;
+            /** @description Start of the next Lagos month, ISO 8601 UTC */
+            before: string;
+            opening_units: number;
+            closing_units: number;
+            lines: components["schemas"]["StatementLine"][];
+            totals: {
+                verification_units: number;
+                topup_units: number;
+                adjustment_units: number;
+                /** @description opening_units + movement_units = closing_units */
+                movement_units: number;
+                /** @description kobo */
+                topup_total: number;
+                /** @description kobo */
+                refund_total: number;
+            };
+        };
+        StatementLine: {
+            /** @enum {string} */
+            kind: "verifications";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            count: number;
+            /** @description Units debited that day, negative */
+            units: number;
+            /** @description Test-mode calls that day (free) */
+            fixture_count: number;
+        } | {
+            /** @enum {string} */
+            kind: "topup";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            reference: string;
+            /** @description INV-<year>-<6 digits> */
+            invoice: string | null;
+            /** @description Units credited, bonus included */
+            units: number;
+            bonus_units: number;
+            /** @description kobo */
+            base: number;
+            /** @description kobo */
+            vat: number;
+            /** @description Processor fee, kobo */
+            fee: number;
+            /** @description kobo */
+            total: number;
+        } | {
+            /** @enum {string} */
+            kind: "adjustment";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            units: number;
+            note: string;
+        } | {
+            /** @enum {string} */
+            kind: "refund";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            reference: string;
+            /** @description kobo given back; never credited, so no units */
+            amount: number;
         };
         TeamList: {
             data: {
@@ -4800,6 +4888,54 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    getStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description yyyy-mm, Lagos time; not a month yet to begin */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Statement"];
+                    "text/csv": string;
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not a month (yyyy-mm), or a month not yet begun */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an administrator or finance user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -32,6 +32,7 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
   'POST /topup/verify': 'topup',
   'GET /topup/quote': 'topup',
   'GET /usage/daily': 'history:read',
+  'GET /statements/:month': 'history:read',
   'GET /me': null,
   'GET /meorganisation': null,
   'GET /me/organisation': null,

@@ -56,3 +56,27 @@ export async function findInvoice(db: CommonQueryMethods, reference: string): Pr
     FROM invoices i JOIN topups t ON t.reference = i.topup_reference
     WHERE i.topup_reference = ${reference}`);
 }
+
+/** The invoice numbers of these top-ups (a statement's top-up lines), by reference. */
+export async function invoiceNumbers(db: CommonQueryMethods, references: readonly string[]): Promise<Map<string, string>> {
+  if (references.length === 0) return new Map();
+  const rows = await db.any(sql.type(z.object({ topup_reference: z.string(), number: z.string() }))`
+    SELECT topup_reference, number FROM invoices WHERE topup_reference = ANY(${sql.array([...references], 'text')})`);
+  return new Map(rows.map((r) => [r.topup_reference, r.number]));
+}
+
+const refundRow = z.object({ reference: z.string(), refunded_at: time, amount: z.coerce.number() });
+export type RefundLine = z.infer<typeof refundRow>;
+
+/**
+ * Payments given back in [since, before): top-ups refunded by the processor (never credited, so no
+ * ledger line; a statement lists them beside the units).
+ */
+export async function refundsBetween(db: CommonQueryMethods, orgId: number, range: { since: Date; before: Date }): Promise<RefundLine[]> {
+  const rows = await db.any(sql.type(refundRow)`
+    SELECT reference, refunded_at, coalesce(refund_amount, paid_amount, total_amount) AS amount
+    FROM topups
+    WHERE org_id = ${orgId} AND status = 'refunded' AND refunded_at >= ${sql.timestamp(range.since)} AND refunded_at < ${sql.timestamp(range.before)}
+    ORDER BY refunded_at, reference`);
+  return [...rows];
+}
