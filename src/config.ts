@@ -287,6 +287,13 @@ export const configSchema = z
       .string()
       .default('')
       .refine((v) => v === '' || (v.includes('{token}') && /^https?:\/\//.test(v)), 'must be an http(s) address containing {token}'),
+    // The page an invitation e-mail links to, e.g. https://app.example.com/join#token={token}. Empty: the
+    // portal's, PUBLIC_BASE_URL/portal/accept-invitation#token=... (a fragment: never in a server's log).
+    INVITATION_URL: z
+      .string()
+      .default('')
+      .refine((v) => v === '' || (v.includes('{token}') && /^https?:\/\//.test(v)), 'must be an http(s) address containing {token}'),
+    INVITATION_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(72),
 
     // CSV exports hold an export connection while their client reads: caps, and the slowest reader kept.
     CSV_EXPORTS_PER_PROCESS: z.coerce.number().int().min(1).max(64).default(4),

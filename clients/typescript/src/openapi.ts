@@ -306,6 +306,70 @@ export interface paths {
         patch: operations["updateTeamMember"];
         trace?: never;
     };
+    "/team/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's invitations, newest first (at most 500)
+         * @description Organisation administrators only (persons; API clients get 403).
+         */
+        get: operations["listTeamInvitations"];
+        put?: never;
+        /**
+         * Invite someone to the team by e-mail
+         * @description Organisation administrators only (persons; API clients get 403). E-mails a link, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password; the user is made then, with this username and role.
+         */
+        post: operations["inviteTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an open invitation
+         * @description Organisation administrators only (persons; API clients get 403). Its link stops working at once.
+         */
+        delete: operations["revokeTeamInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: choose a password, and the user is made
+         * @description No bearer token: the invitation token proves the invitee. Usable once, until the invitation expires; then sign in with `POST /login`.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/organisation": {
         parameters: {
             query?: never;
@@ -946,6 +1010,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptedInvitation: {
+            id: number;
+            username: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
+        };
+        AcceptInvitation: {
+            /** @description The token of the invitation e-mail (also in its link) */
+            token: string;
+            /** @description The password the new user chooses (the password rules of POST /change-password apply) */
+            password: string;
+        };
         ApiClient: {
             client_id: string;
             name: string;
@@ -1014,7 +1090,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1213,6 +1289,27 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        /** @description An invitation to join the team; the token is never shown (it is in the e-mail only) */
+        Invitation: {
+            id: number;
+            email: string;
+            username: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "revoked" | "expired";
+            /** @description ISO 8601 */
+            created_at: string;
+            /** @description ISO 8601; the link works until then */
+            expires_at: string;
+            accepted_at: string | null;
+            revoked_at: string | null;
+            /** @description The user made when it was accepted */
+            user_id: number | null;
+        };
+        InvitationList: {
+            data: components["schemas"]["Invitation"][];
+        };
         LedgerLine: {
             /** @description Ledger line id; higher is newer */
             id: number;
@@ -1332,6 +1429,14 @@ export interface components {
                 /** @enum {string|null} */
                 loyalty_badge?: "silver" | "gold" | "diamond" | null;
             } | null;
+        };
+        NewInvitation: {
+            /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
+            username: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
         };
         NewTeamMember: {
             /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
@@ -2943,6 +3048,156 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description Cannot remove the organisation's last administrator */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTeamInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    inviteTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewInvitation"];
+            };
+        };
+        responses: {
+            /** @description Invitation sent */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The username is taken, or already has an open invitation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeTeamInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Invitation revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No open invitation with this id in the organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitation"];
+            };
+        };
+        responses: {
+            /** @description User made */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedInvitation"];
+                };
+            };
+            /** @description The token is unknown, used, revoked or expired, or the password breaks a rule */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The username was taken meanwhile */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4648,7 +4903,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
