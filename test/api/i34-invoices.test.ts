@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -156,5 +156,30 @@ describe('issue 34: item 2: invoices', () => {
     // Each invoice is the audit event's too.
     const audited = await stack.db.anyFirst(q`SELECT details->>'invoice' FROM audit_events WHERE action = 'topup.credited' AND target = ANY(${sql.array(refs, 'text')})`);
     expect(new Set(audited)).toEqual(new Set(mine));
+  });
+
+  it('issue 34: item 2: the migration numbers the top-ups credited before invoices existed in the order they were credited, and sets the counters after them', async () => {
+    const migration = readFileSync(new URL('../../migrations/1732200310000_invoices.sql', import.meta.url), 'utf8');
+    const backfill = migration.slice(migration.indexOf('-- Top-ups credited before'), migration.indexOf('-- Down Migration'));
+    const credited = await stack.db.anyFirst(q`SELECT reference FROM topups WHERE credited_at IS NOT NULL ORDER BY credited_at, reference`);
+    expect(credited.length).toBeGreaterThan(20);
+    // As if none had been issued: the rows the migration would find.
+    await stack.db.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DELETE FROM invoices`);
+      await tx.query(sql.unsafe`DELETE FROM invoice_counters`);
+      // The migration's own statements, each as a template with no values.
+      for (const statement of backfill.split(/;\s*\n/).filter((x) => /\bINSERT\b/.test(x))) {
+        await tx.query(sql.unsafe(Object.freeze(Object.assign([statement], { raw: Object.freeze([statement]) })) as unknown as TemplateStringsArray));
+      }
+    });
+    const numbered = await stack.db.any(q`SELECT topup_reference, seq FROM invoices ORDER BY seq`);
+    expect(numbered.map((r) => r.topup_reference)).toEqual(credited);
+    expect(numbered.map((r) => r.seq)).toEqual(credited.map((_, i) => i + 1));
+    expect(await stack.db.oneFirst(q`SELECT last_number FROM invoice_counters`)).toBe(credited.length);
+    // The next credit continues the numbering.
+    const t = await initialize(org.admin.token, 100);
+    await pay(t.reference);
+    expect((await creditTopup(stack.workers!.deps, t.reference, 'webhook', log)).outcome).toBe('credited');
+    expect(await stack.db.oneFirst(q`SELECT seq FROM invoices WHERE topup_reference = ${t.reference}`)).toBe(credited.length + 1);
   });
 });
