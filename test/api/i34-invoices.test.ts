@@ -85,6 +85,7 @@ describe('issue 34: item 2: invoices', () => {
 
     const row = await stack.db.one(q`SELECT number, issued_at FROM invoices WHERE topup_reference = ${t.reference}`);
     expect(row.number).toMatch(/^INV-\d{4}-\d{6}$/);
+    expect((await stack.api('GET', `/v1/topups/${t.reference}`, { token: finance })).body.invoice_number).toBe(row.number);
     const r = await invoiceOf(finance, t.reference);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/pdf');

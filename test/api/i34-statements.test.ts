@@ -147,6 +147,7 @@ describe('issue 34: item 3: monthly statements', () => {
     const member = await statement(org.member.token, month, 'application/json');
     expect({ status: member.status, body: await member.json() }).toEqual({ status: 403, body: { detail: 'Only organisation administrators and finance officers may do this' } });
     expect((await statement(finance, '2026-13', 'application/json')).status).toBe(400);
+    expect((await statement(finance, '0099-01', 'application/json')).status).toBe(400);
     expect((await statement(finance, `${Number(month.slice(0, 4)) + 1}-01`, 'application/json')).status).toBe(400);
     expect((await statement(finance, month, 'image/png')).status).toBe(406);
     // The month before: opens at 0, one adjustment, closes at 50.

@@ -1823,6 +1823,8 @@ export interface components {
             created_at: string;
             /** @description When the wallet was credited; null until then */
             credited_at: string | null;
+            /** @description INV-<year>-<6 digits> once credited (GET /topups/{reference}/invoice); null until then */
+            invoice_number: string | null;
         };
         TopupInitialization: {
             /**

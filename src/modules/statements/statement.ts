@@ -32,6 +32,8 @@ export function lagosMonth(month: string): { since: Date; before: Date } {
   const m = MONTH.exec(month);
   if (!m) throw new AppError('bad_request', 'month must be yyyy-mm (e.g. 2026-11)');
   const year = Number(m[1]);
+  // Date.UTC reads years 0-99 as 1900-1999; no ledger line is older than the service anyway.
+  if (year < 2000) throw new AppError('bad_request', 'month must be yyyy-mm from 2000-01 (e.g. 2026-11)');
   const index = Number(m[2]) - 1;
   return { since: new Date(Date.UTC(year, index, 1) - 3600_000), before: new Date(Date.UTC(year, index + 1, 1) - 3600_000) };
 }

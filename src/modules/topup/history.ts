@@ -23,6 +23,7 @@ function view(r: TopupHistoryRow): TopupView {
     paid_amount: r.paid_amount,
     created_at: r.created_at,
     credited_at: r.credited_at,
+    invoice_number: r.invoice_number,
   };
 }
 
