@@ -13,7 +13,7 @@ import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
 import { accountsRoutes } from './modules/accounts/index.ts';
 import { auditRoutes } from './modules/audit/index.ts';
 import { batchRoutes } from './modules/batches/index.ts';
-import { authRoutes, createAuthenticator, principalOf, redisGate, redisGiveBack, redisRevocations, requireOrgAdmin, revokedKey } from './modules/auth/index.ts';
+import { authRoutes, createAuthenticator, principalOf, redisGate, redisGiveBack, redisRevocations, requireAccountsKeeper, revokedKey } from './modules/auth/index.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
@@ -25,6 +25,7 @@ import { topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/
 import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
 import { ledgerRoutes } from './modules/wallet/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
+import { statementRoutes } from './modules/statements/index.ts';
 
 export type { AppDeps };
 
@@ -146,9 +147,10 @@ export function createApp(deps: AppDeps): Express {
   api.use(platformRoutes(ctx));
   api.use(topupHistoryRoutes(ctx));
   api.use(verificationHistoryRoutes(ctx));
-  api.use(ledgerRoutes(ctx, { orgAdmin: (req) => requireOrgAdmin(principalOf(req)) }));
-  api.use(auditRoutes(ctx, { orgAdmin: (req) => requireOrgAdmin(principalOf(req)) }));
+  api.use(ledgerRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
+  api.use(auditRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
   api.use(webhooksRoutes(ctx));
+  api.use(statementRoutes(ctx));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));
 

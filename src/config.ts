@@ -253,6 +253,10 @@ export const configSchema = z
     DEFAULT_UNIT_COST_KOBO: z.coerce.number().int().positive().default(10000),
     DEFAULT_MIN_TOPUP_UNITS: z.coerce.number().int().positive().multipleOf(100).default(100),
     VAT_BPS: z.coerce.number().int().min(0).default(750),
+    // The seller on every VAT invoice (GET /topups/{reference}/invoice): the operator of this service.
+    INVOICE_SELLER_NAME: z.string().min(1).default('idverify (sandbox seller)'),
+    INVOICE_SELLER_ADDRESS: z.string().default(''), // one line; empty: not printed
+    INVOICE_SELLER_TIN: z.string().default(''), // empty: printed as not on file
     PROCESSOR_FEE_BPS: z.coerce.number().int().min(0).default(150),
     PROCESSOR_FEE_FLAT_KOBO: z.coerce.number().int().min(0).default(10000),
     PROCESSOR_FEE_FLAT_WAIVED_UNDER_KOBO: z.coerce.number().int().min(0).default(250000),
@@ -283,6 +287,13 @@ export const configSchema = z
       .string()
       .default('')
       .refine((v) => v === '' || (v.includes('{token}') && /^https?:\/\//.test(v)), 'must be an http(s) address containing {token}'),
+    // The page an invitation e-mail links to, e.g. https://app.example.com/join#token={token}. Empty: the
+    // portal's, PUBLIC_BASE_URL/portal/accept-invitation#token=... (a fragment: never in a server's log).
+    INVITATION_URL: z
+      .string()
+      .default('')
+      .refine((v) => v === '' || (v.includes('{token}') && /^https?:\/\//.test(v)), 'must be an http(s) address containing {token}'),
+    INVITATION_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(72),
 
     // CSV exports hold an export connection while their client reads: caps, and the slowest reader kept.
     CSV_EXPORTS_PER_PROCESS: z.coerce.number().int().min(1).max(64).default(4),

@@ -8,7 +8,7 @@ export const SCOPE_DESCRIPTIONS = {
   verify: 'Live NIN lookups (by NIN, phone, demography, match, vNIN) and CSV batches: submit and cancel',
   requery: 'Read back a past verification by its reference_id (requery, slip, batch results); free',
   'history:read': 'Read the lists: verifications, transactions, top-ups, batches, daily usage, audit events',
-  topup: "Buy units for the organisation's wallet (organisation administrators only)",
+  topup: "Buy units for the organisation's wallet (organisation administrators and the finance role only)",
   webhooks: "Manage the organisation's webhook endpoints and read their deliveries (organisation administrators only)",
 } as const;
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;

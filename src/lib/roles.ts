@@ -14,10 +14,20 @@ export const CAPABILITIES = [
   // organisation's two-factor requirement binds, whom low-balance mail goes to, and what an API client's
   // creator must still hold for the client to keep working.
   'administer_organisation',
+  // The organisation's money: top-ups (buying units), their invoices, monthly statements, the ledger,
+  // daily usage and the audit trail. Administrators hold it, and the finance role holds only it.
+  'keep_accounts',
   // The platform's organisations, users and queues.
   'operate_platform',
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
+
+/** The 403 `detail` a principal without the capability gets (and a person's token refused a scope only its holders have). */
+export const CAPABILITY_REFUSALS: Record<Capability, string> = {
+  administer_organisation: 'Only organisation administrators may do this',
+  keep_accounts: 'Only organisation administrators and finance officers may do this',
+  operate_platform: 'Only platform administrators may do this',
+};
 
 export type RoleDefinition = {
   /** How the role reads in the portal and pages. */
@@ -31,10 +41,13 @@ export type RoleDefinition = {
 
 /** The one edit for a new role. */
 export const ROLE_TABLE = {
-  org_admin: { label: 'admin', inOrganisation: true, scopes: SCOPES, capabilities: ['administer_organisation'] },
-  // Topping up spends the organisation's money, and webhook endpoints send its events to a server of
-  // one's choosing, so only administrators.
+  org_admin: { label: 'admin', inOrganisation: true, scopes: SCOPES, capabilities: ['administer_organisation', 'keep_accounts'] },
+  // Topping up spends the organisation's money (administrators and the finance role only), and webhook
+  // endpoints send its events to a server of one's choosing (administrators only).
   member: { label: 'member', inOrganisation: true, scopes: SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks'), capabilities: [] },
+  // Pays and reads the money (top-ups, invoices, statements, ledger, history, audit trail); never
+  // verifies, runs batches or manages the team, API clients or webhooks.
+  finance: { label: 'finance officer', inOrganisation: true, scopes: ['topup', 'history:read'], capabilities: ['keep_accounts'] },
   // Belongs to no organisation, so no scope: the platform's own pages and routes only.
   platform_admin: { label: 'platform administrator', inOrganisation: false, scopes: [], capabilities: ['operate_platform'] },
 } as const satisfies Record<string, RoleDefinition>;
@@ -59,6 +72,15 @@ export function roleBook<R extends string>(table: Record<R, RoleDefinition>) {
     label: (role: string): string => (known(role) ? table[role].label : role),
     /** The roles holding a capability: the list SQL compares against (`role = ANY(...)`). */
     rolesWith: (capability: Capability): R[] => holders((d) => d.capabilities.includes(capability)),
+    /**
+     * The capability every role allowing `scope` holds, if any (the topup scope: keep_accounts): a
+     * person's token refused that scope is answered with the capability's refusal, as the route's own
+     * guard would answer it.
+     */
+    capabilityBehind: (scope: Scope): Capability | null => {
+      const allowing = holders((d) => d.scopes.includes(scope));
+      return CAPABILITIES.find((c) => allowing.length > 0 && allowing.every((r) => table[r].capabilities.includes(c))) ?? null;
+    },
   };
 }
 

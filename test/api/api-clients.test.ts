@@ -155,7 +155,7 @@ describe('API clients', () => {
   it('When the body is wrong, then 400 for a bad role or empty name, 422 for a missing field, 415 for a form, 401 without a token', async () => {
     const badRole = await create(org.admin.token, { name: 'x', role: 'platform_admin' });
     expect(badRole.status).toBe(400);
-    expect(badRole.body.detail).toBe('role: role must be "member" or "org_admin"');
+    expect(badRole.body.detail).toBe('role: role must be "finance" or "member" or "org_admin"');
     expect((await create(org.admin.token, { name: '   ', role: 'member' })).status).toBe(400);
     const missing = await create(org.admin.token, { role: 'member' });
     expect(missing.status).toBe(422);

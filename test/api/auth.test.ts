@@ -120,12 +120,13 @@ describe('GET /me', () => {
     expect(r.body.organisation).toMatchObject({ id: org.orgId, org_number: org.orgId, units: 7, tenancy: 'hosted', loyalty_badge: null });
   });
 
-  it('When a team member asks, then the organisation is shown without the wallet', async () => {
+  it('When a team member asks, then the organisation is shown with its balance and without the rest of the wallet', async () => {
     const r = await stack.api('GET', '/v1/me', { token: org.member.token });
     expect(r.status).toBe(200);
     expect(r.body.role).toBe('member');
     expect(r.body.organisation.id).toBe(org.orgId);
-    expect(r.body.organisation.units).toBeUndefined();
+    expect(r.body.organisation.units).toBe(7);
+    expect(r.body.organisation.unit_cost).toBeUndefined();
   });
 
   it('When the alias /meorganisation or the unversioned path is used, then the answer is the same', async () => {

@@ -34,6 +34,9 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /team': 'team.user_created',
   // Disabling or demoting an administrator also suspends the API clients they created: this event is that change.
   'PATCH /team/:id': 'team.user_updated',
+  'POST /team/invitations': 'team.invitation_sent',
+  'DELETE /team/invitations/:id': 'team.invitation_revoked',
+  'POST /invitations/accept': 'team.invitation_accepted',
   'PATCH /me/organisation': 'organisation.settings_changed',
   'POST /api-clients': 'api_client.created',
   'POST /api-clients/:client_id/adopt': 'api_client.adopted',

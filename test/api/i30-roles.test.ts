@@ -21,7 +21,8 @@ const tokens = new Map<string, string>();
 
 /** What each capability guards on the HTTP surface: a GET its holder is answered 200, every other role 403. */
 const GUARDED: Record<Capability, string[]> = {
-  administer_organisation: ['/v1/team', '/v1/api-clients', '/v1/audit-events', '/v1/topups', '/v1/transactions', '/v1/usage/daily'],
+  administer_organisation: ['/v1/team', '/v1/api-clients'],
+  keep_accounts: ['/v1/audit-events', '/v1/topups', '/v1/transactions', '/v1/usage/daily'],
   operate_platform: ['/v1/platform/organisations'],
 };
 
@@ -96,17 +97,16 @@ describe('issue 30 item 1: a role added in a fixture', () => {
     ];
     for (const [method, path, json, scope] of calls) {
       const r = await stack.api(method, path, { token, ...(json ? { json } : {}) });
-      // A scope only administering roles hold answers as the administrators' guard always did.
-      const body = scope === 'topup' ? { detail: 'Only organisation administrators may do this' } : { detail: `This token lacks the scope ${scope}`, code: 'insufficient_scope' };
+      // A scope only the roles keeping the accounts hold answers as their guard does.
+      const body = scope === 'topup' ? { detail: 'Only organisation administrators and finance officers may do this' } : { detail: `This token lacks the scope ${scope}`, code: 'insufficient_scope' };
       expect({ path, status: r.status, body: r.body }).toEqual({ path, status: 403, body });
     }
     expect(await stack.db.anyFirst(sql.unsafe`SELECT action FROM audit_events WHERE target = ${ref} AND action IN ('verification.requeried', 'verification.slip_printed')`)).toEqual([]);
     // The scope it holds: its history (an administrator's guard still refuses the ledger, as before).
     expect((await stack.api('GET', '/v1/verifications', { token })).status).toBe(200);
-    // Today's roles: a member's token as issued is refused top-up by its scope too, with the answer
-    // members always had.
+    // Today's roles: a member's token as issued is refused top-up by its scope too, with the guard's answer.
     const quote = await stack.api('GET', '/v1/topup/quote?units=100', { token: org.member.token });
-    expect({ status: quote.status, body: quote.body }).toEqual({ status: 403, body: { detail: 'Only organisation administrators may do this' } });
+    expect({ status: quote.status, body: quote.body }).toEqual({ status: 403, body: { detail: 'Only organisation administrators and finance officers may do this' } });
   });
 
   it('issue 30 item 1: an API client whose creator holds the fixture role (no administration) is suspended, by the SQL that reads the role list from the table', async () => {

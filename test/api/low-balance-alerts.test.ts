@@ -61,6 +61,9 @@ describe('low-balance alerts', () => {
     const text = decodeQuotedPrintable(first.raw);
     expect(text).toContain('Subject: Low balance: 2 units left for');
     expect(text).toContain('below the alert line of 3 units');
+    // The portal's page, not an API path (issue 34 item 7).
+    expect(text).toContain(`${stack.config.publicBaseUrl}/portal/top-up`);
+    expect(text).not.toContain('POST /v1/topup/initialize');
 
     // Back on the line (a credit of 2): armed again, and the next crossing is announced once more.
     await adjustWallet(stack.db, org.orgId, 2, 'top up');
@@ -114,10 +117,10 @@ describe('low-balance alerts', () => {
         return { code: (err as { code: number }).code, json: null };
       }
     };
-    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', '50')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: 50 } });
+    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', '50')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: 50, address: null, tin: null } });
     const events = await stack.db.any(q`SELECT actor, target, details FROM audit_events WHERE org_id = ${org.orgId} AND action = 'organisation.settings_changed'`);
     expect(events).toEqual([{ actor: 'operator', target: `org:${org.orgId}`, details: { changed: ['low_balance_units'], low_balance_units: 50 } }]);
-    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', 'off')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: null } });
+    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', 'off')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null } });
     expect((await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', '0')).code).toBe(1);
     expect((await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', 'lots')).code).toBe(2);
   });

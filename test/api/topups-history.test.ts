@@ -41,11 +41,13 @@ describe('GET /topups and GET /topups/{reference}', () => {
       {
         reference: open.reference, status: 'pending', units: 100, bonus_units: 0, base_amount: open.base_amount, vat_amount: open.vat_amount,
         service_charge: open.service_charge, total_amount: open.total_amount, paid_amount: null, created_at: expect.any(String), credited_at: null,
+        invoice_number: null,
       },
       {
         reference: paid.reference, status: 'credited', units: 200, bonus_units: 0, base_amount: paid.base_amount, vat_amount: paid.vat_amount,
         service_charge: paid.service_charge, total_amount: paid.total_amount, paid_amount: paid.total_amount,
         created_at: expect.stringMatching(/Z$/), credited_at: expect.stringMatching(/Z$/),
+        invoice_number: expect.stringMatching(/^INV-\d{4}-\d{6}$/),
       },
     ]);
     const one = await stack.api('GET', `/v1/topups/${paid.reference}`, { token: org.admin.token });

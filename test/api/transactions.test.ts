@@ -87,7 +87,7 @@ describe('GET /transactions', () => {
   it('When a team member asks, then 403; without a token, 401', async () => {
     const r = await list(org.member.token);
     expect(r.status).toBe(403);
-    expect(r.body).toEqual({ detail: 'Only organisation administrators may do this' });
+    expect(r.body).toEqual({ detail: 'Only organisation administrators and finance officers may do this' });
     expect((await csv(org.member.token)).status).toBe(403);
     expect((await stack.api('GET', '/v1/transactions')).status).toBe(401);
   });
@@ -232,6 +232,6 @@ describe('GET /transactions', () => {
     expect(text.split('\r\n')[0]).toBe(COLUMNS);
     expect(parseCsv(text)).toHaveLength(2);
     const member = createClient({ baseUrl: stack.url, token: org.member.token });
-    await expect(member.transactionsCsv()).rejects.toMatchObject({ status: 403, detail: 'Only organisation administrators may do this' });
+    await expect(member.transactionsCsv()).rejects.toMatchObject({ status: 403, detail: 'Only organisation administrators and finance officers may do this' });
   });
 });

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/modules/organisations/index.ts';
 import { buildOpenApiDocument } from '../../src/openapi/document.ts';
@@ -214,6 +215,20 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('POST /team', '/team', { token: org.admin.token, json: { username: `mate-${org.orgId}`, email: 'mate@example.com', role: 'member' } }), 409);
     expectStatus(await call('PATCH /team/{id}', `/team/${mate.id}`, { token: org.admin.token, json: { disabled: true } }), 200);
     expectStatus(await call('PATCH /team/{id}', '/team/999999', { token: org.admin.token, json: { disabled: true } }), 404);
+    const invitation = { username: `invitee-${org.orgId}`, email: 'invitee@example.com', role: 'finance' };
+    const invited = expectStatus(await call('POST /team/invitations', '/team/invitations', { token: org.admin.token, json: invitation }), 201).body;
+    expectStatus(await call('POST /team/invitations', '/team/invitations', { token: org.admin.token, json: invitation }), 409);
+    expectStatus(await call('POST /team/invitations', '/team/invitations', { token: org.member.token, json: invitation }), 403);
+    expectStatus(await call('GET /team/invitations', '/team/invitations', { token: org.admin.token }), 200);
+    expectStatus(await call('DELETE /team/invitations/{id}', `/team/invitations/${invited.id}`, { token: org.admin.token }), 200);
+    expectStatus(await call('DELETE /team/invitations/{id}', `/team/invitations/${invited.id}`, { token: org.admin.token }), 404);
+    // The e-mailed token is sealed in the outbox: an invitation with a token of the driver's own.
+    const inviteToken = 'contract-invitation-token-0123456789abcdefghij';
+    await stack.db.query(sql.unsafe`
+      INSERT INTO invitations (org_id, email, username, role, token_hash, created_at, expires_at)
+      VALUES (${org.orgId}, 'joiner@example.com', ${`joiner-${org.orgId}`}, 'member', ${sql.binary(createHash('sha256').update(inviteToken).digest())}, now(), now() + interval '1 hour')`);
+    expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 201);
+    expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 400);
 
     expectStatus(await call('GET /me/organisation', '/me/organisation', { token: org.member.token }), 200);
     expectStatus(await call('PATCH /me/organisation', '/me/organisation', { token: org.admin.token, json: { require_consent: false } }), 200);
@@ -323,6 +338,14 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('GET /verifications', `/verifications?delivery=async`, { token: admin }), 200);
     expectStatus(await call('GET /topups/{reference}', `/topups/${topup.reference}`, { token: admin }), 200);
     expectStatus(await call('GET /topups/{reference}', '/topups/TOP-1-0000000000000000', { token: admin }), 404);
+    expectStatus(await call('GET /topups/{reference}/invoice', `/topups/${topup.reference}/invoice`, { token: admin }), 200);
+    expectStatus(await call('GET /topups/{reference}/invoice', '/topups/TOP-1-0000000000000000/invoice', { token: admin }), 404);
+    const month = new Date(Date.now() + 3600_000).toISOString().slice(0, 7);
+    for (const accept of ['application/json', 'text/csv', 'application/pdf']) {
+      expectStatus(await call('GET /statements/{month}', `/statements/${month}`, { token: admin, headers: { accept } }), 200);
+    }
+    expectStatus(await call('GET /statements/{month}', '/statements/2026-13', { token: admin }), 400);
+    expectStatus(await call('GET /statements/{month}', `/statements/${month}`, { token: admin, headers: { accept: 'image/png' } }), 406);
 
     // ---- platform and operations ----
     const platformUser = { username: `platform-${org.orgId}@example.com`, password: 'pw-platform-long-enough' };

@@ -30,11 +30,12 @@ describe('issue 30 item 1: roles have one definition', () => {
     expect(roles.schema.safeParse('ghost').success).toBe(false);
   });
 
-  it("issue 30 item 1: today's roles: administrators administer and may top up and manage webhooks, members may not, the platform administrator operates the platform and belongs to no organisation", () => {
-    expect(roles.names).toEqual(['org_admin', 'member', 'platform_admin']);
+  it("issue 30 item 1: today's roles: administrators administer and may top up and manage webhooks, members may not, the finance role keeps the accounts, the platform administrator operates the platform and belongs to no organisation", () => {
+    expect(roles.names).toEqual(['org_admin', 'member', 'finance', 'platform_admin']);
     expect(roles.rolesWith('administer_organisation')).toEqual(['org_admin']);
+    expect(roles.rolesWith('keep_accounts')).toEqual(['org_admin', 'finance']);
     expect(roles.rolesWith('operate_platform')).toEqual(['platform_admin']);
-    expect(roles.orgRoles).toEqual(['org_admin', 'member']);
+    expect(roles.orgRoles).toEqual(['org_admin', 'member', 'finance']);
     expect(roles.scopes('org_admin')).toEqual([...SCOPES]);
     expect(roles.scopes('member')).toEqual(SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks'));
     expect(roles.scopes('platform_admin')).toEqual([]);

@@ -306,6 +306,70 @@ export interface paths {
         patch: operations["updateTeamMember"];
         trace?: never;
     };
+    "/team/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's invitations, newest first (at most 500)
+         * @description Organisation administrators only (persons; API clients get 403).
+         */
+        get: operations["listTeamInvitations"];
+        put?: never;
+        /**
+         * Invite someone to the team by e-mail
+         * @description Organisation administrators only (persons; API clients get 403). E-mails a link, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password; the user is made then, with this username and role.
+         */
+        post: operations["inviteTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an open invitation
+         * @description Organisation administrators only (persons; API clients get 403). Its link stops working at once.
+         */
+        delete: operations["revokeTeamInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: choose a password, and the user is made
+         * @description No bearer token: the invitation token proves the invitee. Usable once, until the invitation expires; then sign in with `POST /login`.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/organisation": {
         parameters: {
             query?: never;
@@ -737,7 +801,7 @@ export interface paths {
         };
         /**
          * The organisation's top-ups
-         * @description Organisation administrators only. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
+         * @description Organisation administrators and the `finance` role. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
          */
         get: operations["listTopups"];
         put?: never;
@@ -757,9 +821,29 @@ export interface paths {
         };
         /**
          * One top-up
-         * @description Organisation administrators only; the reference comes from POST /topup/initialize.
+         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize.
          */
         get: operations["getTopup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/topups/{reference}/invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A credited top-up's VAT invoice (PDF)
+         * @description Organisation administrators and the `finance` role. Every credited top-up has one, numbered `INV-<year>-<6 digits>` without gaps across the service (the number is given in the credit's own transaction): seller, buyer (name, address and TIN as on file when it was credited), date of payment, units, unit price, base, VAT, processor fee, total and the payment reference, amounts in naira.
+         */
+        get: operations["getTopupInvoice"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1034,15 +1118,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A month's statement of the wallet
+         * @description Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups (with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. `Accept: text/csv` or `application/pdf` for a file, else JSON.
+         */
+        get: operations["getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptedInvitation: {
+            id: number;
+            username: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
+        };
+        AcceptInvitation: {
+            /** @description The token of the invitation e-mail (also in its link) */
+            token: string;
+            /** @description The password the new user chooses (the password rules of POST /change-password apply) */
+            password: string;
+        };
         ApiClient: {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
@@ -1067,7 +1183,7 @@ export interface components {
                 client_id: string;
                 name: string;
                 /** @enum {string} */
-                role: "org_admin" | "member";
+                role: "org_admin" | "member" | "finance";
                 created_at: string;
                 /** @description When the client last obtained a token; null: never */
                 last_used_at: string | null;
@@ -1106,7 +1222,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1230,7 +1346,7 @@ export interface components {
         CreateApiClientRequest: {
             name: string;
             role: string;
-            /** @description From verify, requery, history:read, topup, webhooks (topup and webhooks only for org_admin). Default: all the role allows */
+            /** @description From verify, requery, history:read, topup, webhooks (topup only for org_admin and finance, webhooks only for org_admin). Default: all the role allows */
             scopes?: string[];
             /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from (no zone ids such as `%eth0`). Default: any. An entry that matches every address (`0.0.0.0/0`, `::/0`, `::`, any /0) needs `allow_any: true` */
             allowed_ips?: string[];
@@ -1248,7 +1364,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             created_at: string;
             scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
             /** @description Empty: any address */
@@ -1263,7 +1379,7 @@ export interface components {
             username: string;
             email: string | null;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             disabled: boolean;
             /** @description ISO 8601 */
             created_at: string;
@@ -1304,6 +1420,27 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok";
+        };
+        /** @description An invitation to join the team; the token is never shown (it is in the e-mail only) */
+        Invitation: {
+            id: number;
+            email: string;
+            username: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "revoked" | "expired";
+            /** @description ISO 8601 */
+            created_at: string;
+            /** @description ISO 8601; the link works until then */
+            expires_at: string;
+            accepted_at: string | null;
+            revoked_at: string | null;
+            /** @description The user made when it was accepted */
+            user_id: number | null;
+        };
+        InvitationList: {
+            data: components["schemas"]["Invitation"][];
         };
         LedgerLine: {
             /** @description Ledger line id; higher is newer */
@@ -1403,16 +1540,20 @@ export interface components {
             /** @description An API client's name */
             name?: string;
             /** @enum {string} */
-            role: "org_admin" | "member" | "platform_admin";
+            role: "org_admin" | "member" | "finance" | "platform_admin";
             organisation: {
                 id: number;
                 org_number: number;
                 name: string;
                 subscription_active: boolean;
-                /** @enum {string} */
+                /** @description The organisation's unit balance; every member sees it */
+                units: number;
+                /**
+                 * @description This and the fields below: for roles that keep the accounts (administrators, finance)
+                 * @enum {string}
+                 */
                 tenancy?: "hosted" | "self-hosted";
                 affiliate?: boolean;
-                units?: number;
                 reserved_units?: number;
                 lifetime_units?: number;
                 unit_cost?: number;
@@ -1421,13 +1562,21 @@ export interface components {
                 loyalty_badge?: "silver" | "gold" | "diamond" | null;
             } | null;
         };
+        NewInvitation: {
+            /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
+            username: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
+        };
         NewTeamMember: {
             /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
             username: string;
             /** Format: email */
             email: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
         };
         NewWebhookEndpoint: {
             /**
@@ -1456,6 +1605,10 @@ export interface components {
             /** @description The low-balance alert line in units; null: no alerts */
             low_balance_units: number | null;
             require_mfa: boolean;
+            /** @description The organisation's postal address, printed on its invoices; null: not on file */
+            address: string | null;
+            /** @description Tax identification number, printed on its invoices; null: not on file */
+            tin: string | null;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -1464,6 +1617,10 @@ export interface components {
             low_balance_units?: number | null;
             /** @description Administrators must sign in with a second factor; until they enrol they can only enrol (403 `mfa_enrolment_required`) */
             require_mfa?: boolean;
+            /** @description The organisation's postal address as its invoices should show it, on one line (commas between its parts); null removes it */
+            address?: string | null;
+            /** @description Tax identification number (TIN), shown on invoices; null removes it */
+            tin?: string | null;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
@@ -1507,7 +1664,7 @@ export interface components {
                 username: string;
                 email: string | null;
                 /** @enum {string} */
-                role: "org_admin" | "member";
+                role: "org_admin" | "member" | "finance";
                 disabled: boolean;
             }[];
             /** @description The most recent credited top-up; null if the organisation never topped up */
@@ -1629,7 +1786,7 @@ export interface components {
             client_id: string;
             name: string;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
@@ -1656,13 +1813,81 @@ export interface components {
             /** @description Quote it to support */
             request_id?: string;
         };
+        Statement: {
+            /** @example 2026-11 */
+            month: string;
+            organisation: string;
+            /** @description Start of the Lagos month, ISO 8601 UTC */
+            since: string;
+            /** @description Start of the next Lagos month, ISO 8601 UTC */
+            before: string;
+            opening_units: number;
+            closing_units: number;
+            lines: components["schemas"]["StatementLine"][];
+            totals: {
+                verification_units: number;
+                topup_units: number;
+                adjustment_units: number;
+                /** @description opening_units + movement_units = closing_units */
+                movement_units: number;
+                /** @description kobo */
+                topup_total: number;
+                /** @description kobo */
+                refund_total: number;
+            };
+        };
+        StatementLine: {
+            /** @enum {string} */
+            kind: "verifications";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            count: number;
+            /** @description Units debited that day, negative */
+            units: number;
+            /** @description Test-mode calls that day (free) */
+            fixture_count: number;
+        } | {
+            /** @enum {string} */
+            kind: "topup";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            reference: string;
+            /** @description INV-<year>-<6 digits> */
+            invoice: string | null;
+            /** @description Units credited, bonus included */
+            units: number;
+            bonus_units: number;
+            /** @description kobo */
+            base: number;
+            /** @description kobo */
+            vat: number;
+            /** @description Processor fee, kobo */
+            fee: number;
+            /** @description kobo */
+            total: number;
+        } | {
+            /** @enum {string} */
+            kind: "adjustment";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            units: number;
+            note: string;
+        } | {
+            /** @enum {string} */
+            kind: "refund";
+            /** @description Lagos calendar day, yyyy-mm-dd */
+            date: string;
+            reference: string;
+            /** @description kobo given back; never credited, so no units */
+            amount: number;
+        };
         TeamList: {
             data: {
                 id: number;
                 username: string;
                 email: string | null;
                 /** @enum {string} */
-                role: "org_admin" | "member";
+                role: "org_admin" | "member" | "finance";
                 disabled: boolean;
                 /** @description ISO 8601 */
                 created_at: string;
@@ -1674,7 +1899,7 @@ export interface components {
             username: string;
             email: string | null;
             /** @enum {string} */
-            role: "org_admin" | "member";
+            role: "org_admin" | "member" | "finance";
             disabled: boolean;
             /** @description ISO 8601 */
             created_at: string;
@@ -1683,7 +1908,7 @@ export interface components {
         TeamMemberChange: {
             disabled?: boolean;
             /** @enum {string} */
-            role?: "org_admin" | "member";
+            role?: "org_admin" | "member" | "finance";
         };
         /** @description An OAuth 2.0 error response (RFC 6749 section 5.2) that also carries the usual `detail`. */
         TokenError: {
@@ -1740,6 +1965,8 @@ export interface components {
             created_at: string;
             /** @description When the wallet was credited; null until then */
             credited_at: string | null;
+            /** @description INV-<year>-<6 digits> once credited (GET /topups/{reference}/invoice); null until then */
+            invoice_number: string | null;
         };
         TopupInitialization: {
             /**
@@ -3051,6 +3278,156 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description Cannot remove the organisation's last administrator */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTeamInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    inviteTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewInvitation"];
+            };
+        };
+        responses: {
+            /** @description Invitation sent */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The username is taken, or already has an open invitation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeTeamInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Invitation revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No open invitation with this id in the organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitation"];
+            };
+        };
+        responses: {
+            /** @description User made */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedInvitation"];
+                };
+            };
+            /** @description The token is unknown, used, revoked or expired, or the password breaks a rule */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The username was taken meanwhile */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4635,6 +5012,59 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getTopupInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice; `Content-Disposition` names the file after its number */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not a top-up reference */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an administrator or finance user, or the reference belongs to another organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Top-up reference not found, or the top-up was not credited (no invoice) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listVerifications: {
         parameters: {
             query?: {
@@ -4703,7 +5133,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
@@ -5233,6 +5663,54 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    getStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description yyyy-mm, Lagos time; not a month yet to begin */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Statement"];
+                    "text/csv": string;
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not a month (yyyy-mm), or a month not yet begun */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an administrator or finance user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -24,6 +24,10 @@ export const operations = {
   listTeam: { method: "GET", base: "/v1", path: "/team", auth: true, contentType: null },
   addTeamMember: { method: "POST", base: "/v1", path: "/team", auth: true, contentType: "application/json" },
   updateTeamMember: { method: "PATCH", base: "/v1", path: "/team/{id}", auth: true, contentType: "application/json" },
+  listTeamInvitations: { method: "GET", base: "/v1", path: "/team/invitations", auth: true, contentType: null },
+  inviteTeamMember: { method: "POST", base: "/v1", path: "/team/invitations", auth: true, contentType: "application/json" },
+  revokeTeamInvitation: { method: "DELETE", base: "/v1", path: "/team/invitations/{id}", auth: true, contentType: null },
+  acceptInvitation: { method: "POST", base: "/v1", path: "/invitations/accept", auth: false, contentType: "application/json" },
   getOrganisationSettings: { method: "GET", base: "/v1", path: "/me/organisation", auth: true, contentType: null },
   updateOrganisationSettings: { method: "PATCH", base: "/v1", path: "/me/organisation", auth: true, contentType: "application/json" },
   verifyNin: { method: "POST", base: "/v1", path: "/verify-nin", auth: true, contentType: "application/json" },
@@ -49,6 +53,7 @@ export const operations = {
   listTransactions: { method: "GET", base: "/v1", path: "/transactions", auth: true, contentType: null },
   listTopups: { method: "GET", base: "/v1", path: "/topups", auth: true, contentType: null },
   getTopup: { method: "GET", base: "/v1", path: "/topups/{reference}", auth: true, contentType: null },
+  getTopupInvoice: { method: "GET", base: "/v1", path: "/topups/{reference}/invoice", auth: true, contentType: null },
   listVerifications: { method: "GET", base: "/v1", path: "/verifications", auth: true, contentType: null },
   listAuditEvents: { method: "GET", base: "/v1", path: "/audit-events", auth: true, contentType: null },
   listWebhookEndpoints: { method: "GET", base: "/v1", path: "/webhook-endpoints", auth: true, contentType: null },
@@ -65,6 +70,7 @@ export const operations = {
   healthz: { method: "GET", base: "", path: "/healthz", auth: false, contentType: null },
   readyz: { method: "GET", base: "", path: "/readyz", auth: false, contentType: null },
   getOpenApiDocument: { method: "GET", base: "/v1", path: "/openapi.json", auth: false, contentType: null },
+  getStatement: { method: "GET", base: "/v1", path: "/statements/{month}", auth: true, contentType: null },
 } as const satisfies Record<keyof Generated, { method: string; base: string; path: string; auth: boolean; contentType: string | null }>;
 
 export type OperationId = keyof typeof operations;

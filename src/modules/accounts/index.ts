@@ -8,6 +8,7 @@ import { apiClientsRoutes } from './api-clients.routes.ts';
 import { mfaRoutes } from './mfa.routes.ts';
 
 export { register as registerAccountsOpenApi } from './accounts.openapi.ts';
+export { checkNewPassword } from './password-rules.ts';
 
 export function accountsRoutes(ctx: AppContext): Router {
   return Router().use(passwordRoutes(ctx), apiClientsRoutes(ctx), mfaRoutes(ctx));

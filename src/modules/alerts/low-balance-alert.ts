@@ -14,11 +14,14 @@ export type AlertDeps = { db: DatabasePool; config: Config; logger: Logger; prod
 
 const units = (n: number): string => n.toLocaleString('en-US');
 
-export function renderLowBalanceMail(to: string[], organisation: string, balance: number, line: number): SealedMail {
+/** `portal`: the service's public address, whose portal pages the e-mail links (a reader clicks, not calls). */
+export function renderLowBalanceMail(portal: string, to: string[], organisation: string, balance: number, line: number): SealedMail {
   const text = [
     `The unit balance of ${organisation} is ${units(balance)} units, below the alert line of ${units(line)} units set for it.`,
     '',
-    'Verifications stop with 402 once no unit is left: top up (POST /v1/topup/initialize) to keep them running.',
+    'Verifications stop with 402 once no unit is left: top up in the portal to keep them running:',
+    `${portal}/portal/top-up`,
+    '',
     `You will not hear of this again until the balance has been back at or above ${units(line)} units.`,
     '',
   ].join('\n');
@@ -42,7 +45,7 @@ export async function checkLowBalance(deps: AlertDeps, orgId: number): Promise<b
     return queueSealedMail(tx, deps.config.encryptionKeys, {
       kind: 'low_balance_email',
       dedupeKey: `low-balance-${orgId}-${randomUUID()}`,
-      mail: renderLowBalanceMail(to, organisation, claimed.units, claimed.line),
+      mail: renderLowBalanceMail(deps.config.publicBaseUrl, to, organisation, claimed.units, claimed.line),
     });
   });
   if (outboxId === null) return false;

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { addressAllowed } from '../../lib/address-list.ts';
-import { roles } from '../../lib/roles.ts';
+import { CAPABILITY_REFUSALS, roles } from '../../lib/roles.ts';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { DatabasePool } from 'slonik';
@@ -10,7 +10,7 @@ import type { Principal } from './auth.schemas.ts';
 import { alongReader, type AlongRead, type AlongRecording, type Alongside } from './along.ts';
 import { auditContext, canonicalOf, type AuditAction } from '../audit/index.ts';
 import type { TokenClaims } from './auth.schemas.ts';
-import { ALGORITHM, ORG_ADMINISTRATORS_ONLY, claimsOf, principalFromClaims, principalOfRow, scopeHolder, subjectOf, type TokenSettings } from './auth.service.ts';
+import { ALGORITHM, claimsOf, principalFromClaims, principalOfRow, scopeHolder, subjectOf, type TokenSettings } from './auth.service.ts';
 import { headerKid, jwtKeys } from './jwt-keys.ts';
 import { checkScope, type ScopeCheck } from './endpoint-scopes.ts';
 import { failing } from '../../lib/rule.ts';
@@ -87,11 +87,10 @@ function admissionRefusal(refused: AdmissionCheck, client: boolean, check: Scope
       return new AppError('forbidden', ADDRESS_NOT_ALLOWED, { extra: { code: 'address_not_allowed' } });
     case 'scope': {
       const scope = check.ok ? null : check.scope;
-      // A person's token as issued, refused a scope that only administering roles hold (a member at the
-      // top-up endpoints): the answer such a person always had, from the route's own guard.
-      if (person && scope !== null && roles.names.every((r) => !roles.scopes(r).includes(scope) || roles.may(r, 'administer_organisation'))) {
-        return new AppError('forbidden', ORG_ADMINISTRATORS_ONLY);
-      }
+      // A person's token as issued, refused a scope that only the holders of one capability have (a
+      // member at the top-up endpoints): the answer the route's own guard gives.
+      const behind = person && scope !== null ? roles.capabilityBehind(scope) : null;
+      if (behind !== null) return new AppError('forbidden', CAPABILITY_REFUSALS[behind]);
       if (scope === null) return new AppError('forbidden', client ? 'API clients may not call this endpoint' : 'A token narrowed by scope may not call this endpoint', { extra: { code: 'insufficient_scope' } });
       return new AppError('forbidden', `${client ? 'This API client' : 'This token'} lacks the scope ${scope}`, { extra: { code: 'insufficient_scope' } });
     }

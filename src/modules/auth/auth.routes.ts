@@ -15,7 +15,8 @@ export function authRoutes(ctx: AppContext): Router {
   const me = async (req: express.Request, res: express.Response) => {
     const p = principalOf(req);
     const org = p.orgId === null ? null : await getOrganisation(ctx.db, p.orgId);
-    const admin = roles.may(p.role, 'administer_organisation');
+    // Every member sees the balance; the price and the rest of the wallet, those who keep the accounts.
+    const accounts = roles.may(p.role, 'keep_accounts');
     res.json({
       id: p.userId,
       username: p.clientId === null ? p.username : null,
@@ -26,11 +27,11 @@ export function authRoutes(ctx: AppContext): Router {
         org_number: org.id,
         name: org.name,
         subscription_active: org.subscription_active,
-        ...(admin
+        units: org.units,
+        ...(accounts
           ? {
               tenancy: org.tenancy,
               affiliate: org.affiliate,
-              units: org.units,
               reserved_units: org.reserved,
               lifetime_units: org.lifetime_units,
               unit_cost: org.unit_cost_kobo,

@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { dummyHash, verifyPassword } from '../../lib/passwords.ts';
 import { isScope, SCOPES, type Scope } from '../../lib/api-scopes.ts';
-import { roles } from '../../lib/roles.ts';
+import { CAPABILITY_REFUSALS, roles, type Capability } from '../../lib/roles.ts';
 import { CLIENT_EXPIRED, checkClientCredentials, effectiveScopes, findUserById, findUserForLogin, type PrincipalRow } from '../organisations/index.ts';
 import { CLIENT_SUBJECT, tokenClaims, type Principal, type TokenClaims } from './auth.schemas.ts';
 import type { ScopeHolder } from './endpoint-scopes.ts';
@@ -222,11 +222,21 @@ export async function principalFromClaims(
   return principalOfRow(clock, c, await read(c));
 }
 
-export const ORG_ADMINISTRATORS_ONLY = 'Only organisation administrators may do this';
+export const ORG_ADMINISTRATORS_ONLY = CAPABILITY_REFUSALS.administer_organisation;
 
 export function requireOrgAdmin(p: Principal): number {
-  if (!roles.may(p.role, 'administer_organisation') || p.orgId === null) throw new AppError('forbidden', ORG_ADMINISTRATORS_ONLY);
+  return requireOrgCapability(p, 'administer_organisation');
+}
+
+/** The organisation of a principal whose role holds `capability` (roles.ts); else 403 with the capability's refusal. */
+export function requireOrgCapability(p: Principal, capability: Capability): number {
+  if (!roles.may(p.role, capability) || p.orgId === null) throw new AppError('forbidden', CAPABILITY_REFUSALS[capability]);
   return p.orgId;
+}
+
+/** The organisation's money (top-ups, invoices, statements, ledger, audit trail): administrators and the finance role. */
+export function requireAccountsKeeper(p: Principal): number {
+  return requireOrgCapability(p, 'keep_accounts');
 }
 
 /** Managing API clients and the team needs a person: an API client never manages credentials. */

@@ -3,7 +3,7 @@ export { createAuthenticator, principalOf } from './auth.middleware.ts';
 export { register as registerAuthOpenApi } from './auth.openapi.ts';
 export { authRoutes } from './auth.routes.ts';
 export type { Principal } from './auth.schemas.ts';
-export { BAD_CREDENTIALS, checkCredentials, requireOrgAdmin, requireOrgMember, requirePersonOrgAdmin } from './auth.service.ts';
+export { BAD_CREDENTIALS, checkCredentials, requireAccountsKeeper, requireOrgAdmin, requireOrgMember, requirePersonOrgAdmin } from './auth.service.ts';
 export { redisGate, redisGiveBack } from './gate.ts';
 export { redisRevocations, revokedKey } from './revocations.ts';
 export { assertSignInAllowed, clientAddress, guardedSignIn, type SignInDeps } from './sign-in-guard.ts';

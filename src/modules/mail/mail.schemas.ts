@@ -23,7 +23,7 @@ export type ReceiptPayload = z.infer<typeof receiptPayload>;
 
 export const outboxRow = z.object({
   id: int,
-  kind: z.enum(['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email']),
+  kind: z.enum(['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email']),
   body_enc: z.instanceof(Buffer).nullable(),
   key_id: z.string().nullable(),
   dedupe_key: z.string(),

@@ -69,11 +69,18 @@ export async function setPasswordHash(db: CommonQueryMethods, id: number, passwo
   await db.query(sql.unsafe`UPDATE users SET password_hash = ${passwordHash}, must_change_password = false WHERE id = ${id}`);
 }
 
-const lifetimeRow = z.object({ name: z.string(), tenancy: z.enum(['hosted', 'self-hosted']), lifetime_units: z.coerce.number(), retired: z.boolean() });
+const lifetimeRow = z.object({
+  name: z.string(),
+  tenancy: z.enum(['hosted', 'self-hosted']),
+  lifetime_units: z.coerce.number(),
+  retired: z.boolean(),
+  address: z.string().nullable(),
+  tin: z.string().nullable(),
+});
 
-/** Counts purchased units towards loyalty badges; returns what a receipt needs to show the badge. */
+/** Counts purchased units towards loyalty badges; returns what a receipt needs to show the badge and an invoice its buyer. */
 export async function addLifetimeUnits(db: CommonQueryMethods, orgId: number, units: number) {
   return db.one(sql.type(lifetimeRow)`
     UPDATE organisations SET lifetime_units = lifetime_units + ${units} WHERE id = ${orgId}
-    RETURNING name, tenancy, lifetime_units, (deleted_at IS NOT NULL) AS retired`);
+    RETURNING name, tenancy, lifetime_units, (deleted_at IS NOT NULL) AS retired, address, tin`);
 }

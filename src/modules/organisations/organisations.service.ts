@@ -34,13 +34,13 @@ export async function createOrganisation(db: DatabasePool, input: CreateOrganisa
   return (await getOrganisation(db, id))!;
 }
 
-export async function getOrganisation(db: DatabasePool, id: number) {
+export async function getOrganisation(db: CommonQueryMethods, id: number) {
   const row = await repo.findOrganisation(db, id);
   if (!row) return null;
   return { ...row, loyalty_badge: loyaltyBadge(row.tenancy, row.lifetime_units) };
 }
 
-export async function requireOrganisation(db: DatabasePool, id: number) {
+export async function requireOrganisation(db: CommonQueryMethods, id: number) {
   const org = await getOrganisation(db, id);
   if (!org || org.deleted_at) throw new AppError('not_found', `organisation ${id} not found`);
   return org;
@@ -74,7 +74,7 @@ export async function deleteOrganisation(db: DatabasePool, id: number) {
   });
 }
 
-export async function createUser(db: DatabasePool, input: CreateUserInput) {
+export async function createUser(db: CommonQueryMethods, input: CreateUserInput) {
   const parsed = createUserInput.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -12,6 +12,8 @@ export const organisationSettingsRow = z.object({
   require_consent: z.boolean(),
   low_balance_units: z.number().int().nullable().meta({ description: 'The low-balance alert line in units; null: no alerts' }),
   require_mfa: z.boolean(),
+  address: z.string().nullable().meta({ description: "The organisation's postal address, printed on its invoices; null: not on file" }),
+  tin: z.string().nullable().meta({ description: 'Tax identification number, printed on its invoices; null: not on file' }),
 });
 export type OrganisationSettings = z.infer<typeof organisationSettingsRow>;
 
@@ -30,6 +32,21 @@ export const settingsPatch = z
       .boolean()
       .optional()
       .meta({ description: 'Administrators must sign in with a second factor; until they enrol they can only enrol (403 `mfa_enrolment_required`)' }),
+    address: z
+      .string()
+      .trim()
+      .min(1, 'address must not be empty (null removes it)')
+      .max(300, 'address must be at most 300 characters')
+      .nullable()
+      .optional()
+      .meta({ description: "The organisation's postal address as its invoices should show it, on one line (commas between its parts); null removes it" }),
+    tin: z
+      .string()
+      .trim()
+      .regex(/^[0-9][0-9-]{6,18}[0-9]$/, 'tin must be 8 to 20 digits, hyphens allowed between them (e.g. 12345678-0001)')
+      .nullable()
+      .optional()
+      .meta({ description: 'Tax identification number (TIN), shown on invoices; null removes it' }),
   })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'Send at least one setting to change')
@@ -38,7 +55,7 @@ export type SettingsPatch = z.infer<typeof settingsPatch>;
 
 export const ORGANISATION_NOT_FOUND = 'Organisation not found';
 
-const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units`;
+const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin`;
 
 /** Read on each live verification: one primary-key row, no join. */
 export async function organisationSettings(db: CommonQueryMethods, orgId: number): Promise<OrganisationSettings> {
@@ -54,6 +71,8 @@ export async function updateOrganisationSettings(db: CommonQueryMethods, orgId: 
   if (patch.require_mfa !== undefined) sets.push(sql.fragment`require_mfa = ${patch.require_mfa}`);
   // A changed line arms the alert again (a trigger on organisations): the next crossing is announced.
   if (patch.low_balance_units !== undefined) sets.push(sql.fragment`low_balance_units = ${patch.low_balance_units}`);
+  if (patch.address !== undefined) sets.push(sql.fragment`address = ${patch.address}`);
+  if (patch.tin !== undefined) sets.push(sql.fragment`tin = ${patch.tin}`);
   const row = await db.maybeOne(sql.type(organisationSettingsRow)`
     UPDATE organisations SET ${sql.join(sets, sql.fragment`, `)}
     WHERE id = ${orgId} AND deleted_at IS NULL

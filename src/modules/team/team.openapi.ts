@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
 import { organisationSettingsRow, settingsPatch, type TeamMember } from '../organisations/index.ts';
-import { createdTeamMember, newTeamMember, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
+import { acceptInvitationBody, createdTeamMember, invitationView, newInvitation, newTeamMember, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
 
 type _memberMatches = Assert<Same<z.infer<typeof teamMember>, TeamMember>>;
 
@@ -56,6 +56,63 @@ export function register(registry: OpenAPIRegistry): void {
       200: json(Member, 'User changed'),
       ...errors(400, 401, 403, 404, 415, 422, 429),
       409: errorResponse("Cannot remove the organisation's last administrator"),
+    },
+  });
+  registerInvitations(registry);
+}
+
+function registerInvitations(registry: OpenAPIRegistry): void {
+  const Invitation = invitationView.meta({ id: 'Invitation', description: 'An invitation to join the team; the token is never shown (it is in the e-mail only)' });
+  registry.registerPath({
+    method: 'post',
+    path: '/team/invitations',
+    operationId: 'inviteTeamMember',
+    tags: [TAGS.team],
+    summary: 'Invite someone to the team by e-mail',
+    description: `${MANAGERS} E-mails a link, valid \`INVITATION_TTL_HOURS\` (72) hours and usable once, with which the invitee chooses a password; the user is made then, with this username and role.`,
+    security: bearer,
+    request: { body: jsonBody(newInvitation.meta({ id: 'NewInvitation' })) },
+    responses: {
+      201: json(Invitation, 'Invitation sent'),
+      ...errors(400, 401, 403, 415, 422, 429),
+      409: errorResponse('The username is taken, or already has an open invitation'),
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/team/invitations',
+    operationId: 'listTeamInvitations',
+    tags: [TAGS.team],
+    summary: "The organisation's invitations, newest first (at most 500)",
+    description: MANAGERS,
+    security: bearer,
+    responses: { 200: json(z.object({ data: z.array(Invitation) }).meta({ id: 'InvitationList' })), ...errors(401, 403, 429) },
+  });
+  registry.registerPath({
+    method: 'delete',
+    path: '/team/invitations/{id}',
+    operationId: 'revokeTeamInvitation',
+    tags: [TAGS.team],
+    summary: 'Revoke an open invitation',
+    description: `${MANAGERS} Its link stops working at once.`,
+    security: bearer,
+    request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The invitation id' }) }) },
+    responses: { 200: json(Invitation, 'Invitation revoked'), ...errors(401, 403, 429), 404: errorResponse('No open invitation with this id in the organisation') },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/invitations/accept',
+    operationId: 'acceptInvitation',
+    tags: [TAGS.team],
+    summary: 'Accept an invitation: choose a password, and the user is made',
+    description: 'No bearer token: the invitation token proves the invitee. Usable once, until the invitation expires; then sign in with `POST /login`.',
+    security: [],
+    request: { body: jsonBody(acceptInvitationBody.meta({ id: 'AcceptInvitation' })) },
+    responses: {
+      201: json(z.object({ id: z.number().int(), username: z.string(), role: teamMember.shape.role }).meta({ id: 'AcceptedInvitation' }), 'User made'),
+      ...errors(415, 422, 429),
+      400: errorResponse('The token is unknown, used, revoked or expired, or the password breaks a rule'),
+      409: errorResponse('The username was taken meanwhile'),
     },
   });
 }

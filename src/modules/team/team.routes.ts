@@ -4,7 +4,8 @@ import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf } from '../auth/index.ts';
-import { newTeamMember, teamMemberChange } from './team.schemas.ts';
+import { acceptInvitation, inviteTeamMember, listTeamInvitations, revokeTeamInvitation } from './invitations.ts';
+import { acceptInvitationBody, newInvitation, newTeamMember, teamMemberChange } from './team.schemas.ts';
 import { addTeamMember, changeTeamMember, listTeam } from './team.service.ts';
 
 export function teamRoutes(ctx: AppContext): Router {
@@ -33,6 +34,24 @@ export function teamRoutes(ctx: AppContext): Router {
     // The fields asked for and where they ended: a role and a flag, nothing personal.
     await recordAudit(ctx.db, { ...auditContext(p), action: 'team.user_updated', target: `user:${changed.id}`, details: { changed: Object.keys(change).sort(), role: changed.role, disabled: changed.disabled } });
     res.json(changed);
+  });
+
+  r.post('/team/invitations', ...guard, ...json, async (req, res) => {
+    res.status(201).json(await inviteTeamMember(ctx, principalOf(req), parseInput(newInvitation, req.body)));
+  });
+  r.get('/team/invitations', ...guard, async (req, res) => {
+    res.json({ data: await listTeamInvitations(ctx, principalOf(req)) });
+  });
+  r.delete('/team/invitations/:id', ...guard, async (req, res) => {
+    const id = String(req.params.id);
+    if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'Open invitation not found');
+    res.json(await revokeTeamInvitation(ctx, principalOf(req), Number(id)));
+  });
+  // No token: the invitation's own proves the caller. It answers as a new user's sign-up would.
+  r.post('/invitations/accept', ...json, async (req, res) => {
+    const made = await acceptInvitation(ctx, parseInput(acceptInvitationBody, req.body));
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(201).json(made);
   });
   return r;
 }

@@ -11,6 +11,28 @@ export const newTeamMember = z.object({
 });
 export type NewTeamMember = z.infer<typeof newTeamMember>;
 
+/** POST /team/invitations: who is invited, as what; the user is made when they accept. */
+export const newInvitation = newTeamMember;
+export type NewInvitation = NewTeamMember;
+
+export const acceptInvitationBody = z.object({
+  token: z.string().min(1).max(200).meta({ description: 'The token of the invitation e-mail (also in its link)' }),
+  password: z.string().max(1024).meta({ description: 'The password the new user chooses (the password rules of POST /change-password apply)' }),
+});
+
+export const invitationView = z.object({
+  id: z.number().int(),
+  email: z.string(),
+  username: z.string(),
+  role: teamRole,
+  status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
+  created_at: z.string().meta({ description: 'ISO 8601' }),
+  expires_at: z.string().meta({ description: 'ISO 8601; the link works until then' }),
+  accepted_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+  user_id: z.number().int().nullable().meta({ description: 'The user made when it was accepted' }),
+});
+
 export const teamMemberChange = z
   .object({ disabled: z.boolean().optional(), role: teamRole.optional() })
   .refine((c) => c.disabled !== undefined || c.role !== undefined, 'send disabled, role or both');

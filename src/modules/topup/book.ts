@@ -4,6 +4,7 @@ import { recordAudit, type AuditActor } from '../audit/index.ts';
 import { queueReceipt } from '../mail/index.ts';
 import { addUnits } from '../wallet/index.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
+import { issueInvoice } from './invoice.repository.ts';
 import type { TopupRow } from './topup.schemas.ts';
 
 /** Thrown inside the credit transaction to undo it: the organisation was retired meanwhile. */
@@ -19,7 +20,7 @@ export class RetiredOrganisation extends Error {
 
 /**
  * Books a top-up its caller has just claimed (the row is `credited` in this transaction): the
- * lifetime units, the receipt in the outbox and the wallet line. Throws RetiredOrganisation when
+ * lifetime units, the receipt in the outbox, the wallet line and the invoice number. Throws RetiredOrganisation when
  * the organisation was retired, which rolls the claim back with everything else.
  */
 export async function bookCredit(
@@ -66,6 +67,14 @@ export async function bookCredit(
     type: 'topup.credited',
     data: { reference: claimed.reference, units: claimed.units, bonus_units: claimed.bonus_units, new_balance: moved.units_after },
   });
+  // The invoice number: the service-wide counter row is held from here to COMMIT, so it is taken as
+  // late as the audit head allows (after the wallet, before the audit chain, the order every credit keeps).
+  const invoiceNumber = await issueInvoice(tx, {
+    reference: claimed.reference,
+    orgId: claimed.org_id,
+    at: c.now,
+    buyer: { name: org.name, address: org.address, tin: org.tin },
+  });
   // Last before COMMIT, after the wallet: every transaction takes the wallet row before the audit
   // chain's head, so the two locks are never waited for in opposite orders.
   await recordAudit(tx, {
@@ -73,7 +82,7 @@ export async function bookCredit(
     actor: c.by ?? 'system',
     action: 'topup.credited',
     target: claimed.reference,
-    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, ...c.details },
+    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, invoice: invoiceNumber, ...c.details },
   });
-  return { moved, outboxId };
+  return { moved, outboxId, invoiceNumber };
 }

@@ -12,7 +12,7 @@ export function register(registry: OpenAPIRegistry): void {
     tags: [TAGS.history],
     summary: "The organisation's top-ups",
     description:
-      'Organisation administrators only. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV ' +
+      'Organisation administrators and the `finance` role. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV ' +
       '(`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).',
     security: bearer,
     request: { query: z.object({ status: topupStatus.optional().meta({ description: 'Only top-ups in this status' }), ...listParams }) },
@@ -35,7 +35,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getTopup',
     tags: [TAGS.history],
     summary: 'One top-up',
-    description: 'Organisation administrators only; the reference comes from POST /topup/initialize.',
+    description: 'Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize.',
     security: bearer,
     request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
     responses: {
@@ -44,6 +44,29 @@ export function register(registry: OpenAPIRegistry): void {
       400: errorResponse('Not a top-up reference'),
       403: errorResponse('Not an organisation administrator, or the reference belongs to another organisation'),
       404: errorResponse('Top-up reference not found'),
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/topups/{reference}/invoice',
+    operationId: 'getTopupInvoice',
+    tags: [TAGS.history],
+    summary: "A credited top-up's VAT invoice (PDF)",
+    description:
+      'Organisation administrators and the `finance` role. Every credited top-up has one, numbered `INV-<year>-<6 digits>` without gaps across ' +
+      'the service (the number is given in the credit\'s own transaction): seller, buyer (name, address and TIN as on file when it was credited), ' +
+      'date of payment, units, unit price, base, VAT, processor fee, total and the payment reference, amounts in naira.',
+    security: bearer,
+    request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
+    responses: {
+      200: {
+        description: 'The invoice; `Content-Disposition` names the file after its number',
+        content: { 'application/pdf': { schema: z.string().meta({ format: 'binary', description: 'PDF document, one page' }) } },
+      },
+      ...errors(401, 429),
+      400: errorResponse('Not a top-up reference'),
+      403: errorResponse('Not an administrator or finance user, or the reference belongs to another organisation'),
+      404: errorResponse('Top-up reference not found, or the top-up was not credited (no invoice)'),
     },
   });
 }

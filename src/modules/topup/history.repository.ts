@@ -4,9 +4,13 @@ import type { TimeRange } from '../../lib/pagination.ts';
 import { TOPUP_CSV_COLUMNS, topupHistoryRow, type TopupHistoryRow } from './history.schemas.ts';
 import type { TopupStatus } from './topup.schemas.ts';
 
+// The invoice is its own table's (one row per credited top-up, by the unique topup_reference).
+const invoiceNumber = sql.fragment`(SELECT i.number FROM invoices i WHERE i.topup_reference = topups.reference)`;
+
 const columns = sql.fragment`
   reference, org_id, status, units, bonus_units, base_amount, vat_amount, service_charge, total_amount, paid_amount,
-  created_at, credited_at, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key`;
+  created_at, credited_at, ${invoiceNumber} AS invoice_number,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key`;
 
 type TopupFilter = { orgId: number; status?: TopupStatus; range: TimeRange };
 
@@ -50,6 +54,7 @@ const csvField: Record<(typeof TOPUP_CSV_COLUMNS)[number], ReturnType<typeof sql
   paid_amount: num(sql.fragment`paid_amount`),
   created_at: csvInstant(sql.fragment`created_at`),
   credited_at: csvInstant(sql.fragment`credited_at`),
+  invoice_number: csvText(invoiceNumber),
 };
 
 /** The whole filtered range as CSV lines, newest first, streamed (see streamCsvLines). */

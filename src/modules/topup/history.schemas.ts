@@ -30,6 +30,7 @@ export const topupHistoryRow = z.object({
   paid_amount: int.nullable(),
   created_at: iso,
   credited_at: iso.nullable(),
+  invoice_number: z.string().nullable(),
   /** created_at to the microsecond, as text: the cursor must name the row exactly. */
   created_key: z.string(),
 });
@@ -47,6 +48,7 @@ export const topupView = z.object({
   paid_amount: z.number().int().nullable().meta({ description: 'What the processor reported paid, kobo; null until a payment was seen' }),
   created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
   credited_at: z.string().nullable().meta({ description: 'When the wallet was credited; null until then' }),
+  invoice_number: z.string().nullable().meta({ description: 'INV-<year>-<6 digits> once credited (GET /topups/{reference}/invoice); null until then' }),
 });
 export type TopupView = z.infer<typeof topupView>;
 

@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
 import { cursorTimestamp, decodeCursor, encodeCursor, lagosRange, pageOf } from '../../lib/pagination.ts';
-import { requireOrgAdmin, type Principal } from '../auth/index.ts';
+import { requireAccountsKeeper, type Principal } from '../auth/index.ts';
 import { findTopupView, listTopupPage, streamTopupCsvLines } from './history.repository.ts';
 import { TOPUP_CSV_COLUMNS, type TopupFilters, type TopupHistoryRow, type TopupListQuery, type TopupView } from './history.schemas.ts';
 import { TOPUP_REFERENCE } from './topup.schemas.ts';
@@ -23,12 +23,13 @@ function view(r: TopupHistoryRow): TopupView {
     paid_amount: r.paid_amount,
     created_at: r.created_at,
     credited_at: r.credited_at,
+    invoice_number: r.invoice_number,
   };
 }
 
 /** GET /topups: the organisation's top-ups, newest first. */
 export async function listTopups(db: DatabasePool, principal: Principal, q: TopupListQuery): Promise<{ data: TopupView[]; next_cursor: string | null }> {
-  const orgId = requireOrgAdmin(principal);
+  const orgId = requireAccountsKeeper(principal);
   const after = q.cursor ? decodeCursor(SCOPE, q.cursor, cursorShape) : undefined;
   const rows = await listTopupPage(db, {
     orgId,
@@ -43,7 +44,7 @@ export async function listTopups(db: DatabasePool, principal: Principal, q: Topu
 
 /** GET /topups/{reference}: another organisation's reference is refused as verify refuses it. */
 export async function getTopup(db: DatabasePool, principal: Principal, reference: string): Promise<TopupView> {
-  const orgId = requireOrgAdmin(principal);
+  const orgId = requireAccountsKeeper(principal);
   if (!TOPUP_REFERENCE.test(reference)) throw new AppError('bad_request', 'reference is not a top-up reference (TOP-<org>-<16 hex>)');
   const row = await findTopupView(db, reference);
   if (!row) throw new AppError('not_found', 'Top-up reference not found');
@@ -55,7 +56,7 @@ export const TOPUP_CSV_HEADER = `${TOPUP_CSV_COLUMNS.join(',')}\r\n`;
 
 /** GET /topups as CSV: the whole filtered range, newest first, streamed from `db` (the export pool). */
 export function streamTopupCsv(db: DatabasePool, principal: Principal, q: TopupFilters) {
-  const orgId = requireOrgAdmin(principal);
+  const orgId = requireAccountsKeeper(principal);
   const filter = { orgId, ...(q.status ? { status: q.status } : {}), range: lagosRange(q.from, q.to) };
   return { orgId, stream: (onStream: (rows: NodeJS.ReadableStream) => void) => streamTopupCsvLines(db, filter, onStream) };
 }

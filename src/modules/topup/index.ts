@@ -11,3 +11,4 @@ export { topupRoutes } from './topup.routes.ts';
 export { topupHistoryRoutes } from './history.routes.ts';
 export { webhookRoutes } from './webhook.routes.ts';
 export { lastCreditedTopups } from './latest.ts';
+export { invoiceNumbers, refundsBetween } from './invoice.repository.ts';

@@ -4,7 +4,7 @@ import { ProcessorError } from '../../adapters/payment-processor/paystack.ts';
 import type { Config } from '../../config.ts';
 import { jobIds } from '../../jobs/catalog.ts';
 import { AppError } from '../../lib/errors.ts';
-import { requireOrgAdmin, type Principal } from '../auth/index.ts';
+import { requireAccountsKeeper, type Principal } from '../auth/index.ts';
 import { receiptRecipients, requireOrganisation } from '../organisations/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import type { TopupDeps } from './deps.ts';
@@ -33,7 +33,7 @@ export function pricingRulesFrom(c: Config): PricingRules {
 
 /** GET /topup/quote: what a top-up of this many units would cost, computed as initialize computes it; nothing is written. */
 export async function quoteTopup(deps: Pick<TopupDeps, 'db' | 'clock' | 'config'>, principal: Principal, units: number) {
-  const orgId = requireOrgAdmin(principal);
+  const orgId = requireAccountsKeeper(principal);
   const org = await requireOrganisation(deps.db, orgId);
   const invalid = validateTopupUnits(units, org.min_topup_units);
   if (invalid) throw new AppError('bad_request', invalid);
@@ -49,7 +49,7 @@ export async function quoteTopup(deps: Pick<TopupDeps, 'db' | 'clock' | 'config'
  * portal's page that waits for the credit); an API caller's use PAYSTACK_CALLBACK_URL.
  */
 export async function initializeTopup(deps: TopupDeps, principal: Principal, units: number, opts: { returnUrl?: string } = {}): Promise<InitializeResponse> {
-  const orgId = requireOrgAdmin(principal);
+  const orgId = requireAccountsKeeper(principal);
   const org = await requireOrganisation(deps.db, orgId);
   const invalid = validateTopupUnits(units, org.min_topup_units);
   if (invalid) throw new AppError('bad_request', invalid);
@@ -117,7 +117,7 @@ export async function initializeTopup(deps: TopupDeps, principal: Principal, uni
 // POST /topup/verify
 
 export async function verifyTopup(deps: TopupDeps, principal: Principal, reference: string, requestId?: string): Promise<VerifyResponse> {
-  const orgId = requireOrgAdmin(principal);
+  const orgId = requireAccountsKeeper(principal);
   if (!TOPUP_REFERENCE.test(reference)) throw new AppError('bad_request', 'reference is not a top-up reference (TOP-<org>-<16 hex>)');
   const topup = await repo.findTopup(deps.db, reference);
   if (!topup) throw new AppError('not_found', 'Top-up reference not found');

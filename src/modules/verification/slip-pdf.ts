@@ -1,5 +1,6 @@
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
+import { printable } from '../../lib/pdf-text.ts';
 
 /** What a printed slip shows; the caller has decrypted the record and keeps it in memory only. */
 export type SlipContent = {
@@ -17,33 +18,6 @@ const INK = '#111111';
 const MUTED = '#555555';
 const WARNING = '#b00020';
 const MODE_LABEL = { nin: 'NIN', vnin: 'virtual NIN', phone: 'phone number', demography: 'demographic details' } as const;
-
-// Characters the PDF standard fonts can draw (WinAnsi): Latin-1 plus a few punctuation marks.
-const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
-
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
-
-function drawable(ch: string): boolean {
-  const code = ch.codePointAt(0)!;
-  return (code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRA.has(ch);
-}
-
-/**
- * The built-in PDF fonts need no font file on the server, but only cover WinAnsi. A letter outside it
- * (Yoruba's ọ, ẹ, ṣ) is printed without its mark rather than as a wrong glyph; the JSON record keeps it.
- */
-export function printable(value: string): string {
-  let out = '';
-  for (const { segment } of graphemes.segment(value.normalize('NFC'))) {
-    if ([...segment].every(drawable)) {
-      out += segment;
-      continue;
-    }
-    const base = segment.normalize('NFD').replace(/\p{M}/gu, '');
-    out += base !== '' && [...base].every(drawable) ? base : '?';
-  }
-  return out;
-}
 
 const lagosTime = new Intl.DateTimeFormat('en-GB', {
   timeZone: 'Africa/Lagos',

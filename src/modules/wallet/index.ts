@@ -7,3 +7,4 @@ export { auditLedger } from './audit.ts';
 export { ledgerRoutes } from './ledger.routes.ts';
 export { register as registerLedgerOpenApi } from './ledger.openapi.ts';
 export { claimLowBalanceAlert, lowBalanceDue } from './low-balance.ts';
+export { ledgerMonth } from './month.ts';

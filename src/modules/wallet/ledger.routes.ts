@@ -9,13 +9,13 @@ import { streamLedgerCsvLines } from './ledger.repository.ts';
 import { usagePerDay, usageQuery } from './usage.ts';
 
 /**
- * GET /transactions. `orgAdmin` is the caller's check (organisation administrators only): the
+ * GET /transactions. `accountsKeeper` is the caller's check (administrators and the finance role, roles.ts): the
  * wallet module sits below authentication in the import graph, so the app hands the check in.
  */
-export function ledgerRoutes(ctx: AppContext, guard: { orgAdmin(req: Request): number }): Router {
+export function ledgerRoutes(ctx: AppContext, guard: { accountsKeeper(req: Request): number }): Router {
   const r = Router();
   r.get('/transactions', ctx.authenticate, ctx.rateLimit, async (req, res) => {
-    const orgId = guard.orgAdmin(req);
+    const orgId = guard.accountsKeeper(req);
     if (!wantsCsv(req)) {
       res.json(await ledgerPage(ctx.db, orgId, parseInput(ledgerPageQuery, req.query)));
       return;
@@ -34,7 +34,7 @@ export function ledgerRoutes(ctx: AppContext, guard: { orgAdmin(req: Request): n
     }
   });
   r.get('/usage/daily', ctx.authenticate, ctx.rateLimit, async (req, res) => {
-    const orgId = guard.orgAdmin(req);
+    const orgId = guard.accountsKeeper(req);
     const { days } = parseInput(usageQuery, req.query);
     res.json(await usagePerDay(ctx.db, orgId, days, ctx.clock.now()));
   });

@@ -1,0 +1,105 @@
+import PDFDocument from 'pdfkit';
+import { nairaText, printable } from '../../lib/pdf-text.ts';
+import type { Statement, StatementLine } from './statement.ts';
+
+export const STATEMENT_CSV_COLUMNS = ['date', 'kind', 'reference', 'description', 'units', 'balance_units', 'base_naira', 'vat_naira', 'fee_naira', 'total_naira'] as const;
+
+/** Kobo as a plain decimal of naira for a spreadsheet: 1101523 -> 11015.23. */
+const nairaDecimal = (kobo: number) => `${kobo < 0 ? '-' : ''}${Math.floor(Math.abs(kobo) / 100)}.${String(Math.abs(kobo) % 100).padStart(2, '0')}`;
+
+/** RFC 4180 field; a text that a spreadsheet would run as a formula is prefixed with `'` (as the other exports do). */
+function field(v: string | number | null): string {
+  if (v === null) return '';
+  // A number (units, a naira decimal such as -11015.23) is data, not a formula.
+  if (typeof v === 'number' || /^-?\d+(\.\d+)?$/.test(v)) return String(v);
+  const safe = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+function describeLine(l: StatementLine): string {
+  switch (l.kind) {
+    case 'verifications':
+      return `${l.count} live verification${l.count === 1 ? '' : 's'}${l.fixture_count ? `; ${l.fixture_count} test-mode call${l.fixture_count === 1 ? '' : 's'} (free)` : ''}`;
+    case 'topup':
+      return `Top-up of ${l.units - l.bonus_units} units${l.bonus_units ? ` + ${l.bonus_units} bonus` : ''}${l.invoice ? `, invoice ${l.invoice}` : ''}`;
+    case 'adjustment':
+      return l.note ? `Adjustment: ${l.note}` : 'Adjustment';
+    case 'refund':
+      return 'Payment refunded (never credited)';
+  }
+}
+
+const lastDay = (s: Statement) => new Date(new Date(s.before).getTime() + 3600_000 - 86_400_000).toISOString().slice(0, 10);
+
+export function statementCsv(s: Statement): string {
+  const rows: (string | number | null)[][] = [[`${s.month}-01`, 'opening_balance', null, 'Balance at the start of the month', null, s.opening_units, null, null, null, null]];
+  for (const l of s.lines) {
+    const money =
+      l.kind === 'topup' ? [nairaDecimal(l.base), nairaDecimal(l.vat), nairaDecimal(l.fee), nairaDecimal(l.total)] : l.kind === 'refund' ? [null, null, null, nairaDecimal(-l.amount)] : [null, null, null, null];
+    const reference = l.kind === 'topup' || l.kind === 'refund' ? l.reference : null;
+    rows.push([l.date, l.kind, reference, describeLine(l), l.kind === 'refund' ? 0 : l.units, null, ...money]);
+  }
+  rows.push([lastDay(s), 'closing_balance', null, 'Balance at the end of the month', null, s.closing_units, null, null, null, null]);
+  return [STATEMENT_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
+}
+
+const A4 = { width: 595.28, height: 841.89 };
+const MARGIN = 48;
+const INK = '#111111';
+const MUTED = '#555555';
+
+const signed = (n: number) => (n > 0 ? `+${n.toLocaleString('en-US')}` : n.toLocaleString('en-US'));
+
+/** A4 pages: the balances, then one row per line (pages added as they fill), then the totals. */
+export async function statementPdf(s: Statement): Promise<Buffer> {
+  const doc = new PDFDocument({ size: 'A4', margin: MARGIN, info: { Title: `Statement ${s.month}`, Creator: 'idverify', Producer: 'idverify' } });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const done = new Promise<Buffer>((resolve, reject) => {
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+  });
+  const width = A4.width - 2 * MARGIN;
+  const cols = { date: MARGIN, text: MARGIN + 72, units: MARGIN + 330, money: MARGIN + 390 };
+  const moneyWidth = width - (cols.money - MARGIN);
+
+  doc.font('Helvetica-Bold').fontSize(18).fillColor(INK).text(`Statement for ${s.month}`, MARGIN, MARGIN);
+  doc.font('Helvetica').fontSize(10).fillColor(INK).text(printable(s.organisation));
+  doc.fillColor(MUTED).text('Lagos time. Units are the wallet\'s; money in naira.');
+  let y = doc.y + 14;
+  const row = (date: string, text: string, units: string, money: string, bold = false) => {
+    if (y > A4.height - MARGIN - 30) {
+      doc.addPage();
+      y = MARGIN;
+    }
+    doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9.5).fillColor(INK);
+    doc.text(date, cols.date, y, { width: 70, lineBreak: false });
+    doc.text(printable(text), cols.text, y, { width: cols.units - cols.text - 8, lineBreak: false, ellipsis: true });
+    doc.text(units, cols.units, y, { width: 52, align: 'right', lineBreak: false });
+    doc.text(money, cols.money, y, { width: moneyWidth, align: 'right', lineBreak: false });
+    y += 16;
+  };
+  row('Date', 'Description', 'Units', 'Amount', true);
+  row(`${s.month}-01`, 'Opening balance', s.opening_units.toLocaleString('en-US'), '', true);
+  for (const l of s.lines) {
+    if (l.kind === 'topup') {
+      row(l.date, `${describeLine(l)} (${l.reference})`, signed(l.units), nairaText(l.total));
+      row('', `   base ${nairaText(l.base)}, VAT ${nairaText(l.vat)}, fee ${nairaText(l.fee)}`, '', '');
+    } else if (l.kind === 'refund') {
+      row(l.date, `${describeLine(l)} (${l.reference})`, '0', nairaText(-l.amount));
+    } else {
+      row(l.date, describeLine(l), signed(l.units), '');
+    }
+  }
+  row(lastDay(s), 'Closing balance', s.closing_units.toLocaleString('en-US'), '', true);
+  y += 10;
+  const t = s.totals;
+  row('', 'Units used by live verifications', signed(t.verification_units), '');
+  row('', 'Units bought (bonus included)', signed(t.topup_units), nairaText(t.topup_total));
+  row('', 'Units adjusted', signed(t.adjustment_units), '');
+  row('', 'Payments refunded', '', nairaText(-t.refund_total));
+  const identity = `${s.opening_units.toLocaleString('en-US')} ${t.movement_units < 0 ? '-' : '+'} ${Math.abs(t.movement_units).toLocaleString('en-US')} = ${s.closing_units.toLocaleString('en-US')}`;
+  row('', `Opening + movements = closing: ${identity}`, '', '', true);
+  doc.end();
+  return done;
+}

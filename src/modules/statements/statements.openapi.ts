@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { bearer, errorResponse, errors, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { STATEMENT_CSV_COLUMNS } from './statement-files.ts';
+
+const date = z.string().meta({ description: 'Lagos calendar day, yyyy-mm-dd' });
+
+const line = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('verifications'), date, count: z.number().int(), units: z.number().int().meta({ description: 'Units debited that day, negative' }), fixture_count: z.number().int().meta({ description: 'Test-mode calls that day (free)' }) }),
+  z.object({
+    kind: z.literal('topup'),
+    date,
+    reference: z.string(),
+    invoice: z.string().nullable().meta({ description: 'INV-<year>-<6 digits>' }),
+    units: z.number().int().meta({ description: 'Units credited, bonus included' }),
+    bonus_units: z.number().int(),
+    base: z.number().int().meta({ description: 'kobo' }),
+    vat: z.number().int().meta({ description: 'kobo' }),
+    fee: z.number().int().meta({ description: 'Processor fee, kobo' }),
+    total: z.number().int().meta({ description: 'kobo' }),
+  }),
+  z.object({ kind: z.literal('adjustment'), date, units: z.number().int(), note: z.string() }),
+  z.object({ kind: z.literal('refund'), date, reference: z.string(), amount: z.number().int().meta({ description: 'kobo given back; never credited, so no units' }) }),
+]);
+
+export const statementSchema = z
+  .object({
+    month: z.string().meta({ example: '2026-11' }),
+    organisation: z.string(),
+    since: z.string().meta({ description: 'Start of the Lagos month, ISO 8601 UTC' }),
+    before: z.string().meta({ description: 'Start of the next Lagos month, ISO 8601 UTC' }),
+    opening_units: z.number().int(),
+    closing_units: z.number().int(),
+    lines: z.array(line.meta({ id: 'StatementLine' })),
+    totals: z.object({
+      verification_units: z.number().int(),
+      topup_units: z.number().int(),
+      adjustment_units: z.number().int(),
+      movement_units: z.number().int().meta({ description: 'opening_units + movement_units = closing_units' }),
+      topup_total: z.number().int().meta({ description: 'kobo' }),
+      refund_total: z.number().int().meta({ description: 'kobo' }),
+    }),
+  })
+  .meta({ id: 'Statement' });
+
+export function register(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get',
+    path: '/statements/{month}',
+    operationId: 'getStatement',
+    tags: [TAGS.history],
+    summary: "A month's statement of the wallet",
+    description:
+      'Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups ' +
+      '(with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. ' +
+      '`Accept: text/csv` or `application/pdf` for a file, else JSON.',
+    security: bearer,
+    request: { params: z.object({ month: z.string().meta({ example: '2026-11', description: 'yyyy-mm, Lagos time; not a month yet to begin' }) }) },
+    responses: {
+      200: {
+        description: 'The statement',
+        content: {
+          'application/json': { schema: statementSchema },
+          'text/csv': { schema: z.string().meta({ description: `Columns: ${STATEMENT_CSV_COLUMNS.join(', ')}; the first row is the opening balance, the last the closing; money in naira (plain decimals)` }) },
+          'application/pdf': { schema: z.string().meta({ format: 'binary', description: 'PDF document' }) },
+        },
+      },
+      ...errors(401, 406, 429),
+      400: errorResponse('Not a month (yyyy-mm), or a month not yet begun'),
+      403: errorResponse('Not an administrator or finance user'),
+    },
+  });
+}

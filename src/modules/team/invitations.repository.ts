@@ -1,0 +1,52 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { orgRoleSchema } from '../../lib/roles.ts';
+
+const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
+
+export const invitationRow = z.object({
+  id: z.coerce.number(),
+  org_id: z.coerce.number(),
+  email: z.string(),
+  username: z.string(),
+  role: orgRoleSchema,
+  created_at: time,
+  expires_at: time,
+  accepted_at: time.nullable(),
+  revoked_at: time.nullable(),
+  user_id: z.coerce.number().nullable(),
+});
+export type InvitationRow = z.infer<typeof invitationRow>;
+
+const COLUMNS = sql.fragment`id, org_id, email, username, role, created_at, expires_at, accepted_at, revoked_at, user_id`;
+
+export async function insertInvitation(
+  db: CommonQueryMethods,
+  i: { orgId: number; email: string; username: string; role: string; tokenHash: Buffer; invitedBy: number | null; now: Date; expiresAt: Date },
+): Promise<InvitationRow> {
+  return db.one(sql.type(invitationRow)`
+    INSERT INTO invitations (org_id, email, username, role, token_hash, invited_by, created_at, expires_at)
+    VALUES (${i.orgId}, ${i.email}, ${i.username}, ${i.role}, ${sql.binary(i.tokenHash)}, ${i.invitedBy}, ${sql.timestamp(i.now)}, ${sql.timestamp(i.expiresAt)})
+    RETURNING ${COLUMNS}`);
+}
+
+export async function listInvitations(db: CommonQueryMethods, orgId: number): Promise<readonly InvitationRow[]> {
+  return db.any(sql.type(invitationRow)`SELECT ${COLUMNS} FROM invitations WHERE org_id = ${orgId} ORDER BY id DESC LIMIT 500`);
+}
+
+/** Revokes an open invitation of the organisation; null when there is none such (unknown, another organisation's, used, revoked). */
+export async function revokeInvitation(db: CommonQueryMethods, orgId: number, id: number, now: Date): Promise<InvitationRow | null> {
+  return db.maybeOne(sql.type(invitationRow)`
+    UPDATE invitations SET revoked_at = ${sql.timestamp(now)}
+    WHERE id = ${id} AND org_id = ${orgId} AND accepted_at IS NULL AND revoked_at IS NULL
+    RETURNING ${COLUMNS}`);
+}
+
+/** The invitation a token names, locked until the accepting transaction ends (a second acceptance waits, then sees it used). */
+export async function lockInvitationByToken(db: CommonQueryMethods, tokenHash: Buffer): Promise<InvitationRow | null> {
+  return db.maybeOne(sql.type(invitationRow)`SELECT ${COLUMNS} FROM invitations WHERE token_hash = ${sql.binary(tokenHash)} FOR UPDATE`);
+}
+
+export async function markAccepted(db: CommonQueryMethods, id: number, userId: number, now: Date): Promise<void> {
+  await db.query(sql.unsafe`UPDATE invitations SET accepted_at = ${sql.timestamp(now)}, user_id = ${userId} WHERE id = ${id}`);
+}

@@ -1,0 +1,66 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+
+const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
+const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
+
+const balanceRow = z.object({ opening: int, closing: int });
+const dayRow = z.object({ day: z.string(), verifications: int, units: int, fixture_verifications: int });
+const creditRow = z.object({
+  id: int,
+  created_at: time,
+  reference: z.string(),
+  units_delta: int,
+  amount: int,
+  vat_amount: int,
+  service_charge: int,
+  units: int,
+  bonus_units: int,
+});
+const adjustmentRow = z.object({ id: int, created_at: time, units_delta: int, note: z.string() });
+
+export type LedgerMonth = {
+  /** The balance after the last line before the month (0 before the first line). */
+  opening: number;
+  /** The balance after the month's last line (the opening when there is none). */
+  closing: number;
+  /** Live verifications per Lagos day (debits) and the fixture calls beside them (never charged). */
+  days: z.infer<typeof dayRow>[];
+  topups: z.infer<typeof creditRow>[];
+  adjustments: z.infer<typeof adjustmentRow>[];
+};
+
+/**
+ * One organisation's ledger over [since, before): the balances at both ends and every movement
+ * between, read in one REPEATABLE READ snapshot's worth of statements by the caller's transaction,
+ * so that a line committed meanwhile is in all of them or none. A line belongs to the month its
+ * created_at falls in; the balances are the chain's (units_after by id), so opening + movements =
+ * closing is the ledger's own invariant, which a statement's test checks.
+ */
+export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: { since: Date; before: Date }): Promise<LedgerMonth> {
+  const since = sql.timestamp(range.since);
+  const before = sql.timestamp(range.before);
+  const balances = await db.one(sql.type(balanceRow)`
+    SELECT coalesce((SELECT units_after FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${since} ORDER BY id DESC LIMIT 1), 0) AS opening,
+           coalesce((SELECT units_after FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${before} ORDER BY id DESC LIMIT 1), 0) AS closing`);
+  const days = await db.any(sql.type(dayRow)`
+    SELECT to_char((created_at AT TIME ZONE 'Africa/Lagos')::date, 'YYYY-MM-DD') AS day,
+           count(*) FILTER (WHERE kind = 'verification') AS verifications,
+           coalesce(sum(-units_delta) FILTER (WHERE kind = 'verification'), 0) AS units,
+           count(*) FILTER (WHERE kind = 'fixture_verification') AS fixture_verifications
+    FROM wallet_transactions
+    WHERE org_id = ${orgId} AND kind IN ('verification', 'fixture_verification') AND created_at >= ${since} AND created_at < ${before}
+    GROUP BY 1 ORDER BY 1`);
+  const topups = await db.any(sql.type(creditRow)`
+    SELECT id, created_at, reference, units_delta, amount, coalesce(vat_amount, 0) AS vat_amount, coalesce(service_charge, 0) AS service_charge,
+           coalesce((details->>'units')::bigint, units_delta) AS units, coalesce((details->>'bonus_units')::bigint, 0) AS bonus_units
+    FROM wallet_transactions
+    WHERE org_id = ${orgId} AND kind = 'topup' AND created_at >= ${since} AND created_at < ${before}
+    ORDER BY id`);
+  const adjustments = await db.any(sql.type(adjustmentRow)`
+    SELECT id, created_at, units_delta, coalesce(details->>'note', '') AS note
+    FROM wallet_transactions
+    WHERE org_id = ${orgId} AND kind = 'adjustment' AND created_at >= ${since} AND created_at < ${before}
+    ORDER BY id`);
+  return { ...balances, days: [...days], topups: [...topups], adjustments: [...adjustments] };
+}
