@@ -16,6 +16,7 @@ import { createApiDeps } from '../../src/runtime.ts';
 import { startIdentitySimulator, type IdentitySimulator } from '../../src/simulators/identity-authority/server.ts';
 import { startPaymentSimulator, type PaymentSimulator, type WebhookMode } from '../../src/simulators/payment-processor/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/main.ts';
+import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
 import { createOrganisation, createUser, setMaxInFlight } from '../../src/modules/organisations/index.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { withDb } from './global.ts';
@@ -69,6 +70,8 @@ export type StackOptions = {
   captureLogs?: boolean;
   /** The adapter the service talks to the identity simulator with (it speaks all three); default sandbox. */
   dialect?: IdentityAuthorityDialect;
+  /** Run a face worker in this process too (it loads the face model: about 500 MB and a second). Default false. */
+  face?: boolean;
 };
 
 /** The credentials the harness's identity simulator checks, in whichever dialect they come. */
@@ -165,6 +168,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return workers;
   };
   if (opts.workers !== false) await runWorkers();
+  const faceWorker: RunningFaceWorker | null = opts.face ? await startFaceWorker(config, logger) : null;
 
   const api = async <T = any>(method: string, path: string, call: ApiCall = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...call.headers };
@@ -246,6 +250,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
     async close() {
       await (workers as RunningWorkers | null)?.close();
+      await faceWorker?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await deps.close();

@@ -1,0 +1,52 @@
+import { jobIds } from '../../jobs/catalog.ts';
+import type { Producer, WaitOutcome } from '../../jobs/producer.ts';
+import { seal, type KeyRing } from '../../lib/crypto.ts';
+import { AppError } from '../../lib/errors.ts';
+import { faceAad } from './face.job.ts';
+import { SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
+
+export const FACE_UNAVAILABLE = 'Face matching is temporarily unavailable, nothing was charged; retry later';
+
+type Deps = { producer: Producer; ring: KeyRing; waitMs: number };
+
+const sealedImage = (ring: KeyRing, referenceId: string, bytes: Buffer) => {
+  const s = seal(ring, bytes, faceAad(referenceId));
+  return { keyId: s.keyId, data: s.data.toString('base64') };
+};
+
+/** A 422 naming why the selfie cannot be used. */
+export function selfieRefused(code: string): AppError {
+  const known = (SELFIE_REFUSALS as readonly string[]).includes(code) ? (code as SelfieRefusal) : 'selfie_unreadable';
+  return new AppError('validation', SELFIE_REFUSAL_DETAIL[known], { extra: { code: known } });
+}
+
+function unavailable(w: WaitOutcome<'face.check'> | WaitOutcome<'face.compare'>): AppError {
+  return new AppError('unavailable', FACE_UNAVAILABLE, { extra: { code: w.status === 'timeout' ? 'face_timeout' : 'face_failed' }, headers: { 'Retry-After': '5' } });
+}
+
+/**
+ * Asks a face worker whether the selfie is usable; throws the 422 refusal, or 503 when no face worker
+ * answered in time. The job is removed as it ends: its sealed selfie leaves Redis with it.
+ */
+export async function checkSelfie(deps: Deps, referenceId: string, selfie: Buffer, requestId: string): Promise<void> {
+  const w = await deps.producer.enqueueAndWait('face.check', { referenceId, requestId, selfie: sealedImage(deps.ring, referenceId, selfie) }, { jobId: jobIds.faceCheck(referenceId), timeoutMs: deps.waitMs, removeWhenDone: true });
+  if (w.status !== 'completed') throw unavailable(w);
+  if (w.result.outcome === 'refused') throw selfieRefused(w.result.code ?? 'selfie_unreadable');
+}
+
+export type FaceComparison = { outcome: 'compared'; distance: number } | { outcome: 'no_reference_photo' };
+
+/** The selfie against the record's photo (base64 as the authority gave it); 503 when no face worker answered. */
+export async function compareWithPhoto(deps: Deps, referenceId: string, selfie: Buffer, photoBase64: string, requestId: string): Promise<FaceComparison> {
+  const photo = Buffer.from(photoBase64, 'base64');
+  if (photo.length === 0) return { outcome: 'no_reference_photo' };
+  const w = await deps.producer.enqueueAndWait(
+    'face.compare',
+    { referenceId, requestId, selfie: sealedImage(deps.ring, referenceId, selfie), photo: sealedImage(deps.ring, referenceId, photo) },
+    { jobId: jobIds.faceCompare(referenceId), timeoutMs: deps.waitMs, removeWhenDone: true },
+  );
+  if (w.status !== 'completed') throw unavailable(w);
+  if (w.result.outcome === 'refused') throw selfieRefused(w.result.code ?? 'selfie_unreadable');
+  if (w.result.outcome === 'no_reference_photo' || w.result.distance === undefined) return { outcome: 'no_reference_photo' };
+  return { outcome: 'compared', distance: w.result.distance };
+}
