@@ -450,6 +450,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/verify-nin/face": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Match a selfie against the photo the authority holds for a NIN or vNIN
+         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` is not supported yet (400); `Prefer: respond-async` is not honoured (answered synchronously).
+         */
+        post: operations["verifyFace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verify-nin/requery": {
         parameters: {
             query?: never;
@@ -974,7 +994,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1095,6 +1115,25 @@ export interface components {
             detail: string;
             code: string;
         };
+        /** @description How the person agreed to this verification; stored with it (it is not personal data) and shown in history and requery */
+        Consent: {
+            /**
+             * Format: date-time
+             * @description When the person agreed: not in the future, at most 90 days old
+             * @example 2026-11-20T09:30:00Z
+             */
+            obtained_at: string;
+            /**
+             * @description How the person agreed
+             * @enum {string}
+             */
+            channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+            /**
+             * @description Which privacy notice the person was shown (1-64 characters)
+             * @example privacy-2026-03
+             */
+            notice_version: string;
+        };
         CreateApiClientRequest: {
             name: string;
             role: string;
@@ -1165,6 +1204,40 @@ export interface components {
         Error: {
             /** @example Could not validate credentials */
             detail: string;
+        };
+        FaceResponse: {
+            /** @description The person record, or with `match_only` the reference alone */
+            data: components["schemas"]["VerifiedPerson"] | {
+                /**
+                 * @description Keep it: requery with it, quote it to support
+                 * @example REF-7K2M9Q4XD1AB
+                 */
+                reference_id: string;
+            };
+            face: components["schemas"]["FaceResult"];
+        };
+        FaceResult: {
+            /**
+             * @description `no_reference_photo`: the record has no photo showing exactly one face; nothing was compared
+             * @enum {string}
+             */
+            status: "compared" | "no_reference_photo";
+            /** @description `confidence >= threshold`; null when nothing was compared */
+            match: boolean | null;
+            /** @description 0-100, a documented monotone mapping of the descriptor distance d: `100 / (1 + exp((d - 0.6) / 0.05))`, one decimal */
+            confidence: number | null;
+            /** @description The threshold used (default 75) */
+            threshold: number;
+            /**
+             * @description Liveness is not checked: a printed photo or a screen held up to the camera would pass
+             * @enum {string}
+             */
+            liveness: "not_checked";
+            /**
+             * @description The model, its package and version
+             * @example face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)
+             */
+            model: string;
         };
         ForgotPasswordRequest: {
             username: string;
@@ -1746,7 +1819,7 @@ export interface components {
              * @description What was looked up: nin, vnin, phone, demography or match
              * @enum {string}
              */
-            kind: "nin" | "phone" | "demography" | "vnin" | "match";
+            kind: "nin" | "phone" | "demography" | "vnin" | "match" | "face";
             /**
              * @description The same as mode (kept for clients written against the first asynchronous release)
              * @enum {string}
@@ -1853,6 +1926,31 @@ export interface components {
                  */
                 notice_version: string;
             };
+        };
+        /**
+         * @example {
+         *       "nin": "70000000001",
+         *       "reason": "corporate",
+         *       "selfie": "/9j/4AAQSkZJRg...",
+         *       "consent": {
+         *         "obtained_at": "2026-11-20T09:30:00Z",
+         *         "channel": "mobile",
+         *         "notice_version": "privacy-2026-03"
+         *       }
+         *     }
+         */
+        VerifyFaceRequest: {
+            nin?: string;
+            vnin?: string;
+            /** @description The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded */
+            selfie: string;
+            reason: string;
+            /**
+             * @description true: `data` is `{reference_id}` alone and no record is kept
+             * @default false
+             */
+            match_only?: boolean;
+            consent: components["schemas"]["Consent"];
         };
         /**
          * @example {
@@ -3557,6 +3655,134 @@ export interface operations {
             };
         };
     };
+    verifyFace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyFaceRequest"];
+            };
+        };
+        responses: {
+            /** @description Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaceResponse"];
+                };
+            };
+            /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an Idempotency-Key (not supported yet); nothing charged */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            /** @description No active subscription (live numbers), no organisation account, or a cross-origin call */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with another body, or its first request is still running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "selfie_unreadable" | "selfie_no_face" | "selfie_many_faces" | "selfie_face_too_small";
+                    };
+                };
+            };
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description The identity authority failed; nothing charged. Requery later with reference_id */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description The identity authority is rate limiting, or a dependency is down; nothing charged. Retry with backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description No answer in time; outcome unknown. Wait 30 s, then requery with reference_id */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+        };
+    };
     requeryVerification: {
         parameters: {
             query?: never;
@@ -4413,9 +4639,9 @@ export interface operations {
                 /** @description Only verifications in this status */
                 status?: "pending" | "found" | "not_found" | "failed" | "expired";
                 /** @description Only verifications asked for this way (sync, async, batch); a kind (nin, vnin, phone, demography, match) is accepted too */
-                mode?: "sync" | "async" | "batch" | "nin" | "phone" | "demography" | "vnin" | "match";
+                mode?: "sync" | "async" | "batch" | "nin" | "phone" | "demography" | "vnin" | "match" | "face";
                 /** @description Only verifications that looked up this kind of identifier */
-                kind?: "nin" | "phone" | "demography" | "vnin" | "match";
+                kind?: "nin" | "phone" | "demography" | "vnin" | "match" | "face";
                 /** @description Only verifications asked for this way */
                 delivery?: "sync" | "async" | "batch";
                 /** @description Only the rows of this batch */
@@ -4475,7 +4701,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */

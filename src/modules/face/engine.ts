@@ -16,7 +16,19 @@ export type FaceEngine = {
   distance(a: Float32Array, b: Float32Array): number;
 };
 
-type FaceApi = typeof import('@vladmandic/face-api/dist/face-api.node-wasm.js');
+/**
+ * The part of face-api this engine uses. The package is required lazily (in createFaceEngine), so a
+ * process that imports this module without making an engine (the API) never loads TensorFlow.js.
+ */
+type Net = { loadFromDisk(dir: string): Promise<void> };
+type Found = { detection: { score: number; box: { width: number; height: number } }; descriptor: Float32Array };
+type FaceApi = {
+  tf: { tensor3d(data: Uint8Array, shape: [number, number, number], dtype: 'int32'): { dispose(): void }; setBackend(name: string): Promise<boolean>; ready(): Promise<void> };
+  nets: { ssdMobilenetv1: Net; faceLandmark68Net: Net; faceRecognitionNet: Net };
+  SsdMobilenetv1Options: new (o: { minConfidence: number }) => object;
+  detectAllFaces(input: unknown, options: object): { withFaceLandmarks(): { withFaceDescriptors(): Promise<Found[]> } };
+  euclideanDistance(a: ArrayLike<number>, b: ArrayLike<number>): number;
+};
 
 const require = createRequire(import.meta.url);
 
@@ -40,10 +52,8 @@ export async function createFaceEngine(): Promise<FaceEngine> {
   const wasm = require('@tensorflow/tfjs-backend-wasm') as { setWasmPaths(path: string): void };
   // The default is a CDN: point the backend at the package's own files.
   wasm.setWasmPaths(`${join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist')}/`);
-  // face-api's typings re-export tfjs-core without its backend functions; they are there at run time.
-  const tf = faceapi.tf as unknown as { setBackend(name: string): Promise<boolean>; ready(): Promise<void> };
-  await tf.setBackend('wasm');
-  await tf.ready();
+  await faceapi.tf.setBackend('wasm');
+  await faceapi.tf.ready();
   const models = join(dirname(require.resolve('@vladmandic/face-api/package.json')), 'model');
   await faceapi.nets.ssdMobilenetv1.loadFromDisk(models);
   await faceapi.nets.faceLandmark68Net.loadFromDisk(models);
@@ -53,7 +63,7 @@ export async function createFaceEngine(): Promise<FaceEngine> {
   const faces = async (img: Decoded) => {
     const tensor = faceapi.tf.tensor3d(img.data, [img.height, img.width, 3], 'int32');
     try {
-      const found = await faceapi.detectAllFaces(tensor as never, options).withFaceLandmarks().withFaceDescriptors();
+      const found = await faceapi.detectAllFaces(tensor, options).withFaceLandmarks().withFaceDescriptors();
       return found.map((f) => ({ score: f.detection.score, width: f.detection.box.width, height: f.detection.box.height, descriptor: f.descriptor }));
     } finally {
       tensor.dispose();

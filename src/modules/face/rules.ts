@@ -1,6 +1,6 @@
 /**
  * The face match's rules, as pure functions: which faces count, how a descriptor distance becomes a
- * confidence, and the default threshold. The figures behind them are in docs/adr/0011-face-model.md
+ * confidence, and the default threshold. The figures behind them are in docs/adr/0006-face-model.md
  * and bench/RESULTS.md (section Face match).
  */
 
@@ -31,7 +31,7 @@ export const MAX_SELFIE_SIDE_PX = 1024;
 
 /**
  * Confidence 0-100 from the Euclidean distance d between the two 128-value descriptors:
- * `100 / (1 + exp((d - 0.6) / 0.05))`, rounded to one decimal. Strictly decreasing in d; d = 0.6
+ * `100 / (1 + exp((d - 0.6) / 0.05))`, rounded to one decimal. Monotone (non-increasing) in d; d = 0.6
  * (face-api's customary same-person limit) is 50, d = 0.545 is 75, d = 0.4 is 98.2, d = 0.7 is 11.9.
  */
 export function confidenceOf(distance: number): number {
