@@ -24,6 +24,7 @@ import { settingsRoutes, teamRoutes } from './modules/team/index.ts';
 import { topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';
 import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
 import { ledgerRoutes } from './modules/wallet/index.ts';
+import { faceReadiness } from './modules/face/index.ts';
 
 export type { AppDeps };
 
@@ -124,7 +125,9 @@ export function createApp(deps: AppDeps): Express {
       ),
     ]);
     const ok = pgOk && redisOk;
-    res.status(ok ? 200 : 503).json(ok ? { status: 'ready', postgres: 'ok', redis: 'ok' } : { detail: 'Not ready', postgres: pgOk ? 'ok' : 'down', redis: redisOk ? 'ok' : 'down' });
+    // Face matches need a face worker; the rest of the API does not, so it does not decide readiness.
+    const face = redisOk ? await faceReadiness(redis, c.REDIS_PREFIX).catch(() => 'no_worker' as const) : ('no_worker' as const);
+    res.status(ok ? 200 : 503).json(ok ? { status: 'ready', postgres: 'ok', redis: 'ok', face } : { detail: 'Not ready', postgres: pgOk ? 'ok' : 'down', redis: redisOk ? 'ok' : 'down', face });
   });
 
   // Operator surfaces (/metrics, /admin/queues) and the documentation page, outside the versioned API.

@@ -5,7 +5,7 @@ import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import { createWorkerRedis, redisTarget } from '../src/lib/redis.ts';
-import { createFaceEngine, runFaceCheck, runFaceCompare, type FaceEngine, type FaceJobDeps } from '../src/modules/face/index.ts';
+import { createFaceEngine, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, type FaceEngine, type FaceJobDeps } from '../src/modules/face/index.ts';
 
 export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
 
@@ -46,12 +46,18 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
   );
   worker.on('error', (err) => logger.error({ err: describe(err), queue: QUEUES.face }, 'worker error'));
   await worker.waitUntilReady();
+  // /readyz says face matches can be served while some face worker renews this.
+  const renew = () => markFaceReady(connection, config.REDIS_PREFIX).catch((err: unknown) => logger.warn({ err: describe(err) }, 'face readiness not renewed'));
+  await renew();
+  const renewing = setInterval(() => void renew(), READY_RENEW_MS);
+  renewing.unref();
   logger.info({ concurrency: config.FACE_CONCURRENCY }, 'face worker started');
   let closing: Promise<void> | undefined;
   return {
     worker,
     close() {
       closing ??= (async () => {
+        clearInterval(renewing);
         await worker.close();
         connection.disconnect();
         logger.info('face worker stopped');

@@ -151,6 +151,14 @@ describe('issue 31: match, mismatch and charging', () => {
   });
 });
 
+describe('issue 31: readiness', () => {
+  it('issue 31: When a face worker has loaded its model, then /readyz says face: ready', async () => {
+    const r = await stack.api('GET', '/readyz');
+    expect(r.status).toBe(200);
+    expect(r.body.face).toBe('ready');
+  });
+});
+
 describe('issue 31: sandbox', () => {
   it('issue 31: When GET /sandbox/faces is asked, then each portrait comes with its NIN, subject, licence, source and a selfie', async () => {
     const r = await fetch(`${stack.identitySim.url}/sandbox/faces`);

@@ -894,7 +894,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Ready when PostgreSQL and Redis answer. Outside the versioned base.
+         * @description Ready when PostgreSQL and Redis answer; `face` says whether a face worker is serving face matches. Outside the versioned base.
          */
         get: operations["readyz"];
         put?: never;
@@ -1377,6 +1377,11 @@ export interface components {
             postgres: "ok" | "down";
             /** @enum {string} */
             redis: "ok" | "down";
+            /**
+             * @description Whether a face worker (model loaded) is taking face matches; it does not decide readiness: without one only `POST /verify-nin/face` fails (503)
+             * @enum {string}
+             */
+            face: "ready" | "no_worker";
         };
         OneTimeCode: {
             code: string;
@@ -1468,6 +1473,11 @@ export interface components {
             postgres: "ok";
             /** @enum {string} */
             redis: "ok";
+            /**
+             * @description Whether a face worker (model loaded) is taking face matches; it does not decide readiness: without one only `POST /verify-nin/face` fails (503)
+             * @enum {string}
+             */
+            face: "ready" | "no_worker";
         };
         Reason: {
             /**
