@@ -15,8 +15,14 @@ ALTER TABLE wallet_transactions DROP CONSTRAINT IF EXISTS wallet_transactions_re
 ALTER TABLE wallet_transactions ADD CONSTRAINT wallet_transactions_reference_required
   CHECK (reference IS NOT NULL OR kind NOT IN ('verification', 'topup', 'fixture_verification', 'face_match')) NOT VALID;
 ALTER TABLE wallet_transactions VALIDATE CONSTRAINT wallet_transactions_reference_required;
+-- The organisation's face match threshold on the 0-100 confidence scale (default 75: distance 0.545,
+-- docs/adr/0006-face-model.md); a match is confidence >= threshold. The integrator's risk decision.
+ALTER TABLE organisations ADD COLUMN face_match_threshold smallint NOT NULL DEFAULT 75;
+ALTER TABLE organisations ADD CONSTRAINT organisations_face_match_threshold_range CHECK (face_match_threshold BETWEEN 1 AND 100) NOT VALID;
+ALTER TABLE organisations VALIDATE CONSTRAINT organisations_face_match_threshold_range;
 
 -- Down Migration
+ALTER TABLE organisations DROP COLUMN face_match_threshold;
 ALTER TABLE wallet_transactions DROP CONSTRAINT wallet_transactions_reference_required;
 ALTER TABLE wallet_transactions ADD CONSTRAINT wallet_transactions_reference_required
   CHECK (reference IS NOT NULL OR kind NOT IN ('verification', 'topup', 'fixture_verification'));

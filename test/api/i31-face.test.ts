@@ -151,6 +151,20 @@ describe('issue 31: match, mismatch and charging', () => {
   });
 });
 
+describe('issue 31: the organisation\'s threshold', () => {
+  it('issue 31: When an administrator sets face_match_threshold to 10, then a mismatch at confidence 20 matches and the answer says 10', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const set = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { face_match_threshold: 10 } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.face_match_threshold).toBe(10);
+    expect((await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { face_match_threshold: 101 } })).status).toBe(400);
+    const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: collinsSelfie.toString('base64') });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.face.confidence).toBeGreaterThanOrEqual(10);
+    expect(r.body.face).toMatchObject({ status: 'compared', match: true, threshold: 10 });
+  });
+});
+
 describe('issue 31: readiness', () => {
   it('issue 31: When a face worker has loaded its model, then /readyz says face: ready', async () => {
     const r = await stack.api('GET', '/readyz');

@@ -1392,6 +1392,8 @@ export interface components {
             /** @description The low-balance alert line in units; null: no alerts */
             low_balance_units: number | null;
             require_mfa: boolean;
+            /** @description A face match is `confidence >= face_match_threshold` (0-100 scale; default 75) */
+            face_match_threshold: number;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -1400,6 +1402,8 @@ export interface components {
             low_balance_units?: number | null;
             /** @description Administrators must sign in with a second factor; until they enrol they can only enrol (403 `mfa_enrolment_required`) */
             require_mfa?: boolean;
+            /** @description Face matches (`POST /verify-nin/face`) match at `confidence >= face_match_threshold`. Default 75 (descriptor distance 0.545, between the same-person and different-person distances we measured); higher refuses more of the right people, lower accepts more of the wrong ones */
+            face_match_threshold?: number;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {

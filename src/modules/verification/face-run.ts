@@ -2,7 +2,8 @@ import { openJson, sealJson } from '../../lib/crypto.ts';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
-import { checkSelfie, compareWithPhoto, confidenceOf, DEFAULT_FACE_THRESHOLD, FACE_MODEL } from '../face/index.ts';
+import { checkSelfie, compareWithPhoto, confidenceOf, FACE_MODEL } from '../face/index.ts';
+import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason } from '../reasons/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import { answerOf, type Answer } from './answer.ts';
@@ -75,7 +76,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
   const faceDeps = { producer: deps.producer, ring: deps.config.encryptionKeys, waitMs: deps.config.FACE_WAIT_MS };
   await checkSelfie(faceDeps, ref, selfie, req.requestId);
 
-  const threshold = DEFAULT_FACE_THRESHOLD;
+  const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
   const compare = async (record: PersonRecord): Promise<FaceAnswer> => {
     const c = await compareWithPhoto(faceDeps, ref, selfie, record.image, req.requestId).catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'unavailable') throw new AppError('unavailable', fixture ? err.detail : FACE_COMPARE_UNAVAILABLE, { extra: { reference_id: ref, code: 'face_unavailable' }, headers: { 'Retry-After': '5' } });
