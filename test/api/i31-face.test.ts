@@ -151,6 +151,25 @@ describe('issue 31: match, mismatch and charging', () => {
   });
 });
 
+describe('issue 31: Idempotency-Key', () => {
+  it('issue 31: When a face match is sent again with its Idempotency-Key, then the first answer is replayed and charged once; another selfie with the key is a 409', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const key = { 'Idempotency-Key': `face-${org.orgId}-0001` };
+    // The same request: the same consent statement too (another one would be another request).
+    const same = { nin: HOPPER_NIN, selfie: hopperSelfie.toString('base64'), consent: consent() };
+    const first = await face(org.member.token, same, key);
+    expect(first.status, first.text).toBe(200);
+    const again = await face(org.member.token, same, key);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect((await ledger(org.orgId)).map((l) => l.units_delta)).toEqual([-1, -1]);
+    const other = await face(org.member.token, { ...same, selfie: collinsSelfie.toString('base64') }, key);
+    expect(other.status, other.text).toBe(409);
+    expect(await verificationCount(org.orgId)).toBe(1);
+  });
+});
+
 describe('issue 31: the organisation\'s threshold', () => {
   it('issue 31: When an administrator sets face_match_threshold to 10, then a mismatch at confidence 20 matches and the answer says 10', async () => {
     const org = await stack.createOrg({ units: 5 });

@@ -461,7 +461,7 @@ export interface paths {
         put?: never;
         /**
          * Match a selfie against the photo the authority holds for a NIN or vNIN
-         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` is not supported yet (400); `Prefer: respond-async` is not honoured (answered synchronously).
+         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async` is not honoured (answered synchronously).
          */
         post: operations["verifyFace"];
         delete?: never;
@@ -3672,7 +3672,10 @@ export interface operations {
     verifyFace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3685,13 +3688,15 @@ export interface operations {
             /** @description Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FaceResponse"];
                 };
             };
-            /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an Idempotency-Key (not supported yet); nothing charged */
+            /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged */
             400: {
                 headers: {
                     [name: string]: unknown;

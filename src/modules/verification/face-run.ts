@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { openJson, sealJson } from '../../lib/crypto.ts';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
@@ -10,15 +11,16 @@ import { answerOf, type Answer } from './answer.ts';
 import type { Consent } from './consent.ts';
 import { faceBody, type FaceAnswer, type FaceKept } from './face-kept.ts';
 import { recordFixture, runFixture } from './fixture-run.ts';
-import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
+import { fixtureOutcome, fixtureVninOutcome, type FixtureOutcome } from './fixtures.ts';
+import * as idem from './idempotency.ts';
 import { runLive } from './live-run.ts';
 import type { PersonRecord } from './person.ts';
 import { newReferenceId, type Run, type VerifyDeps } from './run.ts';
 import { keyRing } from './sealing.ts';
 import * as repo from './verification.repository.ts';
 import type { VerificationQuery } from './verification.schemas.ts';
-import { SUBSCRIPTION_REQUIRED } from './verify.ts';
-import { normaliseVnin } from './vnin.ts';
+import { afterFailure, resumeLinked, SUBSCRIPTION_REQUIRED } from './verify.ts';
+import { carriesVnin, normaliseVnin, storedQueryOf } from './vnin.ts';
 
 /** At most this many bytes of selfie, decoded (413 beyond). */
 export const MAX_SELFIE_BYTES = 2 * 1024 * 1024;
@@ -27,7 +29,6 @@ export const SELFIE_TOO_LARGE = `selfie is larger than ${MAX_SELFIE_BYTES} bytes
 export const SELFIE_NOT_BASE64 = 'selfie must be base64 (a data: prefix is allowed)';
 export const FACE_CONSENT_REQUIRED = 'consent is required for a face match (a face is biometric data)';
 export const FACE_NEEDS_ONE_IDENTIFIER = 'Send exactly one of nin or vnin';
-export const FACE_IDEMPOTENCY_UNSUPPORTED = 'Idempotency-Key is not supported on /verify-nin/face yet; send the request without it';
 export const FACE_COMPARE_UNAVAILABLE = 'Face comparison is temporarily unavailable; the record was found and its lookup charged (1 unit); retry later';
 
 export type FaceInput = { nin?: string | undefined; vnin?: string | undefined; selfie: string; reason: string; consent: Consent; match_only: boolean };
@@ -52,7 +53,6 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
   const orgId = requireOrgMember(req.principal);
   const b = req.body;
   if ((b.nin === undefined) === (b.vnin === undefined)) throw new AppError('bad_request', FACE_NEEDS_ONE_IDENTIFIER);
-  if (req.idempotencyKey !== null) throw new AppError('bad_request', FACE_IDEMPOTENCY_UNSUPPORTED);
   const selfie = decodeSelfie(b.selfie);
   const matchOnly = b.match_only;
   const query: VerificationQuery = b.nin !== undefined ? { mode: 'face', nin: b.nin, reason: b.reason, matchOnly } : { mode: 'face', vnin: normaliseVnin(b.vnin!), reason: b.reason, matchOnly };
@@ -62,6 +62,42 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
     deps.metrics.verifications.inc({ mode: 'face', outcome: 'subscription_inactive' });
     throw new AppError('forbidden', SUBSCRIPTION_REQUIRED);
   }
+  let claim: idem.Claim | null = null;
+  if (req.idempotencyKey !== null) {
+    // The selfie is part of what was asked (the same key with another selfie is another request): its
+    // SHA-256 enters the request's keyed hash, which is all that is kept of the body.
+    const c = await idem.claimKey(deps.db, deps.config.encryptionKeys, {
+      orgId,
+      key: req.idempotencyKey,
+      endpoint: 'face',
+      body: { ...storedQueryOf(deps.config, query), consent: b.consent, selfie: createHash('sha256').update(selfie).digest('hex') },
+      now: deps.clock.now(),
+    });
+    if (c.kind === 'replay') {
+      deps.metrics.verifications.inc({ mode: 'face', outcome: 'replayed' });
+      return c.answer;
+    }
+    if (c.kind === 'linked') return resumeLinked(deps, c.claim, c.referenceId);
+    claim = c.claim;
+  }
+  try {
+    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId });
+    if (claim) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
+    return answer;
+  } catch (err) {
+    if (claim) await afterFailure(deps, claim, err, carriesVnin(query));
+    throw err;
+  }
+}
+
+/** The face match after the request's checks (and its Idempotency-Key claim): admission, selfie, lookup, comparison. */
+async function matchFace(
+  deps: VerifyDeps,
+  principal: Principal,
+  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string },
+): Promise<Answer> {
+  const { orgId, query, selfie, matchOnly, fixture } = m;
+  const req = { principal, requestId: m.requestId };
   const units = deps.config.FACE_MATCH_UNITS;
   // A comparison costs FACE_MATCH_UNITS: refused at once when the wallet could not pay for one. (The
   // lookup then holds its own unit; the rest is debited with the comparison, see settleFaceOutcome.)
@@ -91,7 +127,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
     await recordAudit(deps.db, { ...auditContext(req.principal), action: 'verification.face_matched', target: ref });
   };
-  const run: Run = { orgId, userId: req.principal.userId, apiClientId: req.principal.apiClientId, query, consent: b.consent, claim: null, requestId: req.requestId, maxInFlight: req.principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT };
+  const run: Run = { orgId, userId: principal.userId, apiClientId: principal.apiClientId, query, consent: m.consent, claim: m.claim, requestId: m.requestId, maxInFlight: principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT };
 
   if (fixture) {
     if (fixture.kind !== 'found') return runFixture(deps, run, fixture);

@@ -211,18 +211,23 @@ export function register(registry: OpenAPIRegistry): void {
       'The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by ' +
       '`nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record\'s photo. Costs FACE_MATCH_UNITS (2) when compared, ' +
       '1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face ' +
-      'is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` is not supported yet (400); `Prefer: respond-async` is not honoured (answered synchronously).',
+      'is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); ' +
+      '`Prefer: respond-async` is not honoured (answered synchronously).',
     security: bearer,
     request: {
+      headers: idempotencyHeaders,
       body: jsonBody(faceRequest.meta({ id: 'VerifyFaceRequest', example: { nin: '70000000001', reason: 'corporate', selfie: '/9j/4AAQSkZJRg...', consent: { obtained_at: '2026-11-20T09:30:00Z', channel: 'mobile', notice_version: 'privacy-2026-03' } } })),
     },
     responses: {
       ...syncResponses,
-      200: json(
-        z.object({ data: z.union([VerifiedPerson, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or with `match_only` the reference alone' }), face: FaceResult }).meta({ id: 'FaceResponse' }),
-        'Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs',
-      ),
-      400: errorResponse('A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an Idempotency-Key (not supported yet); nothing charged'),
+      200: {
+        ...json(
+          z.object({ data: z.union([VerifiedPerson, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or with `match_only` the reference alone' }), face: FaceResult }).meta({ id: 'FaceResponse' }),
+          'Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs',
+        ),
+        headers: replayed,
+      },
+      400: errorResponse('A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged'),
       413: errorResponse('The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged'),
       422: errorResponse(
         'A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP), `selfie_no_face`, `selfie_many_faces`, ' +
