@@ -1,3 +1,4 @@
+import { getPriority, setPriority } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.ts';
 import { startProcess, stopOnSignals } from '../src/entry.ts';
@@ -16,6 +17,14 @@ export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
  * results are never logged: they carry sealed images.
  */
 export async function startFaceWorker(config: Config, logger: Logger, opts: { engine?: FaceEngine } = {}): Promise<RunningFaceWorker> {
+  // Lower CPU priority than the API's: on a small machine inference must not starve the requests.
+  if (config.FACE_NICE > 0) {
+    try {
+      setPriority(Math.min(19, getPriority() + config.FACE_NICE));
+    } catch (err) {
+      logger.warn({ err: describe(err) }, 'face worker priority not lowered');
+    }
+  }
   const started = Date.now();
   const engine = opts.engine ?? (await createFaceEngine());
   logger.info({ ms: Date.now() - started }, 'face model loaded');

@@ -117,6 +117,8 @@ export function testConfig(env: Record<string, string>): Config {
     VERIFY_WAIT_MS: '8000',
     TOPUP_WAIT_MS: '8000',
     SANDBOX_SEED: 'false',
+    // A face worker runs inside the test process: it must not lower the whole process's priority.
+    FACE_NICE: '0',
     ...env,
   });
 }
