@@ -1544,8 +1544,38 @@ export interface components {
             status: "success";
             /** @example Record retrieved successfully */
             message: string;
-            /** @description The person record, or for a match-only verification its result */
-            data: components["schemas"]["VerifiedPerson"] | components["schemas"]["MatchResult"];
+            /** @description The person record, or for a match-only verification its result (a face match with `match_only`: the reference alone) */
+            data: components["schemas"]["VerifiedPerson"] | components["schemas"]["MatchResult"] | {
+                /**
+                 * @description Keep it: requery with it, quote it to support
+                 * @example REF-7K2M9Q4XD1AB
+                 */
+                reference_id: string;
+            };
+            /** @description A face match only: its comparison, as first answered */
+            face?: {
+                /**
+                 * @description `no_reference_photo`: the record has no photo showing exactly one face; nothing was compared
+                 * @enum {string}
+                 */
+                status: "compared" | "no_reference_photo";
+                /** @description `confidence >= threshold`; null when nothing was compared */
+                match: boolean | null;
+                /** @description 0-100, a documented monotone mapping of the descriptor distance d: `100 / (1 + exp((d - 0.6) / 0.05))`, one decimal */
+                confidence: number | null;
+                /** @description The threshold used (default 75) */
+                threshold: number;
+                /**
+                 * @description Liveness is not checked: a printed photo or a screen held up to the camera would pass
+                 * @enum {string}
+                 */
+                liveness: "not_checked";
+                /**
+                 * @description The model, its package and version
+                 * @example face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)
+                 */
+                model: string;
+            } | null;
             /** @description The consent statement sent with the verification, or null */
             consent: {
                 /**

@@ -242,7 +242,8 @@ export function register(registry: OpenAPIRegistry): void {
     .object({
       status: z.literal('success'),
       message: z.string().meta({ example: 'Record retrieved successfully' }),
-      data: z.union([VerifiedPerson, MatchResult]).meta({ description: 'The person record, or for a match-only verification its result' }),
+      data: z.union([VerifiedPerson, MatchResult, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or for a match-only verification its result (a face match with `match_only`: the reference alone)' }),
+      face: FaceResult.nullable().optional().meta({ description: 'A face match only: its comparison, as first answered' }),
       consent: consentShown,
     })
     .meta({ id: 'RequeryResponse' });
