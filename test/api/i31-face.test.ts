@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
+import { until } from '../setup/wait.ts';
 import { z } from 'zod';
 import { startStack, type Stack } from '../setup/harness.ts';
 
@@ -182,6 +185,31 @@ describe('issue 31: the organisation\'s threshold', () => {
     expect(r.body.face.confidence).toBeGreaterThanOrEqual(10);
     expect(r.body.face).toMatchObject({ status: 'compared', match: true, threshold: 10 });
   });
+});
+
+describe('issue 31: turns between organisations', () => {
+  it('issue 31: When one organisation has 6 face matches queued and another sends one, then the other\'s is answered among the first four, not after the six', async () => {
+    const a = await stack.createOrg();
+    const b = await stack.createOrg();
+    const order: string[] = [];
+    const statuses: number[] = [];
+    const send = (org: { member: { token: string } }, label: string) =>
+      face(org.member.token, { nin: '12345678903', selfie: hopperSelfie.toString('base64') }).then((r) => {
+        statuses.push(r.status);
+        order.push(label);
+      });
+    const queue = new Queue(QUEUES.face, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.face) });
+    try {
+      const first = Array.from({ length: 6 }, (_, i) => send(a, `a${i}`));
+      // Organisation B asks once A's six selfie checks are in the queue (one of them may be running).
+      await until(() => queue.getJobCounts('prioritized', 'waiting', 'active'), (c) => (c.prioritized ?? 0) + (c.waiting ?? 0) + (c.active ?? 0) >= 6, 20_000);
+      await Promise.all([...first, send(b, 'b')]);
+    } finally {
+      await queue.close();
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200]);
+    expect(order.indexOf('b')).toBeLessThan(4);
+  }, 90_000);
 });
 
 describe('issue 31: readiness', () => {

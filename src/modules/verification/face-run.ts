@@ -109,12 +109,12 @@ async function matchFace(
     }
   }
   const ref = newReferenceId();
-  const faceDeps = { producer: deps.producer, ring: deps.config.encryptionKeys, waitMs: deps.config.FACE_WAIT_MS };
-  await checkSelfie(faceDeps, ref, selfie, req.requestId);
+  const faceDeps = { producer: deps.producer, ring: deps.config.encryptionKeys, waitMs: deps.config.FACE_WAIT_MS, prefix: deps.config.REDIS_PREFIX };
+  await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId);
 
   const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
   const compare = async (record: PersonRecord): Promise<FaceAnswer> => {
-    const c = await compareWithPhoto(faceDeps, ref, selfie, record.image, req.requestId).catch((err: unknown) => {
+    const c = await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId).catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'unavailable') throw new AppError('unavailable', fixture ? err.detail : FACE_COMPARE_UNAVAILABLE, { extra: { reference_id: ref, code: 'face_unavailable' }, headers: { 'Retry-After': '5' } });
       throw err;
     });
