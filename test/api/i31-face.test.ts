@@ -187,6 +187,23 @@ describe('issue 31: the organisation\'s threshold', () => {
   });
 });
 
+describe('issue 31: API clients', () => {
+  it('issue 31: When an API client with the verify scope sends a face match, then it is answered; without the scope, 403', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const client = async (scopes: string[]) => {
+      const c = await stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: `face-${scopes.join('-')}`, role: 'member', scopes } });
+      expect(c.status, c.text).toBe(201);
+      const t = await stack.api('POST', '/v1/login', { form: { grant_type: 'client_credentials', client_id: c.body.client_id, client_secret: c.body.client_secret } });
+      return t.body.access_token as string;
+    };
+    const ok = await face(await client(['verify']), { nin: '12345678903', selfie: hopperSelfie.toString('base64') });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.face.match).toBe(true);
+    const refused = await face(await client(['requery']), { nin: '12345678903', selfie: hopperSelfie.toString('base64') });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('issue 31: turns between organisations', () => {
   it('issue 31: When one organisation has 6 face matches queued and another sends one, then the other\'s is answered among the first four, not after the six', async () => {
     const a = await stack.createOrg();
