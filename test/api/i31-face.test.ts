@@ -92,6 +92,13 @@ describe('issue 31: match, mismatch and charging', () => {
       { kind: 'face_match', units_delta: -1, reference: ref },
     ]);
     expect(await wallet(org.orgId)).toEqual({ units: 3, reserved: 0 });
+    // The ledger lists and filters the face_match line, and the day's usage counts both units.
+    const lines = await stack.api('GET', '/v1/transactions?kind=face_match', { token: org.admin.token });
+    expect(lines.status, lines.text).toBe(200);
+    expect(lines.body.data.map((l: { reference: string; units_delta: number; username: string | null }) => [l.reference, l.units_delta, l.username])).toEqual([[ref, -1, org.member.username]]);
+    const usage = await stack.api('GET', '/v1/usage/daily?days=1', { token: org.admin.token });
+    expect(usage.status, usage.text).toBe(200);
+    expect(usage.body.data.at(-1)).toMatchObject({ units: 2, verifications: 1 });
     // The requery answers the same comparison, from the sealed row.
     const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect(again.status).toBe(200);

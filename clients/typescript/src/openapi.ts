@@ -1250,7 +1250,7 @@ export interface components {
             /** @description Ledger line id; higher is newer */
             id: number;
             /**
-             * @description verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator)
+             * @description verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator), face_match (a compared face match's units beyond its lookup's, FACE_MATCH_UNITS - 1)
              * @example verification
              */
             kind: string;
@@ -4517,7 +4517,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only lines of this kind */
-                kind?: "verification" | "fixture_verification" | "topup" | "adjustment";
+                kind?: "verification" | "fixture_verification" | "topup" | "adjustment" | "face_match";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
