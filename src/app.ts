@@ -26,6 +26,7 @@ import { verificationHistoryRoutes, verificationRoutes } from './modules/verific
 import { ledgerRoutes } from './modules/wallet/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
+import { faceReadiness } from './modules/face/index.ts';
 
 export type { AppDeps };
 
@@ -126,7 +127,9 @@ export function createApp(deps: AppDeps): Express {
       ),
     ]);
     const ok = pgOk && redisOk;
-    res.status(ok ? 200 : 503).json(ok ? { status: 'ready', postgres: 'ok', redis: 'ok' } : { detail: 'Not ready', postgres: pgOk ? 'ok' : 'down', redis: redisOk ? 'ok' : 'down' });
+    // Face matches need a face worker; the rest of the API does not, so it does not decide readiness.
+    const face = redisOk ? await faceReadiness(redis, c.REDIS_PREFIX).catch(() => 'no_worker' as const) : ('no_worker' as const);
+    res.status(ok ? 200 : 503).json(ok ? { status: 'ready', postgres: 'ok', redis: 'ok', face } : { detail: 'Not ready', postgres: pgOk ? 'ok' : 'down', redis: redisOk ? 'ok' : 'down', face });
   });
 
   // Operator surfaces (/metrics, /admin/queues) and the documentation page, outside the versioned API.

@@ -324,6 +324,19 @@ export const configSchema = z
     // How many API and worker processes `npm start` runs (the Procfile scales them separately).
     WEB_PROCESSES: z.coerce.number().int().min(1).max(16).default(1),
     WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(1),
+    // Face match (POST /verify-nin/face): face worker processes `npm start` runs (each loads the model
+    // once, about 500 MB), and face jobs each runs at once (the WASM backend uses one core per process,
+    // so more than 1 only overlaps image decoding with inference).
+    FACE_PROCESSES: z.coerce.number().int().min(0).max(16).default(1),
+    FACE_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+    // Added to a face worker's nice value at start: inference yields the CPU to the API and the lookup
+    // workers (a face match waits a little longer; a bystander verification does not).
+    FACE_NICE: z.coerce.number().int().min(0).max(19).default(10),
+    // Units a compared face match costs (1 of them is the lookup's own unit); a found record without a
+    // usable photo costs 1, anything else nothing.
+    FACE_MATCH_UNITS: z.coerce.number().int().min(1).max(100).default(2),
+    // How long the API waits for each face job (selfie check, comparison) before answering 503.
+    FACE_WAIT_MS: z.coerce.number().int().positive().default(20000),
   })
   .superRefine((c, ctx) => {
     const median = c.IDENTITY_SIM_LATENCY_MEDIAN_MS;

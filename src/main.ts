@@ -11,7 +11,7 @@ import { startMailSink, type MailSink } from './simulators/mail-sink/sink.ts';
 
 /**
  * `npm start`: prepares the database, starts the sandbox simulators when no real upstream is
- * configured, then runs WEB_PROCESSES API and WORKER_PROCESSES worker child processes (the same
+ * configured, then runs WEB_PROCESSES API, WORKER_PROCESSES worker and FACE_PROCESSES face worker child processes (the same
  * entry points the Procfile scales separately), restarting any that dies. SIGTERM or SIGINT (the
  * package.json script `exec`s this file, so npm's forwarded signal lands here, not on a shell) is
  * passed on to the children; once they have stopped, the simulators close and the process exits.
@@ -124,6 +124,7 @@ if (mailSink && identitySimUrl) {
 
 const webEntry = fileURLToPath(new URL('./server.ts', import.meta.url));
 const workerEntry = fileURLToPath(new URL('../workers/main.ts', import.meta.url));
+const faceEntry = fileURLToPath(new URL('../workers/face.ts', import.meta.url));
 // Several web processes share the port (SO_REUSEPORT: the kernel spreads connections, no proxy hop);
 // each worker process gets a metrics port of its own.
 children.push(
@@ -134,6 +135,8 @@ children.push(
     env: { ...process.env, WORKER_METRICS_PORT: String(config.WORKER_METRICS_PORT + i) },
     restarts: [],
   })),
+  // The face workers: the only processes that load the face model (POST /verify-nin/face).
+  ...Array.from({ length: config.FACE_PROCESSES }, (_, i) => ({ name: `face-${i + 1}`, entry: faceEntry, env: process.env, restarts: [] })),
 );
 
 function spawn(child: Child): void {

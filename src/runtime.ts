@@ -26,7 +26,7 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
   const producer = await createProducer({
     redis: redisTarget(config),
     prefix: config.REDIS_PREFIX,
-    waitFor: [QUEUES.lookups, QUEUES.credits],
+    waitFor: [QUEUES.lookups, QUEUES.credits, QUEUES.face],
     role: 'api',
   });
   const metrics = createMetrics({ process: 'api' });

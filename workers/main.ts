@@ -20,9 +20,12 @@ import { walletProcessors } from './processors/wallet.ts';
 
 export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors };
 
-/** Refuses to start when a job of the catalog has no processor. */
+/** The queues this worker runs: all but the face queue, which has its own process (workers/face.ts). */
+export const MAIN_QUEUES: QueueName[] = Object.values(QUEUES).filter((q) => q !== QUEUES.face);
+
+/** Refuses to start when a job of the catalog (on a queue this worker runs) has no processor. */
 export function assertEveryJobHasAProcessor(map: ProcessorMap): void {
-  const missing = (Object.keys(JOBS) as JobName[]).filter((n) => !map[n]);
+  const missing = (Object.keys(JOBS) as JobName[]).filter((n) => MAIN_QUEUES.includes(JOBS[n].queue) && !map[n]);
   if (missing.length > 0) throw new Error(`no processor for job(s): ${missing.join(', ')}`);
 }
 
@@ -64,7 +67,7 @@ export async function startWorkers(
   await producer.queue(QUEUES.lookups).setGlobalConcurrency(config.IDENTITY_MAX_CONCURRENCY);
 
   const connections: RedisClient[] = [];
-  const workers = Object.values(QUEUES).map((queue) => {
+  const workers = MAIN_QUEUES.map((queue) => {
     const connection = createWorkerRedis(redisTarget(config));
     connections.push(connection);
     const worker = new Worker(
@@ -117,7 +120,7 @@ export async function startWorkers(
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   // Webhook deliveries wait in PostgreSQL, not in a queue: the dispatcher claims them (see its module).
   const webhooks = startWebhookDispatcher({ db, config, logger, producer });
-  logger.info({ queues: Object.values(QUEUES) }, 'workers started');
+  logger.info({ queues: MAIN_QUEUES }, 'workers started');
   let closing: Promise<void> | undefined;
   return {
     workers,

@@ -101,6 +101,8 @@ export type BenchStackOptions = {
   /** Extra environment for the API and worker processes (tuning knobs). */
   env?: Record<string, string>;
   workers?: boolean;
+  /** Also run FACE_PROCESSES (env, default 1) face worker processes (workers/face.ts), waited for until /readyz says face: ready. */
+  face?: boolean;
   /** Write V8 CPU profiles of the API and worker processes into this directory, one per load run (lib/loop-lag.ts). */
   cpuProfileDir?: string;
   /** Profiles are named `<label>-api-<n>.cpuprofile`, `<label>-worker-<n>.cpuprofile`. */
@@ -115,6 +117,7 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
   const lagFiles: Record<string, string> = {};
   const stopAll = async () => {
     // Workers first (they drain), then the API, then the simulators.
+    for (const name of Object.keys(children).filter((n) => n.startsWith('face-'))) await children[name]?.stop(8000);
     for (const name of ['worker', 'api', 'identity-sim', 'payment-sim']) await children[name]?.stop(8000);
   };
   let db: DatabasePool | undefined;
@@ -179,6 +182,16 @@ export async function startBenchStack(o: BenchStackOptions = {}): Promise<BenchS
     if (o.workers !== false) children.worker = spawnNode('worker', repoPath('workers/main.ts'), { ...env, ...probe('worker') }, { nodeArgs });
     await waitForHttp(`${apiUrl}/healthz`, { child: children.api });
     if (o.workers !== false) await waitForWorkers(redisUrl, prefix, children.worker!);
+    if (o.face) {
+      const n = Number(env.FACE_PROCESSES ?? '1');
+      for (let i = 1; i <= n; i++) children[`face-${i}`] = spawnNode(`face-${i}`, repoPath('workers/face.ts'), env);
+      for (let i = 0; ; i++) {
+        const r = (await (await fetch(`${apiUrl}/readyz`)).json()) as { face?: string };
+        if (r.face === 'ready') break;
+        if (i > 600) throw new Error('no face worker became ready within 60 s');
+        await sleep(100);
+      }
+    }
     db = await createDb(database.url, { maxPoolSize: 4 });
     const pool = db;
 

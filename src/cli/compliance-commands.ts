@@ -38,6 +38,7 @@ export async function runComplianceCommand(db: DatabasePool, config: Config, com
         if (mfa !== 'true' && mfa !== 'false') throw new UsageError('--require-mfa must be true or false');
         patch.require_mfa = mfa === 'true';
       }
+      if (flags['face-match-threshold'] !== undefined) patch.face_match_threshold = int(flags, 'face-match-threshold')!;
       const line = flags['low-balance-units'];
       if (line !== undefined) patch.low_balance_units = line === 'off' ? null : int(flags, 'low-balance-units')!;
       if (Object.keys(patch).length === 0) return orgs.organisationSettings(db, orgId);

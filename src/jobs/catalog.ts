@@ -11,6 +11,8 @@ export const QUEUES = {
   emails: 'emails',
   maintenance: 'maintenance',
   batches: 'batches',
+  // Face matches: their own worker process (workers/face.ts), the only one that loads the face model.
+  face: 'face',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -35,6 +37,9 @@ const batchId = z.string().regex(/^BAT-[A-Z0-9]{12}$/).optional();
  * saves the worker and the API a PostgreSQL read each, and reveals nothing without the key.
  */
 const sealed = z.object({ keyId: z.string().max(32), data: z.string().max(200_000) });
+
+/** An image sealed like the rest (a selfie is at most 2 MiB decoded, so under 2.9 MB as base64). */
+const sealedImage = z.object({ keyId: z.string().max(32), data: z.string().max(3_000_000) });
 
 export const JOBS = {
   'verification.lookup': {
@@ -137,6 +142,23 @@ export const JOBS = {
     attempts: 1,
     backoffMs: 0,
   },
+  // A selfie's check before anything is looked up: one face, large enough. The selfie travels sealed
+  // (associated data `face:<referenceId>`) and the job is removed as it ends; no descriptor leaves the worker.
+  'face.check': {
+    queue: QUEUES.face,
+    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId, selfie: sealedImage }),
+    result: z.object({ outcome: z.enum(['accepted', 'refused']), code: z.string().optional() }),
+    attempts: 2,
+    backoffMs: 200,
+  },
+  // The comparison of the selfie with the record's photo (sealed too): the distance, or why none.
+  'face.compare': {
+    queue: QUEUES.face,
+    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId, selfie: sealedImage, photo: sealedImage }),
+    result: z.object({ outcome: z.enum(['compared', 'no_reference_photo', 'refused']), distance: z.number().min(0).optional(), code: z.string().optional() }),
+    attempts: 2,
+    backoffMs: 200,
+  },
 } as const;
 
 export type JobName = keyof typeof JOBS;
@@ -152,6 +174,8 @@ export const jobIds = {
   outbox: (outboxId: number) => `outbox-${outboxId}`,
   batchStart: (batchId: string) => `batch-start-${batchId}`,
   batchWake: (orgId: number, reference: string) => `batch-wake-${orgId}-${reference}`,
+  faceCheck: (referenceId: string) => `face-check-${referenceId}`,
+  faceCompare: (referenceId: string) => `face-compare-${referenceId}`,
 };
 
 export const SCHEDULES = {

@@ -33,7 +33,7 @@ const DESCRIPTION = guide('introduction.md');
 const TAG_GUIDES: Partial<Record<TagName, string>> = {
   Authentication: [guide('../modules/auth/auth.guide.md'), guide('../modules/accounts/accounts.guide.md')].join('\n\n'),
   Team: guide('../modules/team/team.guide.md'),
-  Verification: guide('../modules/verification/verification.guide.md'),
+  Verification: [guide('../modules/verification/verification.guide.md'), guide('../modules/verification/face.guide.md')].join('\n\n'),
   Batches: guide('../modules/batches/batches.guide.md'),
   Reasons: guide('../modules/reasons/reasons.guide.md'),
   'Top-up': guide('../modules/topup/topup.guide.md'),

@@ -47,6 +47,8 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /verify-nin/phone': LOOKUP,
   'POST /verify-nin/demography': LOOKUP,
   'POST /verify-nin/match': LOOKUP,
+  // Issue 31: a face match is a lookup and, once compared (or found without a photo), this event.
+  'POST /verify-nin/face': 'verification.face_matched',
   'POST /verify-nin/requery': 'verification.requeried',
   'POST /verify-nin/batches': exempt('a batch of verifications: the batch row keeps who uploaded it, each lookup its verification row'),
   'POST /verify-nin/batches/:id/cancel': exempt('stops the batch\'s pending lookups: the batch row keeps its state, the ledger each release; no credential'),

@@ -111,6 +111,24 @@ describe('issue 34: item 3: monthly statements', () => {
     expect(s.lines.find((l: any) => l.kind === 'refund')).toMatchObject({ reference: refundRef, amount: 1101523 });
   });
 
+  it('issue 34: item 3: a face match\'s comparison debit (face_match) is in the day\'s verification units, so the month still adds up', async () => {
+    const other = await stack.createOrg({ units: 0 });
+    const user = { username: `i34-st-face-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
+    await createUser(stack.db, { orgId: other.orgId, ...user, role: 'finance', requirePasswordChange: false });
+    const token = await stack.login(user.username, user.password);
+    // The ledger chain as the wallet writes it: 10 in, a lookup's unit and its comparison's out.
+    const at = sql.timestamp(new Date(Math.max(since.getTime() + 1000, Date.now() - 1000)));
+    await stack.db.query(sql.unsafe`
+      INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference, created_at) VALUES
+        (${other.orgId}, 'adjustment', 0, 10, 0, 10, '{"note": "start"}', NULL, ${at}),
+        (${other.orgId}, 'verification', 0, -1, 10, 9, '{}', 'REF-I34FACE', ${at}),
+        (${other.orgId}, 'face_match', 0, -1, 9, 8, '{}', 'REF-I34FACE', ${at})`);
+    const r = await statement(token, month, 'application/json');
+    expect(r.status).toBe(200);
+    const s = (await r.json()) as any;
+    expect({ opening: s.opening_units, closing: s.closing_units, moved: s.totals.movement_units, verification_units: s.totals.verification_units }).toEqual({ opening: 0, closing: 8, moved: 8, verification_units: -2 });
+  });
+
   it('issue 34: item 3: as CSV the opening row, every line with naira and the closing row', async () => {
     const r = await statement(finance, month, 'text/csv');
     expect(r.status).toBe(200);

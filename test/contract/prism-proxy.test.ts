@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,7 +44,7 @@ const driven = new Map<string, number[]>();
 const violations: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ env: { IDENTITY_MAX_ATTEMPTS: '1' } });
+  stack = await startStack({ env: { IDENTITY_MAX_ATTEMPTS: '1' }, face: true });
   const doc = (await (await fetch(`${stack.url}/openapi.json`)).json()) as {
     servers: { url: string }[];
     paths: Record<string, Record<string, { servers?: { url: string }[] }>>;
@@ -267,8 +268,17 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('POST /verify-nin/match', '/verify-nin/match', { token, json: { ...matchBody, nin: '99999999999' } }), 404);
     expectStatus(await call('POST /verify-nin/match', '/verify-nin/match', { token, json: { reason: 'corporate' } }), 422);
 
+    // Issue 31: the face match, on the fixture with a real portrait (its selfie from the simulator's files).
+    const selfie = readFileSync('src/simulators/identity-authority/faces/grace-hopper.selfie.jpg').toString('base64');
+    const faceBody = { nin: '12345678903', reason: 'corporate', selfie, consent: { obtained_at: new Date().toISOString(), channel: 'mobile', notice_version: 'v1' } };
+    const faced = expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: faceBody }), 200).body.data.reference_id as string;
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...faceBody, match_only: true } }), 200);
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...faceBody, nin: '99999999999' } }), 404);
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...faceBody, selfie: Buffer.from('not an image').toString('base64') } }), 422);
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...faceBody, consent: undefined } }), 400);
+
     const requery = (reference_id: string) => call('POST /verify-nin/requery', '/verify-nin/requery', { token, json: { reference_id } });
-    for (const ref of [found, asyncFound, matched, asyncMatch]) expectStatus(await requery(ref), 200);
+    for (const ref of [found, asyncFound, matched, asyncMatch, faced]) expectStatus(await requery(ref), 200);
     expectStatus(await requery(asyncMissing), 404);
     expectStatus(await requery('REF-000000000000'), 404);
     expectStatus(await requery('nope'), 400);

@@ -16,6 +16,8 @@ import { createApiDeps } from '../../src/runtime.ts';
 import { startIdentitySimulator, type IdentitySimulator } from '../../src/simulators/identity-authority/server.ts';
 import { startPaymentSimulator, type PaymentSimulator, type WebhookMode } from '../../src/simulators/payment-processor/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/main.ts';
+import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { createOrganisation, createUser, setMaxInFlight } from '../../src/modules/organisations/index.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { withDb } from './global.ts';
@@ -69,6 +71,12 @@ export type StackOptions = {
   captureLogs?: boolean;
   /** The adapter the service talks to the identity simulator with (it speaks all three); default sandbox. */
   dialect?: IdentityAuthorityDialect;
+  /**
+   * Run a face worker too (default false), as its own process like `npm start` and the Procfile run it:
+   * it loads the face model (about 500 MB, a second), and its inference would otherwise block this
+   * process's event loop (the API's) for half a second at a time. Its log lines join `logs` when captured.
+   */
+  face?: boolean;
 };
 
 /** The credentials the harness's identity simulator checks, in whichever dialect they come. */
@@ -118,6 +126,40 @@ export function testConfig(env: Record<string, string>): Config {
   });
 }
 
+/**
+ * `node workers/face.ts` with the test configuration's defaults and `env`; resolves once it says it is
+ * ready (its model loaded), and stops with SIGTERM.
+ */
+async function startFaceProcess(env: Record<string, string>, logs: string[] | null): Promise<{ close(): Promise<void> }> {
+  const proc = spawn(process.execPath, ['workers/face.ts'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const tail: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+      logs?.push(line);
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+    }
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const redis = new Redis(env.REDIS_URL!);
+  try {
+    for (let i = 0; (await redis.exists(`${env.REDIS_PREFIX}:face:ready`)) !== 1; i++) {
+      if (proc.exitCode !== null || i > 600) throw new Error(`face worker did not become ready: ${tail.join(' | ')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return {
+    async close() {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 /** The whole service in this process: API on a random port, workers, both simulators, own DB and Redis prefix. */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const database = await createTestDatabase();
@@ -165,6 +207,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return workers;
   };
   if (opts.workers !== false) await runWorkers();
+  const faceWorker = opts.face ? await startFaceProcess({ REDIS_URL: inject('redisUrl'), REDIS_PREFIX: prefix, LOG_LEVEL: opts.captureLogs ? 'debug' : 'error', ...opts.env }, opts.captureLogs ? logs : null) : null;
 
   const api = async <T = any>(method: string, path: string, call: ApiCall = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...call.headers };
@@ -246,6 +289,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
     async close() {
       await (workers as RunningWorkers | null)?.close();
+      await faceWorker?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await deps.close();

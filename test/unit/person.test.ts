@@ -216,7 +216,7 @@ describe('fixtures', () => {
 
   it('When the NIN is 99999999999 or not a fixture, then it is not found or null', () => {
     expect(fixtureOutcome('99999999999')).toEqual({ kind: 'not_found' });
-    expect(fixtureOutcome('12345678903')).toBeNull();
-    expect(FIXTURE_NINS).toEqual(['12345678901', '12345678902', '99999999999']);
+    expect(fixtureOutcome('12345678904')).toBeNull();
+    expect(FIXTURE_NINS).toEqual(['12345678901', '12345678902', '12345678903', '99999999999']);
   });
 });

@@ -514,6 +514,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/verify-nin/face": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Match a selfie against the photo the authority holds for a NIN or vNIN
+         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async` is not honoured (answered synchronously).
+         */
+        post: operations["verifyFace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verify-nin/requery": {
         parameters: {
             query?: never;
@@ -1090,7 +1110,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Ready when PostgreSQL and Redis answer. Outside the versioned base.
+         * @description Ready when PostgreSQL and Redis answer; `face` says whether a face worker is serving face matches. Outside the versioned base.
          */
         get: operations["readyz"];
         put?: never;
@@ -1222,7 +1242,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1343,6 +1363,25 @@ export interface components {
             detail: string;
             code: string;
         };
+        /** @description How the person agreed to this verification; stored with it (it is not personal data) and shown in history and requery */
+        Consent: {
+            /**
+             * Format: date-time
+             * @description When the person agreed: not in the future, at most 90 days old
+             * @example 2026-11-20T09:30:00Z
+             */
+            obtained_at: string;
+            /**
+             * @description How the person agreed
+             * @enum {string}
+             */
+            channel: "web" | "mobile" | "in_person" | "ussd" | "other";
+            /**
+             * @description Which privacy notice the person was shown (1-64 characters)
+             * @example privacy-2026-03
+             */
+            notice_version: string;
+        };
         CreateApiClientRequest: {
             name: string;
             role: string;
@@ -1414,6 +1453,40 @@ export interface components {
             /** @example Could not validate credentials */
             detail: string;
         };
+        FaceResponse: {
+            /** @description The person record, or with `match_only` the reference alone */
+            data: components["schemas"]["VerifiedPerson"] | {
+                /**
+                 * @description Keep it: requery with it, quote it to support
+                 * @example REF-7K2M9Q4XD1AB
+                 */
+                reference_id: string;
+            };
+            face: components["schemas"]["FaceResult"];
+        };
+        FaceResult: {
+            /**
+             * @description `no_reference_photo`: the record has no photo showing exactly one face; nothing was compared
+             * @enum {string}
+             */
+            status: "compared" | "no_reference_photo";
+            /** @description `confidence >= threshold`; null when nothing was compared */
+            match: boolean | null;
+            /** @description 0-100, a documented monotone mapping of the descriptor distance d: `100 / (1 + exp((d - 0.6) / 0.05))`, one decimal */
+            confidence: number | null;
+            /** @description The threshold used (default 75) */
+            threshold: number;
+            /**
+             * @description Liveness is not checked: a printed photo or a screen held up to the camera would pass
+             * @enum {string}
+             */
+            liveness: "not_checked";
+            /**
+             * @description The model, its package and version
+             * @example face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)
+             */
+            model: string;
+        };
         ForgotPasswordRequest: {
             username: string;
         };
@@ -1446,7 +1519,7 @@ export interface components {
             /** @description Ledger line id; higher is newer */
             id: number;
             /**
-             * @description verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator)
+             * @description verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator), face_match (a compared face match's units beyond its lookup's, FACE_MATCH_UNITS - 1)
              * @example verification
              */
             kind: string;
@@ -1595,6 +1668,11 @@ export interface components {
             postgres: "ok" | "down";
             /** @enum {string} */
             redis: "ok" | "down";
+            /**
+             * @description Whether a face worker (model loaded) is taking face matches; it does not decide readiness: without one only `POST /verify-nin/face` fails (503)
+             * @enum {string}
+             */
+            face: "ready" | "no_worker";
         };
         OneTimeCode: {
             code: string;
@@ -1609,6 +1687,8 @@ export interface components {
             address: string | null;
             /** @description Tax identification number, printed on its invoices; null: not on file */
             tin: string | null;
+            /** @description A face match is `confidence >= face_match_threshold` (0-100 scale; default 75) */
+            face_match_threshold: number;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -1621,6 +1701,8 @@ export interface components {
             address?: string | null;
             /** @description Tax identification number (TIN), shown on invoices; null removes it */
             tin?: string | null;
+            /** @description Face matches (`POST /verify-nin/face`) match at `confidence >= face_match_threshold`. Default 75 (descriptor distance 0.545, between the same-person and different-person distances we measured); higher refuses more of the right people, lower accepts more of the wrong ones */
+            face_match_threshold?: number;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
@@ -1694,6 +1776,11 @@ export interface components {
             postgres: "ok";
             /** @enum {string} */
             redis: "ok";
+            /**
+             * @description Whether a face worker (model loaded) is taking face matches; it does not decide readiness: without one only `POST /verify-nin/face` fails (503)
+             * @enum {string}
+             */
+            face: "ready" | "no_worker";
         };
         Reason: {
             /**
@@ -1756,8 +1843,38 @@ export interface components {
             status: "success";
             /** @example Record retrieved successfully */
             message: string;
-            /** @description The person record, or for a match-only verification its result */
-            data: components["schemas"]["VerifiedPerson"] | components["schemas"]["MatchResult"];
+            /** @description The person record, or for a match-only verification its result (a face match with `match_only`: the reference alone) */
+            data: components["schemas"]["VerifiedPerson"] | components["schemas"]["MatchResult"] | {
+                /**
+                 * @description Keep it: requery with it, quote it to support
+                 * @example REF-7K2M9Q4XD1AB
+                 */
+                reference_id: string;
+            };
+            /** @description A face match only: its comparison, as first answered */
+            face?: {
+                /**
+                 * @description `no_reference_photo`: the record has no photo showing exactly one face; nothing was compared
+                 * @enum {string}
+                 */
+                status: "compared" | "no_reference_photo";
+                /** @description `confidence >= threshold`; null when nothing was compared */
+                match: boolean | null;
+                /** @description 0-100, a documented monotone mapping of the descriptor distance d: `100 / (1 + exp((d - 0.6) / 0.05))`, one decimal */
+                confidence: number | null;
+                /** @description The threshold used (default 75) */
+                threshold: number;
+                /**
+                 * @description Liveness is not checked: a printed photo or a screen held up to the camera would pass
+                 * @enum {string}
+                 */
+                liveness: "not_checked";
+                /**
+                 * @description The model, its package and version
+                 * @example face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)
+                 */
+                model: string;
+            } | null;
             /** @description The consent statement sent with the verification, or null */
             consent: {
                 /**
@@ -1842,7 +1959,7 @@ export interface components {
             /** @description Lagos calendar day, yyyy-mm-dd */
             date: string;
             count: number;
-            /** @description Units debited that day, negative */
+            /** @description Units debited that day (live verifications, and face comparisons beyond their lookup), negative */
             units: number;
             /** @description Test-mode calls that day (free) */
             fixture_count: number;
@@ -2115,7 +2232,7 @@ export interface components {
              * @description What was looked up: nin, vnin, phone, demography or match
              * @enum {string}
              */
-            kind: "nin" | "phone" | "demography" | "vnin" | "match";
+            kind: "nin" | "phone" | "demography" | "vnin" | "match" | "face";
             /**
              * @description The same as mode (kept for clients written against the first asynchronous release)
              * @enum {string}
@@ -2222,6 +2339,31 @@ export interface components {
                  */
                 notice_version: string;
             };
+        };
+        /**
+         * @example {
+         *       "nin": "70000000001",
+         *       "reason": "corporate",
+         *       "selfie": "/9j/4AAQSkZJRg...",
+         *       "consent": {
+         *         "obtained_at": "2026-11-20T09:30:00Z",
+         *         "channel": "mobile",
+         *         "notice_version": "privacy-2026-03"
+         *       }
+         *     }
+         */
+        VerifyFaceRequest: {
+            nin?: string;
+            vnin?: string;
+            /** @description The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded */
+            selfie: string;
+            reason: string;
+            /**
+             * @description true: `data` is `{reference_id}` alone and no record is kept
+             * @default false
+             */
+            match_only?: boolean;
+            consent: components["schemas"]["Consent"];
         };
         /**
          * @example {
@@ -4162,6 +4304,139 @@ export interface operations {
             };
         };
     };
+    verifyFace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyFaceRequest"];
+            };
+        };
+        responses: {
+            /** @description Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaceResponse"];
+                };
+            };
+            /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            /** @description No active subscription (live numbers), no organisation account, or a cross-origin call */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with another body, or its first request is still running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "selfie_unreadable" | "selfie_no_face" | "selfie_many_faces" | "selfie_face_too_small";
+                    };
+                };
+            };
+            /** @description Rate limited, or refused at admission (`code`: `org_in_flight_cap`, `authority_busy`; never for asynchronous calls) or, asynchronous calls only, `org_pending_cap` (ORG_MAX_PENDING waiting); nothing charged; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description The identity authority failed; nothing charged. Requery later with reference_id */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description The identity authority is rate limiting, or a dependency is down; nothing charged. Retry with backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description No answer in time; outcome unknown. Wait 30 s, then requery with reference_id */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+        };
+    };
     requeryVerification: {
         parameters: {
             query?: never;
@@ -4847,7 +5122,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only lines of this kind */
-                kind?: "verification" | "fixture_verification" | "topup" | "adjustment";
+                kind?: "verification" | "fixture_verification" | "topup" | "adjustment" | "face_match";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
@@ -5071,9 +5346,9 @@ export interface operations {
                 /** @description Only verifications in this status */
                 status?: "pending" | "found" | "not_found" | "failed" | "expired";
                 /** @description Only verifications asked for this way (sync, async, batch); a kind (nin, vnin, phone, demography, match) is accepted too */
-                mode?: "sync" | "async" | "batch" | "nin" | "phone" | "demography" | "vnin" | "match";
+                mode?: "sync" | "async" | "batch" | "nin" | "phone" | "demography" | "vnin" | "match" | "face";
                 /** @description Only verifications that looked up this kind of identifier */
-                kind?: "nin" | "phone" | "demography" | "vnin" | "match";
+                kind?: "nin" | "phone" | "demography" | "vnin" | "match" | "face";
                 /** @description Only verifications asked for this way */
                 delivery?: "sync" | "async" | "batch";
                 /** @description Only the rows of this batch */
@@ -5133,7 +5408,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */

@@ -36,6 +36,7 @@ export const operations = {
   verifyDemography: { method: "POST", base: "/v1", path: "/verify-nin/demography", auth: true, contentType: "application/json" },
   getVninInstructions: { method: "GET", base: "/v1", path: "/verify-nin/vnin/instructions", auth: true, contentType: null },
   verifyMatch: { method: "POST", base: "/v1", path: "/verify-nin/match", auth: true, contentType: "application/json" },
+  verifyFace: { method: "POST", base: "/v1", path: "/verify-nin/face", auth: true, contentType: "application/json" },
   requeryVerification: { method: "POST", base: "/v1", path: "/verify-nin/requery", auth: true, contentType: "application/json" },
   getVerificationSlip: { method: "GET", base: "/v1", path: "/verify-nin/slip/{reference_id}", auth: true, contentType: null },
   listBatches: { method: "GET", base: "/v1", path: "/verify-nin/batches", auth: true, contentType: null },

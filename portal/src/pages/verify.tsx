@@ -3,15 +3,27 @@ import { API, call, get } from '../api.ts';
 import { ErrorText, Field, Page, Select, useAction, useLoad } from '../ui.tsx';
 
 type Reason = { key: string; label: string };
-type Kind = 'nin' | 'vnin' | 'phone' | 'demography';
+type Kind = 'nin' | 'vnin' | 'phone' | 'demography' | 'face';
 type Person = Record<string, string> & { reference_id: string };
+type Face = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; threshold: number; liveness: string; model: string };
 
 const KINDS: { value: Kind; label: string }[] = [
   { value: 'nin', label: 'NIN' },
   { value: 'vnin', label: 'Virtual NIN' },
   { value: 'phone', label: 'Phone number' },
   { value: 'demography', label: 'Name, birth date and gender' },
+  { value: 'face', label: 'NIN and selfie (face match)' },
 ];
+
+/** The chosen photo as base64 (no data: prefix), read in the browser; it is sent once and never kept. */
+function readBase64(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onerror = () => reject(reader.error ?? new Error('the photo could not be read'));
+    reader.readAsDataURL(file);
+  });
+}
 
 export const CHANNELS = [
   { value: 'web', label: 'Web' },
@@ -32,14 +44,25 @@ export function Verify() {
   const [channel, setChannel] = useState('web');
   const [notice, setNotice] = useState('');
   const [person, setPerson] = useState<Person | null>(null);
+  const [selfie, setSelfie] = useState<File | null>(null);
+  const [face, setFace] = useState<Face | null>(null);
   const action = useAction();
-  const requireConsent = settings.data?.require_consent === true;
+  // A face is biometric data: a face match always needs the person's consent.
+  const requireConsent = settings.data?.require_consent === true || kind === 'face';
 
   const submit = (e: Event) => {
     e.preventDefault();
     setPerson(null);
+    setFace(null);
     void action.run(async () => {
       const consent = consented ? { obtained_at: new Date().toISOString(), channel, notice_version: notice } : undefined;
+      if (kind === 'face') {
+        if (!selfie) throw new Error('Choose or take a selfie first');
+        const r = await call<{ data: Person; face: Face }>('POST', '/verify-nin/face', { json: { nin: value.trim(), reason, selfie: await readBase64(selfie), ...(consent ? { consent } : {}) } });
+        setPerson(r.data.data);
+        setFace(r.data.face);
+        return;
+      }
       const body =
         kind === 'nin' ? { nin: value.trim(), reason } :
         kind === 'vnin' ? { vnin: value.trim(), reason } :
@@ -56,7 +79,15 @@ export function Verify() {
     <Page title="Verify">
       <form onSubmit={submit} aria-label="Verify a person">
         <Select label="Look up by" name="kind" value={kind} onChange={(v) => { setKind(v as Kind); setValue(''); }} options={KINDS} />
-        {kind === 'nin' ? <Field label="NIN" name="nin" value={value} onInput={setValue} required inputMode="numeric" hint="11 digits" /> : null}
+        {kind === 'nin' || kind === 'face' ? <Field label="NIN" name="nin" value={value} onInput={setValue} required inputMode="numeric" hint="11 digits" /> : null}
+        {kind === 'face' ? (
+          <div class="field">
+            <label for="f-selfie">Selfie</label>
+            {/* capture="user": a phone opens its front camera; a computer offers a file. */}
+            <input id="f-selfie" name="selfie" type="file" accept="image/jpeg,image/png,image/webp" capture="user" required onChange={(e) => setSelfie((e.target as HTMLInputElement).files?.[0] ?? null)} />
+            <small>JPEG, PNG or WebP, at most 2 MiB; one face, close enough. Liveness is not checked: a photo of a photo would pass.</small>
+          </div>
+        ) : null}
         {kind === 'vnin' ? <Field label="Virtual NIN" name="vnin" value={value} onInput={setValue} required hint="16 letters and digits, made by the person for us" /> : null}
         {kind === 'phone' ? <Field label="Phone number" name="phone_no" value={value} onInput={setValue} required inputMode="tel" hint="11 digits starting with 0" /> : null}
         {kind === 'demography' ? (
@@ -87,12 +118,38 @@ export function Verify() {
           Verify
         </button>
       </form>
-      {person ? <PersonCard person={person} /> : null}
+      {face ? <FaceCard face={face} /> : null}
+      {person ? <PersonCard person={person} slip={kind !== 'face'} /> : null}
     </Page>
   );
 }
 
-function PersonCard({ person }: { person: Person }) {
+function FaceCard({ face }: { face: Face }) {
+  const verdict = face.status === 'no_reference_photo' ? 'Not compared: the record has no usable photo' : face.match ? 'Match' : 'No match';
+  return (
+    <article class="face" aria-label="Face match">
+      <h2>{verdict}</h2>
+      <dl>
+        {face.confidence !== null ? (
+          <div>
+            <dt>Confidence</dt>
+            <dd>{face.confidence} (threshold {face.threshold})</dd>
+          </div>
+        ) : null}
+        <div>
+          <dt>Liveness</dt>
+          <dd>not checked</dd>
+        </div>
+        <div>
+          <dt>Model</dt>
+          <dd>{face.model}</dd>
+        </div>
+      </dl>
+    </article>
+  );
+}
+
+function PersonCard({ person, slip }: { person: Person; slip: boolean }) {
   const rows: [string, string][] = [
     ['First name', person.fname ?? ''],
     ['Middle name', person.mname ?? ''],
@@ -118,11 +175,13 @@ function PersonCard({ person }: { person: Person }) {
           </div>
         ))}
       </dl>
-      <p>
-        <a href={`${API}/verify-nin/slip/${person.reference_id}`} target="_blank" rel="noopener">
-          Print slip (PDF)
-        </a>
-      </p>
+      {slip ? (
+        <p>
+          <a href={`${API}/verify-nin/slip/${person.reference_id}`} target="_blank" rel="noopener">
+            Print slip (PDF)
+          </a>
+        </p>
+      ) : null}
     </article>
   );
 }

@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'organisation.settings_changed',
   'verification.requeried',
   'verification.slip_printed',
+  'verification.face_matched',
   'batch.results_downloaded',
   'subject.exported',
   'subject.erased',

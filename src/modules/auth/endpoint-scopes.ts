@@ -13,6 +13,7 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
   'POST /verify-nin/phone': 'verify',
   'POST /verify-nin/demography': 'verify',
   'POST /verify-nin/match': 'verify',
+  'POST /verify-nin/face': 'verify',
   'POST /verify-nin/vnin': 'verify',
   'GET /verify-nin/vnin/instructions': null,
   'POST /verify-nin/requery': 'requery',

@@ -3,8 +3,9 @@ import { errorResponse, json, TAGS, unversioned, type OpenAPIRegistry } from '..
 
 // Written by hand in app.ts; described here so the document covers every route the API answers.
 const health = z.object({ status: z.literal('ok') });
-const ready = z.object({ status: z.literal('ready'), postgres: z.literal('ok'), redis: z.literal('ok') });
-const notReady = z.object({ detail: z.literal('Not ready'), postgres: z.enum(['ok', 'down']), redis: z.enum(['ok', 'down']) });
+const face = z.enum(['ready', 'no_worker']).meta({ description: 'Whether a face worker (model loaded) is taking face matches; it does not decide readiness: without one only `POST /verify-nin/face` fails (503)' });
+const ready = z.object({ status: z.literal('ready'), postgres: z.literal('ok'), redis: z.literal('ok'), face });
+const notReady = z.object({ detail: z.literal('Not ready'), postgres: z.enum(['ok', 'down']), redis: z.enum(['ok', 'down']), face });
 
 // The one refusal a public read can get: the CORS policy answers every route, these too.
 const crossOrigin = { 403: errorResponse('A browser call from an origin outside CORS_ALLOWED_ORIGINS') };
@@ -27,7 +28,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'readyz',
     tags: [TAGS.ops],
     summary: 'Readiness',
-    description: 'Ready when PostgreSQL and Redis answer. Outside the versioned base.',
+    description: 'Ready when PostgreSQL and Redis answer; `face` says whether a face worker is serving face matches. Outside the versioned base.',
     servers: unversioned,
     security: [],
     responses: {

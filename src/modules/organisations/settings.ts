@@ -14,6 +14,7 @@ export const organisationSettingsRow = z.object({
   require_mfa: z.boolean(),
   address: z.string().nullable().meta({ description: "The organisation's postal address, printed on its invoices; null: not on file" }),
   tin: z.string().nullable().meta({ description: 'Tax identification number, printed on its invoices; null: not on file' }),
+  face_match_threshold: z.number().int().meta({ description: 'A face match is `confidence >= face_match_threshold` (0-100 scale; default 75)' }),
 });
 export type OrganisationSettings = z.infer<typeof organisationSettingsRow>;
 
@@ -47,6 +48,16 @@ export const settingsPatch = z
       .nullable()
       .optional()
       .meta({ description: 'Tax identification number (TIN), shown on invoices; null removes it' }),
+    face_match_threshold: z
+      .number()
+      .int('face_match_threshold must be a whole number')
+      .min(1, 'face_match_threshold must be from 1 to 100')
+      .max(100, 'face_match_threshold must be from 1 to 100')
+      .optional()
+      .meta({
+        description:
+          'Face matches (`POST /verify-nin/face`) match at `confidence >= face_match_threshold`. Default 75 (descriptor distance 0.545, between the same-person and different-person distances we measured); higher refuses more of the right people, lower accepts more of the wrong ones',
+      }),
   })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'Send at least one setting to change')
@@ -55,7 +66,7 @@ export type SettingsPatch = z.infer<typeof settingsPatch>;
 
 export const ORGANISATION_NOT_FOUND = 'Organisation not found';
 
-const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin`;
+const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold`;
 
 /** Read on each live verification: one primary-key row, no join. */
 export async function organisationSettings(db: CommonQueryMethods, orgId: number): Promise<OrganisationSettings> {
@@ -69,6 +80,7 @@ export async function updateOrganisationSettings(db: CommonQueryMethods, orgId: 
   const sets = [];
   if (patch.require_consent !== undefined) sets.push(sql.fragment`require_consent = ${patch.require_consent}`);
   if (patch.require_mfa !== undefined) sets.push(sql.fragment`require_mfa = ${patch.require_mfa}`);
+  if (patch.face_match_threshold !== undefined) sets.push(sql.fragment`face_match_threshold = ${patch.face_match_threshold}`);
   // A changed line arms the alert again (a trigger on organisations): the next crossing is announced.
   if (patch.low_balance_units !== undefined) sets.push(sql.fragment`low_balance_units = ${patch.low_balance_units}`);
   if (patch.address !== undefined) sets.push(sql.fragment`address = ${patch.address}`);

@@ -5,7 +5,7 @@ import { STATEMENT_CSV_COLUMNS } from './statement-files.ts';
 const date = z.string().meta({ description: 'Lagos calendar day, yyyy-mm-dd' });
 
 const line = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('verifications'), date, count: z.number().int(), units: z.number().int().meta({ description: 'Units debited that day, negative' }), fixture_count: z.number().int().meta({ description: 'Test-mode calls that day (free)' }) }),
+  z.object({ kind: z.literal('verifications'), date, count: z.number().int(), units: z.number().int().meta({ description: 'Units debited that day (live verifications, and face comparisons beyond their lookup), negative' }), fixture_count: z.number().int().meta({ description: 'Test-mode calls that day (free)' }) }),
   z.object({
     kind: z.literal('topup'),
     date,

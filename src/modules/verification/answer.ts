@@ -4,6 +4,7 @@ import { openJson } from '../../lib/crypto.ts';
 import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import type { Answer } from './idempotency.ts';
+import { faceBody, type FaceKept } from './face-kept.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
@@ -46,6 +47,10 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
     case 'found': {
       if (refused === 'kept' || !row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);
       if (refused === 'sealed_here') throw new Error(`encryption key ${String(row.key_id)} is not configured`);
+      if (row.mode === 'face') {
+        const body = faceBody(ref, openJson<FaceKept>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref));
+        return style === 'verify' ? { status: 200, body } : { status: 200, body: { status: 'success', message: RECORD_RETRIEVED, ...body, consent: row.consent ?? null } };
+      }
       const kept = openJson<PersonRecord | MatchOutcome>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref);
       // A match-only verification kept its comparison alone; a lookup, the record.
       const data = row.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref };
@@ -57,7 +62,7 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       // A vNIN refusal keeps its code, whichever mode looked the token up.
       if (isVninRefusal(row.failure_code)) throw vninRefused(row.failure_code);
       if (row.mode === 'vnin') throw vninRefused('vnin_not_found');
-      throw new AppError('not_found', row.mode === 'nin' || row.mode === 'match' ? NIN_NOT_FOUND : RECORD_NOT_FOUND);
+      throw new AppError('not_found', row.mode === 'nin' || row.mode === 'match' || row.mode === 'face' ? NIN_NOT_FOUND : RECORD_NOT_FOUND);
     case 'failed':
       if (row.failure_code === 'queue_unavailable') {
         throw new AppError('unavailable', QUEUE_UNAVAILABLE, { extra: { reference_id: ref, code: row.failure_code } });

@@ -17,15 +17,22 @@ export async function runFixture(deps: VerifyDeps, run: Run, fixture: FixtureOut
 }
 
 /** The fixture verification, decided on the spot, and its ledger line; resolves to its reference. */
-export async function recordFixture(deps: VerifyDeps, run: Run, fixture: FixtureOutcome, delivery: 'sync' | 'async'): Promise<{ ref: string; kept: object | null }> {
-  const ref = newReferenceId();
+export async function recordFixture(
+  deps: VerifyDeps,
+  run: Run,
+  fixture: FixtureOutcome,
+  delivery: 'sync' | 'async',
+  // A face match decides what it keeps (the comparison, the record unless match_only) before the row is written.
+  face?: { ref: string; kept: object },
+): Promise<{ ref: string; kept: object | null }> {
+  const ref = face?.ref ?? newReferenceId();
   const now = deps.clock.now();
   const ring = deps.config.encryptionKeys;
   const mode = run.query.mode;
   // A fixture vNIN is not kept either: its row holds the keyed hash, as a live one's does.
   const queryEnc = sealJson(ring, storedQueryOf(deps.config, run.query), ref);
   // A match-only verification keeps the comparison, never the record it was made against.
-  const kept = fixture.kind !== 'found' ? null : run.query.mode === 'match' ? compareClaims(run.query, fixture.record) : fixture.record;
+  const kept = fixture.kind !== 'found' ? null : face ? face.kept : run.query.mode === 'match' ? compareClaims(run.query, fixture.record) : fixture.record;
   const recordEnc = kept ? sealJson(ring, kept, ref).data : null;
   const outcome = fixture.kind;
   const row: FixtureRow = {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { VninRefusal } from '../../adapters/identity-authority/index.ts';
 import type { PersonRecord } from './person.ts';
 
@@ -5,7 +6,7 @@ import type { PersonRecord } from './person.ts';
  * Reserved test-mode NINs (README: Fixture NINs). They never reach the upstream authority, so their records
  * live here, already normalised. The people are invented.
  */
-export const FIXTURE_NINS = ['12345678901', '12345678902', '99999999999'] as const;
+export const FIXTURE_NINS = ['12345678901', '12345678902', '12345678903', '99999999999'] as const;
 
 export type FixtureNin = (typeof FIXTURE_NINS)[number];
 
@@ -55,6 +56,22 @@ const SPARSE_RECORD: PersonRecord = {
   transaction_id: 'FIXTURE-TXN-12345678902',
 };
 
+/**
+ * A fixture with a real portrait for face matches: Grace Hopper's passport-style crop (public domain,
+ * US Navy; src/simulators/identity-authority/faces/README.md), the photo the simulator gives her NIN.
+ */
+const PORTRAIT_RECORD: PersonRecord = {
+  ...FULL_RECORD,
+  nin: '12345678903',
+  fname: 'Grace',
+  mname: '',
+  lname: 'Hopper',
+  dob: '09-12-1906',
+  phone: '',
+  image: readFileSync(new URL('../../simulators/identity-authority/faces/grace-hopper.reference.jpg', import.meta.url)).toString('base64'),
+  transaction_id: 'FIXTURE-TXN-12345678903',
+};
+
 /** null when the NIN is not a fixture, so the caller goes to the upstream authority. */
 export function fixtureOutcome(nin: string): FixtureOutcome | null {
   switch (nin) {
@@ -62,6 +79,8 @@ export function fixtureOutcome(nin: string): FixtureOutcome | null {
       return { kind: 'found', record: { ...FULL_RECORD } };
     case '12345678902':
       return { kind: 'found', record: { ...SPARSE_RECORD } };
+    case '12345678903':
+      return { kind: 'found', record: { ...PORTRAIT_RECORD } };
     case '99999999999':
       return { kind: 'not_found' };
     default:

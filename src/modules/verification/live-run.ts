@@ -1,5 +1,6 @@
 import { jobIds } from '../../jobs/catalog.ts';
 import type { WaitOutcome } from '../../jobs/producer.ts';
+import type { Sealed } from '../../lib/crypto.ts';
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
 import { answerOf, QUEUE_UNAVAILABLE, UPSTREAM_CIRCUIT_OPEN, type Answer } from './answer.ts';
@@ -9,9 +10,16 @@ import { settle } from './settle.ts';
 import * as repo from './verification.repository.ts';
 import type { VerificationRow } from './verification.schemas.ts';
 
-export async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
+/**
+ * What is done with a decided verification: by default its answer. A face match compares first; it
+ * gets the record sealed in the job's result when the wait saw it (`fromJob`), else null.
+ */
+export type AfterLookup = (row: VerificationRow, fromJob: Sealed | null) => Promise<Answer>;
+
+export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup } = {}): Promise<Answer> {
   const { query } = run;
-  const ref = newReferenceId();
+  const ref = opts.ref ?? newReferenceId();
+  const then: AfterLookup = opts.then ?? (async (row) => answerOf(deps, row, 'verify'));
   const now = deps.clock.now();
   // The circuit is asked first; a lookup it lets through must still pass admission, which refuses
   // before anything is sealed, written or held.
@@ -84,7 +92,8 @@ export async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
     // LOOKUP_INLINE (benchmarks only): the same job in this process, continuing below exactly as after a job.
     waited = deps.lookupInline
       ? await deps.lookupInline(payload, { timeoutMs: deps.config.VERIFY_WAIT_MS, priority })
-      : await deps.producer.enqueueAndWait('verification.lookup', payload, { jobId: jobIds.lookup(ref), timeoutMs: deps.config.VERIFY_WAIT_MS, priority, removeWhenDone: useOnce });
+      : // A face match's result carries its record sealed even with match_only: gone with the job.
+        await deps.producer.enqueueAndWait('verification.lookup', payload, { jobId: jobIds.lookup(ref), timeoutMs: deps.config.VERIFY_WAIT_MS, priority, removeWhenDone: useOnce || query.mode === 'face' });
   } catch (err) {
     // Redis out of reach: give the unit back now rather than leave it held until the sweep runs.
     // If the job did get queued after all, whichever settles first wins (status guard).
@@ -119,10 +128,10 @@ export async function runLive(deps: VerifyDeps, run: Run): Promise<Answer> {
       expires_at: pending.expiresAt,
       delivery: 'sync',
     };
-    return answerOf(deps, settled, 'verify');
+    return then(settled, result.record ? { keyId: result.record.keyId, data: Buffer.from(result.record.data, 'base64') } : null);
   }
   const row = await repo.findVerification(deps.db, ref);
   if (!row) throw new Error('verification row vanished');
   deps.metrics.verifications.inc({ mode: query.mode, outcome: row.status });
-  return answerOf(deps, row, 'verify');
+  return then(row, null);
 }

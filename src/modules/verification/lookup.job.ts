@@ -6,7 +6,8 @@ import type { CallSpacer } from '../../lib/call-spacing.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
-import { openJson, type Sealed } from '../../lib/crypto.ts';
+import { openJson, sealJson, type Sealed } from '../../lib/crypto.ts';
+import type { FaceKept } from './face-kept.ts';
 import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane } from '../../lib/background-lane.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
@@ -14,7 +15,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { afterFailedTry, deadlineOf, oneShotOnceSent, RetryLater } from './background.ts';
 import { compareClaims } from './match.ts';
-import { normalisePerson } from './person.ts';
+import { normalisePerson, type PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { settle, type Decision } from './settle.ts';
 import { subjectOfRecord } from './subject.ts';
@@ -64,6 +65,7 @@ function lookup(identity: IdentityAuthority, q: VerificationQuery): Promise<Upst
     case 'nin':
       return identity.lookupNin({ nin: q.nin, reason: q.reason });
     case 'match':
+    case 'face':
       // By NIN or by vNIN; a vNIN here gets the same one-attempt rule (askUpstream sees the token).
       return 'nin' in q ? identity.lookupNin({ nin: q.nin, reason: q.reason }) : identity.lookupVnin({ vnin: q.vnin, reason: q.reason });
     case 'vnin':
@@ -169,6 +171,7 @@ export async function runLookup(
   const opened = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId)) as VerificationQuery | StoredQuery;
 
   let decision: Decision;
+  let faceRecord: PersonRecord | null = null;
   // A vNIN job run again (a retry, a stalled worker): its first run erased the token and may have
   // used it at the authority, so it is never looked up twice. The unit goes back.
   const call: Awaited<ReturnType<typeof askUpstream>> = tokenGone(opened)
@@ -179,11 +182,13 @@ export async function runLookup(
   if (call.outcome.kind === 'found') {
     const record = normalisePerson(call.outcome.raw);
     // Some upstreams leave the NIN out of a NIN answer; it is the one that was asked for.
-    if ((query.mode === 'nin' || query.mode === 'match') && 'nin' in query && record.nin === '') record.nin = query.nin;
-    // A match-only verification keeps the comparison; the record is dropped here, in the worker.
+    if ((query.mode === 'nin' || query.mode === 'match' || query.mode === 'face') && 'nin' in query && record.nin === '') record.nin = query.nin;
+    // A match-only verification keeps the comparison; the record is dropped here, in the worker. A face
+    // match keeps the record (not with match_only) and, once compared, the comparison (face-run.ts).
+    if (query.mode === 'face') faceRecord = record;
     decision = {
       kind: 'found',
-      record: query.mode === 'match' ? compareClaims(query, record) : record,
+      record: query.mode === 'match' ? compareClaims(query, record) : query.mode === 'face' ? ({ ...(query.matchOnly ? {} : { record }), face: null } satisfies FaceKept) : record,
       transactionId: record.transaction_id,
       // Whom it concerns: the returned record's NIN (a vNIN, phone or demography lookup learns it here).
       subjectHash: subjectOfRecord(deps.config.SUBJECT_HASH_KEY, record),
@@ -208,9 +213,13 @@ export async function runLookup(
   const settled = await (bg && deps.lane ? deps.lane.run(settleIt) : settleIt());
   if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
   switch (decision.kind) {
-    case 'found':
+    case 'found': {
       deps.metrics.unitsDebited.inc();
-      return { outcome: 'found', record: { keyId: settled.record!.keyId, data: settled.record!.data.toString('base64') } };
+      // A face match's waiting request needs the record's photo to compare, even with match_only (whose
+      // row keeps no record): the result carries the record sealed, as every found lookup's result does.
+      const sealed = faceRecord ? sealJson([keyRing(ring, settled.record!.keyId)[0]!], { record: faceRecord, face: null } satisfies FaceKept, referenceId) : settled.record!;
+      return { outcome: 'found', record: { keyId: sealed.keyId, data: sealed.data.toString('base64') } };
+    }
     case 'failed':
       log.warn({ referenceId, code: decision.code, upstreamAttempts: call.attempts }, 'lookup failed; unit released');
       return { outcome: 'failed', code: decision.code };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { sealJson, type KeyRing, type Sealed } from '../../lib/crypto.ts';
 import { isPool } from '../../lib/db.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
+import type { FaceKept } from './face-kept.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
@@ -10,7 +11,7 @@ import * as repo from './verification.repository.ts';
 
 export type Decision =
   // subjectHash: the subject of the returned record (subject.ts), kept unless the query named one.
-  | { kind: 'found'; record: PersonRecord | MatchOutcome; transactionId: string; subjectHash: Buffer | null }
+  | { kind: 'found'; record: PersonRecord | MatchOutcome | FaceKept; transactionId: string; subjectHash: Buffer | null }
   /** `code`: a vNIN refusal (vnin_used, ...), kept as the row's failure_code so a requery says the same. */
   | { kind: 'not_found'; code?: string }
   | { kind: 'failed'; code: string; detail: string };

@@ -36,8 +36,9 @@ export async function printSlip(deps: { db: DatabasePool; config: Config; clock:
     case 'failed':
       throw new AppError('not_found', RECORD_NOT_FOUND);
     case 'found':
-      // A match-only verification kept no record: there is nothing to print.
-      if (row.mode === 'match') throw new AppError('not_found', RECORD_NOT_FOUND);
+      // A match-only verification kept no record: there is nothing to print. A face match's slip is
+      // not printed yet (its kept value holds the comparison beside the record).
+      if (row.mode === 'match' || row.mode === 'face') throw new AppError('not_found', RECORD_NOT_FOUND);
       break;
   }
   if (!row.record_enc) throw new AppError('not_found', RECORD_EXPIRED);

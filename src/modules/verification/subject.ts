@@ -20,7 +20,7 @@ export function subjectHash(key: string, nin: string): Buffer {
  */
 export function subjectOfQuery(key: string, q: VerificationQuery): Buffer | null {
   if (q.mode === 'nin') return subjectHash(key, q.nin);
-  if (q.mode === 'match' && 'nin' in q) return subjectHash(key, q.nin);
+  if ((q.mode === 'match' || q.mode === 'face') && 'nin' in q) return subjectHash(key, q.nin);
   return null;
 }
 

@@ -4,7 +4,8 @@ import { bearer, dataEnvelope, errorResponse, errors, json, jsonBody, TAGS, upst
 import { personRecordSchema } from './person.ts';
 import { consentSchema } from './consent.ts';
 import { NAME_MATCH_SCORE } from './match.ts';
-import { demographyBody, idempotencyKeyHeader, matchBody, ninBody, phoneBody, REFERENCE_RE, requeryBody, vninBody } from './verification.schemas.ts';
+import { DEFAULT_FACE_THRESHOLD, FACE_MODEL } from '../face/index.ts';
+import { demographyBody, faceRequestBody, idempotencyKeyHeader, matchBody, ninBody, phoneBody, REFERENCE_RE, requeryBody, vninBody } from './verification.schemas.ts';
 import { VNIN_REFUSALS } from '../../adapters/identity-authority/index.ts';
 
 const referenceId = z.string().regex(REFERENCE_RE).meta({ description: 'Keep it: requery with it, quote it to support', example: 'REF-7K2M9Q4XD1AB' });
@@ -187,12 +188,62 @@ export function register(registry: OpenAPIRegistry): void {
     responses: { ...verifyResponses, 200: { ...json(dataEnvelope(MatchResult).meta({ id: 'MatchResponse' }), 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed } },
   });
 
+  const FaceResult = z
+    .object({
+      status: z.enum(['compared', 'no_reference_photo']).meta({ description: '`no_reference_photo`: the record has no photo showing exactly one face; nothing was compared' }),
+      match: z.boolean().nullable().meta({ description: '`confidence >= threshold`; null when nothing was compared' }),
+      confidence: z.number().min(0).max(100).nullable().meta({ description: '0-100, a documented monotone mapping of the descriptor distance d: `100 / (1 + exp((d - 0.6) / 0.05))`, one decimal' }),
+      threshold: z.number().min(0).max(100).meta({ description: `The threshold used (default ${DEFAULT_FACE_THRESHOLD})` }),
+      liveness: z.literal('not_checked').meta({ description: 'Liveness is not checked: a printed photo or a screen held up to the camera would pass' }),
+      model: z.string().meta({ description: 'The model, its package and version', example: FACE_MODEL }),
+    })
+    .meta({ id: 'FaceResult' });
+  // No 202: a face match is answered synchronously.
+  const { 202: _async, ...syncResponses } = verifyResponses;
+  const faceRequest = faceRequestBody.extend({ consent: consentSchema(systemClock) });
+  registry.registerPath({
+    method: 'post',
+    path: '/verify-nin/face',
+    operationId: 'verifyFace',
+    tags: [TAGS.verification],
+    summary: 'Match a selfie against the photo the authority holds for a NIN or vNIN',
+    description:
+      'The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by ' +
+      '`nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record\'s photo. Costs FACE_MATCH_UNITS (2) when compared, ' +
+      '1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face ' +
+      'is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); ' +
+      '`Prefer: respond-async` is not honoured (answered synchronously).',
+    security: bearer,
+    request: {
+      headers: idempotencyHeaders,
+      body: jsonBody(faceRequest.meta({ id: 'VerifyFaceRequest', example: { nin: '70000000001', reason: 'corporate', selfie: '/9j/4AAQSkZJRg...', consent: { obtained_at: '2026-11-20T09:30:00Z', channel: 'mobile', notice_version: 'privacy-2026-03' } } })),
+    },
+    responses: {
+      ...syncResponses,
+      200: {
+        ...json(
+          z.object({ data: z.union([VerifiedPerson, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or with `match_only` the reference alone' }), face: FaceResult }).meta({ id: 'FaceResponse' }),
+          'Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs',
+        ),
+        headers: replayed,
+      },
+      400: errorResponse('A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged'),
+      413: errorResponse('The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged'),
+      422: errorResponse(
+        'A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP), `selfie_no_face`, `selfie_many_faces`, ' +
+          '`selfie_face_too_small` (the face\'s shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged',
+        z.object({ detail: z.string(), code: z.enum(['selfie_unreadable', 'selfie_no_face', 'selfie_many_faces', 'selfie_face_too_small']).optional() }),
+      ),
+    },
+  });
+
   const consentShown = consentSchema(systemClock).nullable().meta({ description: 'The consent statement sent with the verification, or null' });
   const Requery = z
     .object({
       status: z.literal('success'),
       message: z.string().meta({ example: 'Record retrieved successfully' }),
-      data: z.union([VerifiedPerson, MatchResult]).meta({ description: 'The person record, or for a match-only verification its result' }),
+      data: z.union([VerifiedPerson, MatchResult, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or for a match-only verification its result (a face match with `match_only`: the reference alone)' }),
+      face: FaceResult.nullable().optional().meta({ description: 'A face match only: its comparison, as first answered' }),
       consent: consentShown,
     })
     .meta({ id: 'RequeryResponse' });

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import { captureHeldUnit, holdUnit, releaseHeldUnit, spendableUnits } from '../wallet/index.ts';
+import { captureHeldUnit, debitFaceMatch, holdUnit, releaseHeldUnit, spendableUnits } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
 import { ruleSql } from '../../lib/rule.ts';
 import { SERVED } from './served.ts';
@@ -145,6 +145,29 @@ export async function settleFoundCapturingUnit(
           attempts = attempts + ${s.attempts}, holds_unit = false, completed_at = now()
       WHERE reference_id = ${s.referenceId} AND status = 'pending' AND key_id = ${s.keyId}
       RETURNING org_id, jsonb_build_object('mode', mode, 'reason', reason, 'transaction_id', ${s.upstreamTransactionId}::text) AS details`,
+  });
+}
+
+/**
+ * A found face verification gets its comparison (the kept value sealed again, with the face outcome)
+ * and, when `units` > 0, the debit of the units a comparison costs beyond the lookup's: both in one
+ * statement or neither (wallet/holds.ts). False when the wallet could not pay or the step was done.
+ */
+export async function settleFaceOutcome(db: CommonQueryMethods, s: { referenceId: string; orgId: number; recordEnc: Buffer; keyId: string; units: number }): Promise<boolean> {
+  const where = sql.fragment`reference_id = ${s.referenceId} AND org_id = ${s.orgId} AND status = 'found' AND mode = 'face' AND key_id = ${s.keyId}`;
+  if (s.units === 0) {
+    const r = await db.query(sql.unsafe`UPDATE verifications SET record_enc = ${sql.binary(s.recordEnc)} WHERE ${where}`);
+    return r.rowCount === 1;
+  }
+  return debitFaceMatch(db, {
+    orgId: s.orgId,
+    units: s.units,
+    reference: s.referenceId,
+    eligible: sql.fragment`SELECT 1 FROM verifications WHERE ${where}`,
+    decide: sql.fragment`
+      UPDATE verifications SET record_enc = ${sql.binary(s.recordEnc)}
+      WHERE ${where} AND EXISTS (SELECT 1 FROM paid)
+      RETURNING jsonb_build_object('mode', mode, 'reason', reason, 'face', true) AS details`,
   });
 }
 

@@ -6,12 +6,13 @@ import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf } from '../auth/index.ts';
 import { parseIdempotencyKey } from './idempotency.ts';
 import { consentSchema } from './consent.ts';
-import { demographyBody, matchBody, ninBody, phoneBody, requeryBody, VNIN_INVALID, vninBody } from './verification.schemas.ts';
+import { demographyBody, faceRequestBody, matchBody, ninBody, phoneBody, requeryBody, VNIN_INVALID, vninBody } from './verification.schemas.ts';
 import { requeryOf, type Answer } from './answer.ts';
 import { servedByRequery, verificationOf, verificationOfOrgQuery } from './verification.repository.ts';
 import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
 import { verify, type VerifyInput } from './verify.ts';
+import { FACE_CONSENT_REQUIRED, verifyFace } from './face-run.ts';
 import { vninInstructions } from './vnin.ts';
 
 /**
@@ -70,6 +71,15 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/phone', ...guard, verifyRoute((b) => ({ mode: 'phone', body: parseInput(phone, b) })));
   r.post('/verify-nin/demography', ...guard, verifyRoute((b) => ({ mode: 'demography', body: parseInput(demography, b) })));
   r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
+  // A selfie makes this body the one large JSON body of the API: 2 MiB decoded is under 3 MB as base64.
+  const face = faceRequestBody.extend(consent);
+  r.post('/verify-nin/face', ctx.authenticate, ctx.rateLimit, requireContentType('json'), express.json({ limit: '3mb' }), async (req, res) => {
+    const body = parseInput(face, vninFirst(req.body));
+    // A face is biometric data (NDPA): no face match without the person's consent.
+    if (!body.consent) throw new AppError('bad_request', FACE_CONSENT_REQUIRED);
+    const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
+    send(res, await verifyFace(ctx, { principal: principalOf(req), body: { ...body, consent: body.consent }, idempotencyKey, requestId: req.id }));
+  });
 
   // The hottest read: the token is checked first, then (one Redis call) the deny-list and the rate
   // limits, then the principal is read in the row's own statement (alongReader, shared by the

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../lib/clock.ts';
 
-export const MODES = ['nin', 'phone', 'demography', 'vnin', 'match'] as const;
+export const MODES = ['nin', 'phone', 'demography', 'vnin', 'match', 'face'] as const;
 export type Mode = (typeof MODES)[number];
 
 /** How a verification was asked for: in the request, accepted and finished later, or as a batch row. */
@@ -92,6 +92,19 @@ export function matchBody(clock: Clock) {
   });
 }
 
+/**
+ * POST /verify-nin/face: the identifier (exactly one of nin and vnin, checked by the use case), the
+ * selfie as base64 (a data: prefix allowed; its decoded size is checked by the use case, 413 beyond
+ * 2 MiB) and whether only the match is kept. Consent is required (checked by the use case: 400).
+ */
+export const faceRequestBody = z.object({
+  nin: ninBody.shape.nin.optional(),
+  vnin: z.string().optional(),
+  selfie: z.string().min(1, 'selfie must not be empty').meta({ description: 'The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded' }),
+  reason,
+  match_only: z.boolean().default(false).meta({ description: 'true: `data` is `{reference_id}` alone and no record is kept' }),
+});
+
 export const requeryBody = z.object({
   reference_id: z.string().trim().regex(REFERENCE_RE, 'reference_id must be REF- followed by 12 characters A-Z or 0-9'),
 });
@@ -107,14 +120,23 @@ export type VerificationQuery =
   | { mode: 'phone'; phone: string; reason: string }
   | { mode: 'demography'; firstName: string; lastName: string; dob: string; gender: 'm' | 'f'; reason: string }
   | ({ mode: 'match'; nin: string } & MatchFields)
-  | ({ mode: 'match'; vnin: string } & MatchFields);
+  | ({ mode: 'match'; vnin: string } & MatchFields)
+  | ({ mode: 'face'; nin: string } & FaceFields)
+  | ({ mode: 'face'; vnin: string } & FaceFields);
+
+/** A face match: the identifier looked up, and whether only the match is kept (no record). The selfie is never part of it. */
+type FaceFields = { reason: string; matchOnly: boolean };
 
 /** What a match-only verification compares, beside the identifier it looks up. */
 type MatchFields = { reason: string; fname: string; lname: string; dob?: string; gender?: 'm' | 'f'; phone?: string };
 
 /** A vNIN query as kept in PostgreSQL and compared for Idempotency-Key: the hash, never the token. */
 export type StoredVninQuery = { mode: 'vnin'; vninHash: string; reason: string };
-export type StoredQuery = Exclude<VerificationQuery, { vnin: string }> | StoredVninQuery | ({ mode: 'match'; vninHash: string } & MatchFields);
+export type StoredQuery =
+  | Exclude<VerificationQuery, { vnin: string }>
+  | StoredVninQuery
+  | ({ mode: 'match'; vninHash: string } & MatchFields)
+  | ({ mode: 'face'; vninHash: string } & FaceFields);
 
 export const verificationQuerySchema = z.union([
   z.object({ mode: z.literal('nin'), nin: z.string(), reason: z.string() }),
@@ -141,6 +163,7 @@ export const verificationQuerySchema = z.union([
       phone: z.string().optional(),
     }),
   ),
+  ...(['nin', 'vnin', 'vninHash'] as const).map((by) => z.object({ mode: z.literal('face'), [by]: z.string(), reason: z.string(), matchOnly: z.boolean() })),
 ]);
 
 const timestamp = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));

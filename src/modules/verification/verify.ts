@@ -116,7 +116,7 @@ export async function verify(
   }
 }
 
-async function afterFailure(deps: VerifyDeps, claim: idem.Claim, err: unknown, byVnin: boolean): Promise<void> {
+export async function afterFailure(deps: VerifyDeps, claim: idem.Claim, err: unknown, byVnin: boolean): Promise<void> {
   try {
     // An unexpected fault (PostgreSQL or Redis gone mid-request): the verification may exist.
     if (!(err instanceof AppError)) return idem.releaseKey(deps.db, claim, { unlinkedOnly: true });
@@ -136,7 +136,7 @@ async function afterFailure(deps: VerifyDeps, claim: idem.Claim, err: unknown, b
 }
 
 /** A retry of a request whose verification was started but whose answer was never stored. */
-async function resumeLinked(deps: VerifyDeps, claim: idem.Claim, referenceId: string): Promise<Answer> {
+export async function resumeLinked(deps: VerifyDeps, claim: idem.Claim, referenceId: string): Promise<Answer> {
   const row = await repo.findVerification(deps.db, referenceId, claim.orgId);
   const replayed = { 'Idempotent-Replayed': 'true' };
   if (row?.status === 'pending' && row.delivery !== 'sync') return acceptedAnswer(referenceId, replayed);

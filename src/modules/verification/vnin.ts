@@ -83,7 +83,7 @@ export function vninInstructions(config: Pick<Config, 'nimcEnterpriseCode'>) {
  */
 export function rowByVnin(ring: KeyRing, row: Pick<VerificationRow, 'mode' | 'query_enc' | 'key_id' | 'reference_id'>): boolean {
   if (row.mode === 'vnin') return true;
-  if (row.mode !== 'match' || !row.query_enc || !row.key_id) return false;
+  if ((row.mode !== 'match' && row.mode !== 'face') || !row.query_enc || !row.key_id) return false;
   const q = openJson<Record<string, unknown>>(keyRing(ring, row.key_id), { keyId: row.key_id, data: row.query_enc }, row.reference_id);
   return typeof q.vninHash === 'string';
 }

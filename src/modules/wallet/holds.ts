@@ -64,3 +64,27 @@ export async function releaseHeldUnit(db: CommonQueryMethods, decide: FragmentSq
     UPDATE wallets SET reserved = reserved - 1 WHERE org_id = (SELECT org_id FROM v)`);
   return r.rowCount === 1;
 }
+
+/**
+ * The units a compared face match costs beyond its lookup's captured unit, debited with their ledger
+ * line (kind `face_match`) in one statement that also runs the caller's `decide`. `eligible` (a SELECT)
+ * must find the verification still undecided for this step; `decide` (an UPDATE ... RETURNING details)
+ * may read the CTE `paid` and must change a row only when `paid` has one. So the units go only with
+ * the decision, and the decision only with the units: both or neither. The unique index on
+ * (reference) for kind `face_match` refuses a second debit for one verification (that statement fails
+ * as a whole). False when the wallet could not pay (nothing written).
+ */
+export async function debitFaceMatch(db: CommonQueryMethods, c: { orgId: number; units: number; reference: string; eligible: FragmentSqlToken; decide: FragmentSqlToken }): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    WITH paid AS (
+      UPDATE wallets SET units = units - ${c.units}
+      WHERE org_id = ${c.orgId} AND units - reserved >= ${c.units} AND EXISTS (${c.eligible})
+      RETURNING org_id, units
+    ), v AS (
+      ${c.decide}
+    )
+    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
+    SELECT paid.org_id, 'face_match', o.unit_cost_kobo * ${c.units}, ${-c.units}, paid.units + ${c.units}, paid.units, v.details, ${c.reference}
+    FROM paid CROSS JOIN v JOIN organisations o ON o.id = paid.org_id`);
+  return r.rowCount === 1;
+}

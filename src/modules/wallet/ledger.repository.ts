@@ -16,7 +16,7 @@ const columns = sql.fragment`
 // reference (each is a primary key); adjustments are the operator's and name nobody.
 const withActor = sql.fragment`
   wallet_transactions t
-  LEFT JOIN verifications v ON t.kind IN ('verification', 'fixture_verification') AND v.reference_id = t.reference
+  LEFT JOIN verifications v ON t.kind IN ('verification', 'fixture_verification', 'face_match') AND v.reference_id = t.reference
   LEFT JOIN topups p ON t.kind = 'topup' AND p.reference = t.reference
   LEFT JOIN users u ON u.id = COALESCE(v.user_id, p.user_id)
   LEFT JOIN api_clients c ON c.id = COALESCE(v.api_client_id, p.api_client_id)`;

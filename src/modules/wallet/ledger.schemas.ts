@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cursorParam, timeBoundParam, limitParam } from '../../lib/pagination.ts';
 
-export const LEDGER_KINDS = ['verification', 'fixture_verification', 'topup', 'adjustment'] as const;
+export const LEDGER_KINDS = ['verification', 'fixture_verification', 'topup', 'adjustment', 'face_match'] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** The filters of GET /transactions, JSON and CSV alike. */
@@ -39,7 +39,7 @@ export type LedgerRow = z.infer<typeof ledgerRow>;
 /** The published shape of a ledger line; its field order is the CSV's column order. */
 export const ledgerLine = z.object({
   id: z.number().int().meta({ description: 'Ledger line id; higher is newer' }),
-  kind: z.string().meta({ description: 'verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator)', example: 'verification' }),
+  kind: z.string().meta({ description: 'verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator), face_match (a compared face match\'s units beyond its lookup\'s, FACE_MATCH_UNITS - 1)', example: 'verification' }),
   amount: z.number().int().meta({ description: 'Money in kobo: the unit price for a verification, the base amount for a top-up, 0 otherwise' }),
   vat_amount: z.number().int().nullable().meta({ description: 'VAT of a top-up, kobo; null on other lines' }),
   service_charge: z.number().int().nullable().meta({ description: 'Processor fee passed through on a top-up, kobo; null on other lines' }),

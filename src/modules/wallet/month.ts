@@ -46,10 +46,12 @@ export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: 
   const days = await db.any(sql.type(dayRow)`
     SELECT to_char((created_at AT TIME ZONE 'Africa/Lagos')::date, 'YYYY-MM-DD') AS day,
            count(*) FILTER (WHERE kind = 'verification') AS verifications,
-           coalesce(sum(-units_delta) FILTER (WHERE kind = 'verification'), 0) AS units,
+           -- A face match's comparison is a debit of its own (face_match) beside its lookup's: the day's
+           -- units are both, so that opening + movements = closing.
+           coalesce(sum(-units_delta) FILTER (WHERE kind IN ('verification', 'face_match')), 0) AS units,
            count(*) FILTER (WHERE kind = 'fixture_verification') AS fixture_verifications
     FROM wallet_transactions
-    WHERE org_id = ${orgId} AND kind IN ('verification', 'fixture_verification') AND created_at >= ${since} AND created_at < ${before}
+    WHERE org_id = ${orgId} AND kind IN ('verification', 'fixture_verification', 'face_match') AND created_at >= ${since} AND created_at < ${before}
     GROUP BY 1 ORDER BY 1`);
   const topups = await db.any(sql.type(creditRow)`
     SELECT id, created_at, reference, units_delta, amount, coalesce(vat_amount, 0) AS vat_amount, coalesce(service_charge, 0) AS service_charge,

@@ -37,11 +37,12 @@ export async function usagePerDay(db: CommonQueryMethods, orgId: number, days: n
     ),
     used AS (
       SELECT (created_at AT TIME ZONE 'Africa/Lagos')::date AS day,
-             sum(-units_delta) FILTER (WHERE kind = 'verification') AS units,
+             -- A compared face match's extra units are units used too (its lookup is the verification counted).
+             sum(-units_delta) FILTER (WHERE kind IN ('verification', 'face_match')) AS units,
              count(*) FILTER (WHERE kind = 'verification') AS verifications,
              count(*) FILTER (WHERE kind = 'fixture_verification') AS fixture_verifications
       FROM wallet_transactions
-      WHERE org_id = ${orgId} AND kind IN ('verification', 'fixture_verification')
+      WHERE org_id = ${orgId} AND kind IN ('verification', 'fixture_verification', 'face_match')
         AND created_at >= ((${sql.timestamp(now)} AT TIME ZONE 'Africa/Lagos')::date - (${days}::int - 1))::timestamp AT TIME ZONE 'Africa/Lagos'
       GROUP BY 1
     )

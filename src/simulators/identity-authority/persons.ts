@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { portraitOf } from './faces.ts';
 import { PHOTOS } from './photos.ts';
 
 /**
@@ -171,6 +172,12 @@ function generate(r: Random, o: Overrides): SimPerson {
 
 /** Any 11-digit NIN; the caller decides which NINs exist. */
 export function personForNin(nin: string): SimPerson {
+  // The face match sandbox's people: a real portrait and that person's name (faces.ts).
+  const portrait = portraitOf(nin);
+  if (portrait) {
+    const p = generate(seeded(`nin:${nin}`), { nin, linkedPhone: phoneForNin(nin), firstName: portrait.firstName, lastName: portrait.lastName, gender: portrait.gender });
+    return { ...p, photo: portrait.reference, middleName: '' };
+  }
   return generate(seeded(`nin:${nin}`), { nin, linkedPhone: phoneForNin(nin) });
 }
 

@@ -15,6 +15,7 @@ import { applyPatch, DEFAULT_SETTINGS, outageSchema, type OutageRequest, type Se
 import { createStatsRecorder, type SimStats } from './stats.ts';
 import { createTimers } from './timers.ts';
 import { createVninStore } from './vnins.ts';
+import { sandboxFaces } from './faces.ts';
 
 /**
  * The identity-authority simulator: the server's assembly and lifecycle. It speaks the sandbox,
@@ -90,6 +91,10 @@ export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}
       res.json({ data: mailbox.list() });
     });
   }
+  // The face match sandbox: whom to try a selfie with (no key: public-domain portraits, loopback only).
+  app.get('/sandbox/faces', (_req: Request, res: Response) => {
+    res.json(sandboxFaces());
+  });
   // The person's phone making a vNIN: no API key, not an authority call, not counted.
   app.use(vnins.routes());
   // The sandbox's webhook receiver (the service's signed webhooks, tried on one machine): no key, not counted.

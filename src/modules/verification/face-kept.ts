@@ -1,0 +1,22 @@
+import type { PersonRecord } from './person.ts';
+
+/** What a face match answers, and keeps (sealed like a record) in its verification. */
+export type FaceAnswer = {
+  status: 'compared' | 'no_reference_photo';
+  match: boolean | null;
+  confidence: number | null;
+  threshold: number;
+  liveness: 'not_checked';
+  model: string;
+};
+
+/**
+ * A face verification's kept value: the record (absent with match_only) and the comparison (null
+ * until the comparison step has stored it). The selfie and the descriptors are never part of it.
+ */
+export type FaceKept = { record?: PersonRecord; face: FaceAnswer | null };
+
+/** The body of a face verification's 200 answer. */
+export function faceBody(ref: string, kept: FaceKept): { data: object; face: FaceAnswer | null } {
+  return { data: kept.record ? { ...kept.record, reference_id: ref } : { reference_id: ref }, face: kept.face };
+}

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import { openJson, sealJson } from '../../lib/crypto.ts';
+import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
+import { requireOrgMember, type Principal } from '../auth/index.ts';
+import { checkSelfie, compareWithPhoto, confidenceOf, FACE_MODEL } from '../face/index.ts';
+import { organisationSettings } from '../organisations/index.ts';
+import { requireKnownReason } from '../reasons/index.ts';
+import { balanceOf } from '../wallet/index.ts';
+import { answerOf, type Answer } from './answer.ts';
+import type { Consent } from './consent.ts';
+import { faceBody, type FaceAnswer, type FaceKept } from './face-kept.ts';
+import { recordFixture, runFixture } from './fixture-run.ts';
+import { fixtureOutcome, fixtureVninOutcome, type FixtureOutcome } from './fixtures.ts';
+import * as idem from './idempotency.ts';
+import { runLive } from './live-run.ts';
+import type { PersonRecord } from './person.ts';
+import { newReferenceId, type Run, type VerifyDeps } from './run.ts';
+import { keyRing } from './sealing.ts';
+import * as repo from './verification.repository.ts';
+import type { VerificationQuery } from './verification.schemas.ts';
+import { afterFailure, resumeLinked, SUBSCRIPTION_REQUIRED } from './verify.ts';
+import { carriesVnin, normaliseVnin, storedQueryOf } from './vnin.ts';
+
+/** At most this many bytes of selfie, decoded (413 beyond). */
+export const MAX_SELFIE_BYTES = 2 * 1024 * 1024;
+
+export const SELFIE_TOO_LARGE = `selfie is larger than ${MAX_SELFIE_BYTES} bytes once decoded`;
+export const SELFIE_NOT_BASE64 = 'selfie must be base64 (a data: prefix is allowed)';
+export const FACE_CONSENT_REQUIRED = 'consent is required for a face match (a face is biometric data)';
+export const FACE_NEEDS_ONE_IDENTIFIER = 'Send exactly one of nin or vnin';
+export const FACE_COMPARE_UNAVAILABLE = 'Face comparison is temporarily unavailable; the record was found and its lookup charged (1 unit); retry later';
+
+export type FaceInput = { nin?: string | undefined; vnin?: string | undefined; selfie: string; reason: string; consent: Consent; match_only: boolean };
+
+/** The selfie's bytes: base64, an optional `data:<type>;base64,` prefix, whitespace ignored. */
+export function decodeSelfie(text: string): Buffer {
+  const body = text.replace(/^data:[a-z0-9.+/-]*;base64,/i, '').replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length === 0) throw new AppError('bad_request', SELFIE_NOT_BASE64);
+  // Checked on the text first, so an oversized selfie is never decoded.
+  if (Math.floor((body.length * 3) / 4) - (body.endsWith('==') ? 2 : body.endsWith('=') ? 1 : 0) > MAX_SELFIE_BYTES) throw new AppError('payload_too_large', SELFIE_TOO_LARGE);
+  return Buffer.from(body, 'base64');
+}
+
+/**
+ * POST /verify-nin/face. Order: the request's own checks, then the selfie (a face worker says whether
+ * it shows one usable face: a refusal is a 422 with nothing looked up or charged), then the lookup as
+ * a NIN or vNIN verification does it (fixtures free; live: the unit held, captured when found), then
+ * the comparison with the record's photo, stored with its extra units in one statement. The selfie
+ * lives in this request's memory and, sealed, in its face jobs (removed as they end); never stored.
+ */
+export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string }): Promise<Answer> {
+  const orgId = requireOrgMember(req.principal);
+  const b = req.body;
+  if ((b.nin === undefined) === (b.vnin === undefined)) throw new AppError('bad_request', FACE_NEEDS_ONE_IDENTIFIER);
+  const selfie = decodeSelfie(b.selfie);
+  const matchOnly = b.match_only;
+  const query: VerificationQuery = b.nin !== undefined ? { mode: 'face', nin: b.nin, reason: b.reason, matchOnly } : { mode: 'face', vnin: normaliseVnin(b.vnin!), reason: b.reason, matchOnly };
+  await requireKnownReason(deps, query.reason);
+  const fixture = 'nin' in query ? fixtureOutcome(query.nin) : fixtureVninOutcome(query.vnin);
+  if (!fixture && !req.principal.subscriptionActive) {
+    deps.metrics.verifications.inc({ mode: 'face', outcome: 'subscription_inactive' });
+    throw new AppError('forbidden', SUBSCRIPTION_REQUIRED);
+  }
+  let claim: idem.Claim | null = null;
+  if (req.idempotencyKey !== null) {
+    // The selfie is part of what was asked (the same key with another selfie is another request): its
+    // SHA-256 enters the request's keyed hash, which is all that is kept of the body.
+    const c = await idem.claimKey(deps.db, deps.config.encryptionKeys, {
+      orgId,
+      key: req.idempotencyKey,
+      endpoint: 'face',
+      body: { ...storedQueryOf(deps.config, query), consent: b.consent, selfie: createHash('sha256').update(selfie).digest('hex') },
+      now: deps.clock.now(),
+    });
+    if (c.kind === 'replay') {
+      deps.metrics.verifications.inc({ mode: 'face', outcome: 'replayed' });
+      return c.answer;
+    }
+    if (c.kind === 'linked') return resumeLinked(deps, c.claim, c.referenceId);
+    claim = c.claim;
+  }
+  try {
+    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId });
+    if (claim) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
+    return answer;
+  } catch (err) {
+    if (claim) await afterFailure(deps, claim, err, carriesVnin(query));
+    throw err;
+  }
+}
+
+/** The face match after the request's checks (and its Idempotency-Key claim): admission, selfie, lookup, comparison. */
+async function matchFace(
+  deps: VerifyDeps,
+  principal: Principal,
+  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string },
+): Promise<Answer> {
+  const { orgId, query, selfie, matchOnly, fixture } = m;
+  const req = { principal, requestId: m.requestId };
+  const units = deps.config.FACE_MATCH_UNITS;
+  // A comparison costs FACE_MATCH_UNITS: refused at once when the wallet could not pay for one. (The
+  // lookup then holds its own unit; the rest is debited with the comparison, see settleFaceOutcome.)
+  if (!fixture) {
+    const w = await balanceOf(deps.db, orgId);
+    if (w.units - w.reserved < units) {
+      deps.metrics.verifications.inc({ mode: 'face', outcome: 'insufficient_units' });
+      throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
+    }
+  }
+  const ref = newReferenceId();
+  const faceDeps = { producer: deps.producer, ring: deps.config.encryptionKeys, waitMs: deps.config.FACE_WAIT_MS, prefix: deps.config.REDIS_PREFIX };
+  await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId);
+
+  const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
+  const compare = async (record: PersonRecord): Promise<FaceAnswer> => {
+    const c = await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'unavailable') throw new AppError('unavailable', fixture ? err.detail : FACE_COMPARE_UNAVAILABLE, { extra: { reference_id: ref, code: 'face_unavailable' }, headers: { 'Retry-After': '5' } });
+      throw err;
+    });
+    if (c.outcome === 'no_reference_photo') return { status: 'no_reference_photo', match: null, confidence: null, threshold, liveness: 'not_checked', model: FACE_MODEL };
+    const confidence = confidenceOf(c.distance);
+    return { status: 'compared', match: confidence >= threshold, confidence, threshold, liveness: 'not_checked', model: FACE_MODEL };
+  };
+  const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => (matchOnly ? { face } : { record, face });
+  const done = async (face: FaceAnswer) => {
+    deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
+    await recordAudit(deps.db, { ...auditContext(req.principal), action: 'verification.face_matched', target: ref });
+  };
+  const run: Run = { orgId, userId: principal.userId, apiClientId: principal.apiClientId, query, consent: m.consent, claim: m.claim, requestId: m.requestId, maxInFlight: principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT };
+
+  if (fixture) {
+    if (fixture.kind !== 'found') return runFixture(deps, run, fixture);
+    const kept = keep(fixture.record, await compare(fixture.record));
+    await recordFixture(deps, run, fixture, 'sync', { ref, kept });
+    await done(kept.face!);
+    return { status: 200, body: faceBody(ref, kept) };
+  }
+
+  return runLive(deps, run, {
+    ref,
+    then: async (row, fromJob) => {
+      // Not found, failed, still pending: answered as a NIN or vNIN verification is (nothing charged).
+      if (row.status !== 'found' || !row.key_id) return answerOf(deps, row, 'verify');
+      const sealed = fromJob ?? (row.record_enc ? { keyId: row.key_id, data: row.record_enc } : null);
+      const found = sealed ? openJson<FaceKept>(keyRing(deps.config.encryptionKeys, sealed.keyId), sealed, ref) : null;
+      // The wait ended before the lookup's result (a match_only row keeps no record to compare with).
+      if (!found?.record) return answerOf(deps, row, 'verify');
+      const face = await compare(found.record);
+      const kept = keep(found.record, face);
+      const sealing = keyRing(deps.config.encryptionKeys, row.key_id)[0]!;
+      const extra = face.status === 'compared' ? units - 1 : 0;
+      const stored = await repo.settleFaceOutcome(deps.db, { referenceId: ref, orgId, recordEnc: sealJson([sealing], kept, ref).data, keyId: sealing.id, units: extra });
+      if (!stored) {
+        deps.metrics.verifications.inc({ mode: 'face', outcome: 'insufficient_units' });
+        throw new AppError('insufficient_units', INSUFFICIENT_UNITS, { extra: { reference_id: ref } });
+      }
+      await done(face);
+      return { status: 200, body: faceBody(ref, kept) };
+    },
+  });
+}

@@ -1,0 +1,83 @@
+import { getPriority, setPriority } from 'node:os';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Config } from '../src/config.ts';
+import { startProcess, stopOnSignals } from '../src/entry.ts';
+import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
+import { describe } from '../src/lib/errors.ts';
+import type { Logger } from '../src/lib/logger.ts';
+import { createWorkerRedis, redisTarget } from '../src/lib/redis.ts';
+import { createFaceEngine, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, type FaceEngine, type FaceJobDeps } from '../src/modules/face/index.ts';
+
+export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
+
+/**
+ * The face worker (Procfile `face:`): the only process that loads the face model, once, before it
+ * takes its first job. It runs the `face` queue alone, FACE_CONCURRENCY jobs at a time, so the
+ * inference's CPU never competes inside the API or the lookup workers' event loops. Payloads and
+ * results are never logged: they carry sealed images.
+ */
+export async function startFaceWorker(config: Config, logger: Logger, opts: { engine?: FaceEngine } = {}): Promise<RunningFaceWorker> {
+  // Lower CPU priority than the API's: on a small machine inference must not starve the requests.
+  if (config.FACE_NICE > 0) {
+    try {
+      setPriority(Math.min(19, getPriority() + config.FACE_NICE));
+    } catch (err) {
+      logger.warn({ err: describe(err) }, 'face worker priority not lowered');
+    }
+  }
+  const started = Date.now();
+  const engine = opts.engine ?? (await createFaceEngine());
+  logger.info({ ms: Date.now() - started }, 'face model loaded');
+  const deps: FaceJobDeps = { engine, ring: config.encryptionKeys };
+  const connection = createWorkerRedis(redisTarget(config));
+  const worker = new Worker(
+    QUEUES.face,
+    async (job: Job) => {
+      const log = logger.child({ job: job.name, jobId: job.id });
+      try {
+        if (job.name === 'face.check') {
+          const p = JOBS['face.check'].payload.safeParse(job.data);
+          if (!p.success) throw new UnrecoverableError('invalid payload for face.check');
+          return JOBS['face.check'].result.parse(await runFaceCheck(deps, p.data));
+        }
+        if (job.name === 'face.compare') {
+          const p = JOBS['face.compare'].payload.safeParse(job.data);
+          if (!p.success) throw new UnrecoverableError('invalid payload for face.compare');
+          return JOBS['face.compare'].result.parse(await runFaceCompare(deps, p.data));
+        }
+        throw new UnrecoverableError(`unknown job ${job.name} on ${QUEUES.face}`);
+      } catch (err) {
+        log.warn({ err: describe(err) }, 'face job attempt failed');
+        throw err;
+      }
+    },
+    { connection, prefix: queuePrefix(config.REDIS_PREFIX, QUEUES.face), concurrency: config.FACE_CONCURRENCY, lockDuration: config.WORKER_LOCK_MS, stalledInterval: config.WORKER_STALLED_INTERVAL_MS },
+  );
+  worker.on('error', (err) => logger.error({ err: describe(err), queue: QUEUES.face }, 'worker error'));
+  await worker.waitUntilReady();
+  // /readyz says face matches can be served while some face worker renews this.
+  const renew = () => markFaceReady(connection, config.REDIS_PREFIX).catch((err: unknown) => logger.warn({ err: describe(err) }, 'face readiness not renewed'));
+  await renew();
+  const renewing = setInterval(() => void renew(), READY_RENEW_MS);
+  renewing.unref();
+  logger.info({ concurrency: config.FACE_CONCURRENCY }, 'face worker started');
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= (async () => {
+        clearInterval(renewing);
+        await worker.close();
+        connection.disconnect();
+        logger.info('face worker stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+if (import.meta.main) {
+  const { config, logger } = startProcess('face');
+  const running = await startFaceWorker(config, logger);
+  stopOnSignals(() => running.close(), logger);
+}
