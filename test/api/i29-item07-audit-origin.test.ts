@@ -39,6 +39,12 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /invitations/accept': 'team.invitation_accepted',
   'PATCH /me/organisation': 'organisation.settings_changed',
   'POST /api-clients': 'api_client.created',
+  'POST /webhook-endpoints': 'webhook_endpoint.created',
+  'PATCH /webhook-endpoints/:id': 'webhook_endpoint.updated',
+  'DELETE /webhook-endpoints/:id': 'webhook_endpoint.deleted',
+  'POST /webhook-endpoints/:id/rotate-secret': 'webhook_endpoint.secret_rotated',
+  'POST /webhook-endpoints/:id/test': exempt('queues a ping delivery, kept in the endpoint\'s deliveries log; no credential changes'),
+  'POST /webhook-endpoints/deliveries/:delivery_id/redeliver': exempt('queues one more try of a delivery, kept in the deliveries log; no credential changes'),
   'POST /api-clients/:client_id/adopt': 'api_client.adopted',
   'POST /api-clients/:client_id/rotate': 'api_client.rotated',
   'DELETE /api-clients/:client_id': 'api_client.revoked',
@@ -188,10 +194,18 @@ describe('issue 29 item 7: every event a request causes carries its request id a
     await drive('POST /api-clients/:client_id/rotate', 'api_client.rotated', 200, (headers) => stack.api('POST', `/v1/api-clients/${clientId}/rotate`, { ...admin, headers }));
     await drive('DELETE /api-clients/:client_id', 'api_client.revoked', 204, (headers) => stack.api('DELETE', `/v1/api-clients/${clientId}`, { ...admin, headers }));
 
+    // Webhook endpoints: the signing secret made, the endpoint changed, the secret rotated, the endpoint deleted.
+    const hook = await drive('POST /webhook-endpoints', 'webhook_endpoint.created', 201, (headers) =>
+      stack.api('POST', '/v1/webhook-endpoints', { ...admin, json: { url: `${stack.identitySim.url}/sandbox/hooks/i29-item07`, events: ['ping'] }, headers }),
+    );
+    await drive('PATCH /webhook-endpoints/:id', 'webhook_endpoint.updated', 200, (headers) => stack.api('PATCH', `/v1/webhook-endpoints/${hook.body.id}`, { ...admin, json: { enabled: false }, headers }));
+    await drive('POST /webhook-endpoints/:id/rotate-secret', 'webhook_endpoint.secret_rotated', 200, (headers) => stack.api('POST', `/v1/webhook-endpoints/${hook.body.id}/rotate-secret`, { ...admin, headers }));
+    await drive('DELETE /webhook-endpoints/:id', 'webhook_endpoint.deleted', 204, (headers) => stack.api('DELETE', `/v1/webhook-endpoints/${hook.body.id}`, { ...admin, headers }));
+
     await drive('PATCH /me/organisation', 'organisation.settings_changed', 200, (headers) => stack.api('PATCH', '/v1/me/organisation', { ...admin, json: { require_consent: false }, headers }));
 
     // Every route that changes a credential was driven, each leaving its event.
-    const credential = ['POST /login', 'POST /logout', 'POST /change-password', 'POST /reset-password', 'POST /me/mfa/totp', 'POST /me/mfa/totp/confirm', 'DELETE /me/mfa/totp', 'POST /team', 'PATCH /team/:id', 'POST /api-clients', 'POST /api-clients/:client_id/adopt', 'POST /api-clients/:client_id/rotate', 'DELETE /api-clients/:client_id'];
+    const credential = ['POST /login', 'POST /logout', 'POST /change-password', 'POST /reset-password', 'POST /me/mfa/totp', 'POST /me/mfa/totp/confirm', 'DELETE /me/mfa/totp', 'POST /team', 'PATCH /team/:id', 'POST /api-clients', 'POST /api-clients/:client_id/adopt', 'POST /api-clients/:client_id/rotate', 'DELETE /api-clients/:client_id', 'POST /webhook-endpoints', 'PATCH /webhook-endpoints/:id', 'POST /webhook-endpoints/:id/rotate-secret', 'DELETE /webhook-endpoints/:id'];
     expect(credential.filter((r) => !proven.has(r))).toEqual([]);
     expect((await verifyChain(stack.db)).ok).toBe(true);
   });

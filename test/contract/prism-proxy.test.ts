@@ -231,6 +231,24 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 201);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 400);
 
+    // ---- webhook endpoints (issue 32): the receiver is the identity simulator's sandbox hook ----
+    const hookUrl = `${stack.identitySim.url}/sandbox/hooks/contract-${org.orgId}`;
+    const hook = expectStatus(await call('POST /webhook-endpoints', '/webhook-endpoints', { token: org.admin.token, json: { url: hookUrl, events: ['ping'], description: 'contract' } }), 201).body;
+    expectStatus(await call('POST /webhook-endpoints', '/webhook-endpoints', { token: org.admin.token, json: { url: 'ftp://example.com/hook', events: ['ping'] } }), 400);
+    expectStatus(await call('POST /webhook-endpoints', '/webhook-endpoints', { token: org.member.token, json: { url: hookUrl, events: ['ping'] } }), 403);
+    expectStatus(await call('GET /webhook-endpoints', '/webhook-endpoints', { token: org.admin.token }), 200);
+    expectStatus(await call('GET /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 200);
+    expectStatus(await call('GET /webhook-endpoints/{id}', '/webhook-endpoints/we_000000000000000000000000', { token: org.admin.token }), 404);
+    expectStatus(await call('PATCH /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token, json: { description: 'contract receiver' } }), 200);
+    expectStatus(await call('PATCH /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token, json: { events: ['no.such.event'] } }), 400);
+    expectStatus(await call('POST /webhook-endpoints/{id}/rotate-secret', `/webhook-endpoints/${hook.id}/rotate-secret`, { token: org.admin.token }), 200);
+    expectStatus(await call('POST /webhook-endpoints/{id}/test', `/webhook-endpoints/${hook.id}/test`, { token: org.admin.token }), 202);
+    const deliveries = expectStatus(await call('GET /webhook-endpoints/{id}/deliveries', `/webhook-endpoints/${hook.id}/deliveries`, { token: org.admin.token }), 200).body;
+    expectStatus(await call('POST /webhook-endpoints/deliveries/{delivery_id}/redeliver', `/webhook-endpoints/deliveries/${deliveries.data[0].id}/redeliver`, { token: org.admin.token }), 202);
+    expectStatus(await call('POST /webhook-endpoints/deliveries/{delivery_id}/redeliver', '/webhook-endpoints/deliveries/999999999/redeliver', { token: org.admin.token }), 404);
+    expectStatus(await call('DELETE /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 204);
+    expectStatus(await call('DELETE /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 404);
+
     expectStatus(await call('GET /me/organisation', '/me/organisation', { token: org.member.token }), 200);
     expectStatus(await call('PATCH /me/organisation', '/me/organisation', { token: org.admin.token, json: { require_consent: false } }), 200);
     expectStatus(await call('PATCH /me/organisation', '/me/organisation', { token: org.admin.token, json: { require_consent: 'yes' } }), 422);

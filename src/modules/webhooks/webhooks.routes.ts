@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
 import { cursorParam, limitParam } from '../../lib/pagination.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf, requireOrgAdmin } from '../auth/index.ts';
 import * as endpoints from './endpoints.ts';
 import { createEndpointBody, DELIVERY_ID_RE, ENDPOINT_ID_RE, patchEndpointBody } from './webhooks.schemas.ts';
@@ -27,8 +28,11 @@ export function webhooksRoutes(ctx: AppContext): Router {
   r.post('/webhook-endpoints', ...auth, ...json, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
     const body = parseInput(createEndpointBody, req.body);
+    const made = await endpoints.createEndpoint(ctx, orgId, body);
+    // A signing secret is a credential: its making, change, rotation and end are on the trail.
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.created', target: `webhook_endpoint:${made.id}`, details: { events: made.events } });
     res.setHeader('Cache-Control', 'no-store');
-    res.status(201).json(await endpoints.createEndpoint(ctx, orgId, body));
+    res.status(201).json(made);
   });
 
   r.get('/webhook-endpoints', ...auth, async (req, res) => {
@@ -42,18 +46,26 @@ export function webhooksRoutes(ctx: AppContext): Router {
   r.patch('/webhook-endpoints/:id', ...auth, ...json, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
     const id = endpointId(req.params.id);
-    res.json(await endpoints.updateEndpoint(ctx, orgId, id, parseInput(patchEndpointBody, req.body)));
+    const patch = parseInput(patchEndpointBody, req.body);
+    const updated = await endpoints.updateEndpoint(ctx, orgId, id, patch);
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.updated', target: `webhook_endpoint:${id}`, details: { changed: Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined) } });
+    res.json(updated);
   });
 
   r.delete('/webhook-endpoints/:id', ...auth, async (req, res) => {
-    await endpoints.deleteEndpoint(ctx, requireOrgAdmin(principalOf(req)), endpointId(req.params.id));
+    const id = endpointId(req.params.id);
+    await endpoints.deleteEndpoint(ctx, requireOrgAdmin(principalOf(req)), id);
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.deleted', target: `webhook_endpoint:${id}` });
     res.status(204).end();
   });
 
   r.post('/webhook-endpoints/:id/rotate-secret', ...auth, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
+    const id = endpointId(req.params.id);
+    const rotated = await endpoints.rotateSecret(ctx, orgId, id, ctx.clock.now());
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.secret_rotated', target: `webhook_endpoint:${id}` });
     res.setHeader('Cache-Control', 'no-store');
-    res.json(await endpoints.rotateSecret(ctx, orgId, endpointId(req.params.id), ctx.clock.now()));
+    res.json(rotated);
   });
 
   r.post('/webhook-endpoints/:id/test', ...auth, async (req, res) => {
