@@ -150,10 +150,17 @@ async function matchFace(
       const kept = keep(found.record, face);
       const sealing = keyRing(deps.config.encryptionKeys, row.key_id)[0]!;
       const extra = face.status === 'compared' ? units - 1 : 0;
-      const stored = await repo.settleFaceOutcome(deps.db, { referenceId: ref, orgId, recordEnc: sealJson([sealing], kept, ref).data, keyId: sealing.id, units: extra });
+      const recordEnc = sealJson([sealing], kept, ref).data;
+      const stored = await repo.settleFaceOutcome(deps.db, { referenceId: ref, orgId, recordEnc, keyId: sealing.id, units: extra });
       if (!stored) {
-        deps.metrics.verifications.inc({ mode: 'face', outcome: 'insufficient_units' });
-        throw new AppError('insufficient_units', INSUFFICIENT_UNITS, { extra: { reference_id: ref } });
+        // The wallet was drained between the check above and now (another request took the units):
+        // the lookup's unit is already captured and the comparison done, so the answer is the result,
+        // and the comparison's extra units are waived rather than a 402 that would read as "nothing
+        // charged" over a charged lookup. A race only; the ledger shows the one unit.
+        if (!(await repo.settleFaceOutcome(deps.db, { referenceId: ref, orgId, recordEnc, keyId: sealing.id, units: 0 }))) {
+          throw new Error(`face match ${ref}: the verification changed under its settlement`);
+        }
+        deps.metrics.verifications.inc({ mode: 'face', outcome: 'extra_units_waived' });
       }
       await done(face);
       return { status: 200, body: faceBody(ref, kept) };
