@@ -68,6 +68,22 @@ describe('issue 34: item 5: invitations', () => {
     expect(events).toEqual(['team.invitation_sent', 'team.invitation_accepted']);
   });
 
+  it('issue 34: item 5: an invitation carries its sender\'s authority: once that administrator is disabled (or demoted), the invitation makes no user', async () => {
+    // A second administrator, made by invitation, invites an administrator of its own, then is disabled.
+    const second = `second-${suffix()}`;
+    expect((await invite(org.admin.token, { email: `${second}@example.test`, username: second, role: 'org_admin' })).status).toBe(201);
+    expect((await accept((await invitationMail(`${second}@example.test`)).token, 'second-password-1')).status).toBe(201);
+    const secondToken = await stack.login(second, 'second-password-1');
+    const backdoor = `backdoor-${suffix()}`;
+    expect((await invite(secondToken, { email: `${backdoor}@example.test`, username: backdoor, role: 'org_admin' })).status).toBe(201);
+    const { token } = await invitationMail(`${backdoor}@example.test`);
+    const secondId = await stack.db.oneFirst(q`SELECT id::int FROM users WHERE username = ${second}`);
+    expect((await stack.api('PATCH', `/v1/team/${secondId}`, { token: org.admin.token, json: { disabled: true } })).status).toBe(200);
+    const refused = await accept(token, 'backdoor-password-1');
+    expect({ status: refused.status, body: refused.body }).toEqual({ status: 400, body: { detail: 'This invitation is no longer valid: the administrator who sent it may no longer invite; ask for a new one' } });
+    expect(await stack.db.oneFirst(q`SELECT count(*)::int FROM users WHERE username = ${backdoor}`)).toBe(0);
+  });
+
   it('issue 34: item 5: an invitation is usable once: a second acceptance, even at the same time, is refused and makes no second user', async () => {
     const username = `once-${suffix()}`;
     const email = `${username}@example.test`;

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { orgRoleSchema } from '../../lib/roles.ts';
+import { orgRoleSchema, roles } from '../../lib/roles.ts';
 
 const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
 
@@ -43,6 +43,21 @@ export async function revokeInvitation(db: CommonQueryMethods, orgId: number, id
 }
 
 /** The invitation a token names, locked until the accepting transaction ends (a second acceptance waits, then sees it used). */
+/**
+ * Whether the invitation's sender may still manage the organisation's team: active, of the same
+ * organisation, in a role that administers it, the organisation not retired. An invitation is the
+ * sender's authority carried forward; it ends with that authority (a disabled or demoted
+ * administrator's invitations no longer make users).
+ */
+export async function inviterStillEntitled(db: CommonQueryMethods, invitationId: number): Promise<boolean> {
+  return db.exists(sql.unsafe`
+    SELECT 1 FROM invitations i
+      JOIN users u ON u.id = i.invited_by AND u.org_id = i.org_id
+      JOIN organisations o ON o.id = i.org_id
+    WHERE i.id = ${invitationId} AND NOT u.disabled AND o.deleted_at IS NULL
+      AND u.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')})`);
+}
+
 export async function lockInvitationByToken(db: CommonQueryMethods, tokenHash: Buffer): Promise<InvitationRow | null> {
   return db.maybeOne(sql.type(invitationRow)`SELECT ${COLUMNS} FROM invitations WHERE token_hash = ${sql.binary(tokenHash)} FOR UPDATE`);
 }

@@ -21,6 +21,7 @@ import { requireTeamManager } from './team.service.ts';
 type Deps = { config: Config; db: DatabasePool; clock: Clock; producer: Producer; logger: Logger };
 
 export const BAD_INVITATION = 'This invitation is not valid: it was already used or revoked, or the link is wrong';
+export const INVITER_GONE = 'This invitation is no longer valid: the administrator who sent it may no longer invite; ask for a new one';
 export const EXPIRED_INVITATION = 'This invitation has expired: ask an administrator of the organisation for a new one';
 
 /** 256 random bits: the SHA-256 stored is as hard to reverse as a slow hash would be. */
@@ -149,6 +150,8 @@ export async function acceptInvitation(deps: { db: DatabasePool; clock: Clock },
     const inv = await repo.lockInvitationByToken(tx, digest(body.token));
     if (!inv || inv.accepted_at || inv.revoked_at) throw new AppError('bad_request', BAD_INVITATION);
     if (inv.expires_at <= now) throw new AppError('bad_request', EXPIRED_INVITATION);
+    // Read in the accepting transaction: a sender disabled or demoted before this commit is seen.
+    if (!(await repo.inviterStillEntitled(tx, inv.id))) throw new AppError('bad_request', INVITER_GONE);
     checkNewPassword(body.password, inv.username);
     const user = await createUser(tx, { orgId: inv.org_id, username: inv.username, email: inv.email, password: body.password, role: inv.role, requirePasswordChange: false });
     await repo.markAccepted(tx, inv.id, user.id, now);
