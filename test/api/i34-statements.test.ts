@@ -129,6 +129,23 @@ describe('issue 34: item 3: monthly statements', () => {
     expect({ opening: s.opening_units, closing: s.closing_units, moved: s.totals.movement_units, verification_units: s.totals.verification_units }).toEqual({ opening: 0, closing: 8, moved: 8, verification_units: -2 });
   });
 
+  it('issue 34: item 3: a line dated before the month but committed after its first lines (ids follow commits, dates the start of each transaction) still leaves opening + movements = closing', async () => {
+    const other = await stack.createOrg({ units: 0 });
+    const user = { username: `i34-st-edge-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
+    await createUser(stack.db, { orgId: other.orgId, ...user, role: 'finance', requirePasswordChange: false });
+    const token = await stack.login(user.username, user.password);
+    const at = (ms: number) => sql.timestamp(new Date(since.getTime() + ms));
+    // 10 in last month; then this month's -1 commits; then a credit begun a second before the month
+    // commits last (the highest id, dated last month).
+    await stack.db.query(sql.unsafe`
+      INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, created_at) VALUES
+        (${other.orgId}, 'adjustment', 0, 10, 0, 10, '{"note": "a"}', ${at(-86_400_000)}),
+        (${other.orgId}, 'adjustment', 0, -1, 10, 9, '{"note": "b"}', ${at(1000)}),
+        (${other.orgId}, 'adjustment', 0, 5, 9, 14, '{"note": "c"}', ${at(-1000)})`);
+    const s = (await (await statement(token, month, 'application/json')).json()) as any;
+    expect({ opening: s.opening_units, moved: s.totals.movement_units, closing: s.closing_units }).toEqual({ opening: 15, moved: -1, closing: 14 });
+  });
+
   it('issue 34: item 3: as CSV the opening row, every line with naira and the closing row', async () => {
     const r = await statement(finance, month, 'text/csv');
     expect(r.status).toBe(200);

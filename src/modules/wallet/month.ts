@@ -41,8 +41,13 @@ export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: 
   const since = sql.timestamp(range.since);
   const before = sql.timestamp(range.before);
   const balances = await db.one(sql.type(balanceRow)`
-    SELECT coalesce((SELECT units_after FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${since} ORDER BY id DESC LIMIT 1), 0) AS opening,
-           coalesce((SELECT units_after FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${before} ORDER BY id DESC LIMIT 1), 0) AS closing`);
+    -- Sums of the lines dated before each boundary, not the balance after the last line by id: ids
+    -- follow the wallet lock's order while created_at is each transaction's start, so a credit begun
+    -- at 23:59:59 and committed after the next month's first debits would otherwise put those debits
+    -- in this month's closing balance. By sums, opening + movements = closing by construction.
+    SELECT coalesce(sum(units_delta) FILTER (WHERE created_at < ${since}), 0) AS opening,
+           coalesce(sum(units_delta), 0) AS closing
+    FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${before}`);
   const days = await db.any(sql.type(dayRow)`
     SELECT to_char((created_at AT TIME ZONE 'Africa/Lagos')::date, 'YYYY-MM-DD') AS day,
            count(*) FILTER (WHERE kind = 'verification') AS verifications,
