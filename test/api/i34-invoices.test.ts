@@ -67,6 +67,9 @@ describe('issue 34: item 2: invoices', () => {
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ address: '4 Adeola Odeku Street, Victoria Island, Lagos', tin: '12345678-0001' });
     expect((await stack.api('GET', '/v1/me/organisation', { token: org.member.token })).body).toMatchObject({ tin: '12345678-0001' });
+    // The trail names the settings changed, not the address or TIN (a sole trader's address is personal data).
+    const details = await stack.db.anyFirst(q`SELECT details FROM audit_events WHERE org_id = ${org.orgId} AND action = 'organisation.settings_changed' ORDER BY id DESC LIMIT 1`);
+    expect(details).toEqual([{ changed: ['address', 'tin'] }]);
     const bad = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { tin: 'ABC' } });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/tin must be 8 to 20 digits/);
