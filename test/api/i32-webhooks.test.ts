@@ -141,11 +141,12 @@ describe('issue 32: events delivered and signed', () => {
     expect(signedWith(hook, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
     expect(hook.headers['content-type']).toBe('application/json');
     const record = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: r.body.reference_id } });
+    expect(record.status, JSON.stringify(record.body)).toBe(200);
     for (const k of ['firstname', 'surname', 'middlename', 'first_name', 'last_name', 'middle_name', 'telephoneno', 'phone']) {
       const v = record.body.data?.[k];
       if (typeof v === 'string' && v.length > 2) personal.push(v);
     }
-    expect(personal.length).toBeGreaterThan(1);
+    expect(personal.length, JSON.stringify(record.body.data)).toBeGreaterThan(1);
 
     // A not-found one reports its status, and the event log lists both deliveries, newest first.
     const gone = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '01234567890', reason: 'corporate' }, headers: { Prefer: 'respond-async' } });

@@ -48,7 +48,12 @@ const NOT_PUBLIC = list([
   ['203.0.113.0', 24, 'ipv4'],
   ['224.0.0.0', 4, 'ipv4'],
   ['240.0.0.0', 4, 'ipv4'],
-  ['::', 128, 'ipv6'],
+  // The unspecified address and the deprecated IPv4-compatible block (::a.b.c.d), and SIIT's
+  // IPv4-translated block (::ffff:0:a.b.c.d): both could carry a private IPv4 address inside.
+  ['::', 96, 'ipv6'],
+  ['::ffff:0:0:0', 96, 'ipv6'],
+  ['100::', 64, 'ipv6'],
+  ['fec0::', 10, 'ipv6'],
   ['fc00::', 7, 'ipv6'],
   ['2001:db8::', 32, 'ipv6'],
   ['ff00::', 8, 'ipv6'],
