@@ -103,4 +103,14 @@ describe.skipIf(!hasChromium)('issue 32: portal webhooks page in headless Chromi
     expect((await stack.api('GET', '/v1/webhook-endpoints', { token: org.admin.token })).body.data).toEqual([]);
     await context.close();
   });
+
+  it('issue 32: When a member opens the Webhooks page by its address, then it is not offered in the menu, the page says it is not available, and the API refuses the list', { timeout: 60_000 }, async () => {
+    const page = await (await browser.newContext({ viewport: { width: WIDTHS.phone, height: 900 } })).newPage();
+    await signIn(page, stack.url, org.member.username, org.member.password);
+    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).not.toContain('Webhooks');
+    await page.goto(`${stack.url}/portal/webhooks`);
+    await page.getByRole('heading', { name: 'Not available' }).waitFor();
+    expect(await page.evaluate(async () => (await fetch('/portal/api/webhook-endpoints')).status)).toBe(403);
+    await page.context().close();
+  });
 });
