@@ -314,6 +314,9 @@ export const configSchema = z
     // true: webhook receivers must be https on public addresses even in the sandbox, which otherwise
     // allows http and loopback (a real stack always refuses them).
     WEBHOOK_PUBLIC_ONLY: bool.default(false),
+    // Days a webhook event and its deliveries stay in the deliveries log once none is pending (the
+    // retention job, on RETENTION_CRON). Longer than the 3-day retry window, so nothing still tried goes.
+    WEBHOOK_RETENTION_DAYS: z.coerce.number().min(4, 'must be at least 4 (the retry window is 3 days)').default(30),
     // Bearer token for GET /metrics. Empty: /metrics answers 404.
     METRICS_TOKEN: z.string().default(''),
     // The worker process serves its own registry (jobs, upstream calls, credits) here, same token.

@@ -17,8 +17,9 @@ import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
 import { walletProcessors } from './processors/wallet.ts';
+import { webhookProcessors } from './processors/webhooks.ts';
 
-export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors };
+export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors };
 
 /** The queues this worker runs: all but the face queue, which has its own process (workers/face.ts). */
 export const MAIN_QUEUES: QueueName[] = Object.values(QUEUES).filter((q) => q !== QUEUES.face);

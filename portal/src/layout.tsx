@@ -11,6 +11,7 @@ const LINKS: { href: string; label: string; admin: boolean }[] = [
   { href: '/portal/history', label: 'History', admin: false },
   { href: '/portal/team', label: 'Team', admin: true },
   { href: '/portal/api-clients', label: 'API clients', admin: true },
+  { href: '/portal/webhooks', label: 'Webhooks', admin: true },
   { href: '/portal/audit', label: 'Audit trail', admin: true },
   { href: '/portal/settings', label: 'Settings', admin: true },
   { href: '/portal/account', label: 'Account', admin: false },

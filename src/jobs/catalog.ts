@@ -119,6 +119,14 @@ export const JOBS = {
     attempts: 1,
     backoffMs: 0,
   },
+  // Webhook events and deliveries past WEBHOOK_RETENTION_DAYS, none of them pending.
+  'webhooks.prune': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ events: z.number().int(), deliveries: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
   'verification.sweep': {
     queue: QUEUES.maintenance,
     payload: z.object({}),
@@ -183,6 +191,7 @@ export const SCHEDULES = {
   'topup.recheck': 'TOPUP_RECHECK_CRON',
   'ledger.audit': 'LEDGER_AUDIT_CRON',
   'retention.erase': 'RETENTION_CRON',
+  'webhooks.prune': 'RETENTION_CRON',
   'verification.sweep': 'RECONCILE_CRON',
   'outbox.sweep': 'RECONCILE_CRON',
   'batch.feed': 'BATCH_FEED_CRON',

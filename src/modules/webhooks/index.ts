@@ -6,3 +6,4 @@ export { recordWebhookEvent } from './record.ts';
 export { startWebhookDispatcher } from './delivery.ts';
 export { register as registerWebhooksOpenApi } from './webhooks.openapi.ts';
 export { resealWebhookSecrets, sealedWebhookCounts } from './reseal.ts';
+export { pruneWebhookHistory } from './retention.ts';

@@ -1,0 +1,303 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call, get, query } from '../api.ts';
+import { AdminOnly } from '../layout.tsx';
+import { ErrorText, Field, Notice, Page, Pager, useAction, useLoad, when } from '../ui.tsx';
+
+type Endpoint = {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: 'gone' | 'failing' | null;
+  created_at: string;
+};
+
+type Delivery = {
+  id: string;
+  event_id: string;
+  type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
+};
+
+// The API's own list (webhooks.schemas.ts EVENT_TYPES); `*` is offered as "All events".
+const EVENTS = ['verification.completed', 'batch.completed', 'batch.paused', 'batch.cancelled', 'topup.credited', 'wallet.low_balance', 'ping'];
+
+const DISABLED_WHY = { gone: 'the receiver answered 410 Gone', failing: 'every try failed for 3 days' } as const;
+
+function state(e: Endpoint): string {
+  if (e.enabled) return 'Enabled';
+  return e.disabled_reason ? `Disabled: ${DISABLED_WHY[e.disabled_reason]}` : 'Disabled';
+}
+
+/** The signing secret, shown once (the API never shows it again), with a copy button. */
+function SecretOnce({ secret, onDone }: { secret: { endpoint: string; value: string }; onDone(): void }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  const copy = () =>
+    navigator.clipboard.writeText(secret.value).then(
+      () => setCopied('Copied to the clipboard.'),
+      () => setCopied('The browser refused to copy: select the secret and copy it yourself.'),
+    );
+  return (
+    <div class="notice secret" role="status">
+      <p>
+        Signing secret of <code>{secret.endpoint}</code>: <code data-testid="webhook-secret">{secret.value}</code>
+      </p>
+      <p>Copy it now: it is shown only this once. Your receiver checks each delivery's Idverify-Signature with it.</p>
+      <p class="actions">
+        <button type="button" class="secondary" onClick={() => void copy()}>
+          Copy secret
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          I have copied it
+        </button>
+      </p>
+      <p aria-live="polite">{copied}</p>
+    </div>
+  );
+}
+
+function Deliveries({ endpoint, onClose }: { endpoint: Endpoint; onClose(): void }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const list = useLoad(() => get<{ data: Delivery[]; next_cursor: string | null }>(`/webhook-endpoints/${endpoint.id}/deliveries${query({ limit: 20, cursor })}`), [endpoint.id, cursor]);
+  const action = useAction();
+  const [result, setResult] = useState<string | null>(null);
+  const pending = (list.data?.data ?? []).some((d) => d.status === 'pending');
+  // While a delivery is on its way the list follows it by itself (the workers deliver within seconds).
+  useEffect(() => {
+    if (!pending) return;
+    const t = setTimeout(list.reload, 2000);
+    return () => clearTimeout(t);
+  }, [list.data]);
+
+  const redeliver = (d: Delivery) =>
+    void action.run(async () => {
+      setResult(null);
+      await call('POST', `/webhook-endpoints/deliveries/${d.id}/redeliver`);
+      setResult(`The ${d.type} event ${d.event_id} is queued again.`);
+      setCursors([]);
+      list.reload();
+    });
+
+  return (
+    <section class="deliveries" aria-labelledby="deliveries-title">
+      <h2 id="deliveries-title" class="wrap">
+        Deliveries to <code>{endpoint.url}</code>
+      </h2>
+      <p class="actions">
+        <button type="button" class="secondary" onClick={list.reload}>
+          Refresh deliveries
+        </button>
+        <button type="button" class="secondary" onClick={onClose}>
+          Close deliveries
+        </button>
+      </p>
+      <p class="wrap" aria-live="polite">{result}</p>
+      <ErrorText error={action.error ?? list.error} />
+      <table class="list" tabIndex={0}>
+        <caption>Newest first{pending ? ' (refreshing while some are pending)' : ''}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Status</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">Last status code</th>
+            <th scope="col">Last error</th>
+            <th scope="col">Next attempt</th>
+            <th scope="col">Delivered at</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(list.data?.data ?? []).map((d) => (
+            <tr key={d.id}>
+              <td>
+                {d.type}
+                <br />
+                <code>{d.event_id}</code>
+              </td>
+              <td>{d.status}</td>
+              <td>{d.attempts}</td>
+              <td>{d.last_status_code ?? ''}</td>
+              <td>{d.last_error ?? ''}</td>
+              <td>{when(d.next_attempt_at)}</td>
+              <td>{when(d.delivered_at)}</td>
+              <td>
+                <button type="button" class="secondary" disabled={action.busy || !endpoint.enabled} onClick={() => redeliver(d)} aria-label={`Redeliver ${d.type} event ${d.event_id}`}>
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.data && list.data.data.length === 0 ? <p>No deliveries yet: send a test.</p> : null}
+      <Pager cursors={cursors} next={list.data?.next_cursor} onChange={setCursors} />
+    </section>
+  );
+}
+
+export function Webhooks() {
+  const endpoints = useLoad(() => get<{ data: Endpoint[] }>('/webhook-endpoints'), []);
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<string[]>(['*']);
+  const [description, setDescription] = useState('');
+  const [secret, setSecret] = useState<{ endpoint: string; value: string } | null>(null);
+  const [result, setResult] = useState<string | null>(null);
+  const [shown, setShown] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const action = useAction();
+
+  const run = (f: () => Promise<string | void>) =>
+    void action.run(async () => {
+      setResult(null);
+      const said = await f();
+      if (said) setResult(said);
+      endpoints.reload();
+    });
+
+  const create = (e: Event) => {
+    e.preventDefault();
+    run(async () => {
+      const body: Record<string, unknown> = { url, events };
+      if (description.trim()) body.description = description;
+      const r = await call<Endpoint & { secret: string }>('POST', '/webhook-endpoints', { json: body });
+      setSecret({ endpoint: r.data.url, value: r.data.secret });
+      setUrl('');
+      setDescription('');
+      setEvents(['*']);
+      return `Endpoint ${r.data.url} added.`;
+    });
+  };
+  const toggle = (ev: Endpoint) =>
+    run(async () => {
+      await call('PATCH', `/webhook-endpoints/${ev.id}`, { json: { enabled: !ev.enabled } });
+      return `${ev.url} ${ev.enabled ? 'disabled' : 'enabled'}.`;
+    });
+  const rotate = (ev: Endpoint) =>
+    run(async () => {
+      const r = await call<{ secret: string }>('POST', `/webhook-endpoints/${ev.id}/rotate-secret`);
+      setSecret({ endpoint: ev.url, value: r.data.secret });
+      return `New secret for ${ev.url}: for 24 hours deliveries carry a signature with each secret.`;
+    });
+  const test = (ev: Endpoint) =>
+    run(async () => {
+      await call('POST', `/webhook-endpoints/${ev.id}/test`);
+      setShown(ev.id);
+      return `Test event (ping) sent to ${ev.url}.`;
+    });
+  const remove = (ev: Endpoint) =>
+    run(async () => {
+      await call('DELETE', `/webhook-endpoints/${ev.id}`);
+      setConfirming(null);
+      if (shown === ev.id) setShown(null);
+      return `Endpoint ${ev.url} deleted.`;
+    });
+  const pick = (name: string, on: boolean) => {
+    if (name === '*') setEvents(on ? ['*'] : []);
+    else setEvents(on ? [...events.filter((x) => x !== '*'), name] : events.filter((x) => x !== name));
+  };
+  const all = events.includes('*');
+  const list = endpoints.data?.data ?? [];
+  const open = list.find((x) => x.id === shown);
+
+  return (
+    <AdminOnly>
+      <Page title="Webhooks">
+        <p>Your server receives signed events (a verification completed, a batch ended, a top-up credited) instead of polling. Each delivery carries no personal data: read the record with the free requery.</p>
+        <form onSubmit={create} aria-label="Add a webhook endpoint">
+          <h2>Add an endpoint</h2>
+          <Field label="URL" name="url" type="url" value={url} onInput={setUrl} required hint="https, on a public address" />
+          <fieldset>
+            <legend>Events</legend>
+            <div class="check">
+              <input id="event-all" type="checkbox" checked={all} onChange={(e) => pick('*', (e.target as HTMLInputElement).checked)} />
+              <label for="event-all">All events, including ones added later</label>
+            </div>
+            {EVENTS.map((name) => (
+              <div class="check" key={name}>
+                <input id={`event-${name}`} type="checkbox" checked={all || events.includes(name)} disabled={all} onChange={(e) => pick(name, (e.target as HTMLInputElement).checked)} />
+                <label for={`event-${name}`}>{name}</label>
+              </div>
+            ))}
+          </fieldset>
+          <Field label="Description" name="description" value={description} onInput={setDescription} hint="Optional, for your own records" />
+          <button type="submit" disabled={action.busy || events.length === 0}>
+            Add endpoint
+          </button>
+        </form>
+        {secret ? <SecretOnce secret={secret} onDone={() => setSecret(null)} /> : null}
+        <p class="wrap" aria-live="polite">{result}</p>
+        <ErrorText error={action.error ?? endpoints.error} />
+        <table class="list" tabIndex={0}>
+          <caption>Your organisation's webhook endpoints</caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">State</th>
+              <th scope="col">Added</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((ev) => (
+              <tr key={ev.id}>
+                <td class="url">
+                  <code>{ev.url}</code>
+                  {ev.description ? (
+                    <>
+                      <br />
+                      {ev.description}
+                    </>
+                  ) : null}
+                </td>
+                <td>{ev.events.includes('*') ? 'All events' : ev.events.join(', ')}</td>
+                <td>{state(ev)}</td>
+                <td>{when(ev.created_at)}</td>
+                <td class="actions wide">
+                  <button type="button" class="secondary" disabled={action.busy} onClick={() => toggle(ev)} aria-label={`${ev.enabled ? 'Disable' : 'Enable'} ${ev.url}`}>
+                    {ev.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                  <button type="button" class="secondary" disabled={action.busy} onClick={() => rotate(ev)} aria-label={`Rotate secret of ${ev.url}`}>
+                    Rotate secret
+                  </button>
+                  <button type="button" class="secondary" disabled={action.busy || !ev.enabled} onClick={() => test(ev)} aria-label={`Send test to ${ev.url}`}>
+                    Send test
+                  </button>
+                  <button type="button" class="secondary" onClick={() => setShown(ev.id)} aria-label={`Deliveries to ${ev.url}`}>
+                    Deliveries
+                  </button>
+                  {confirming === ev.id ? (
+                    <span class="confirm" role="group" aria-label={`Delete ${ev.url}?`}>
+                      <span>Delete it? Pending deliveries stop.</span>
+                      <button type="button" class="danger" disabled={action.busy} onClick={() => remove(ev)}>
+                        Yes, delete
+                      </button>
+                      <button type="button" class="secondary" onClick={() => setConfirming(null)}>
+                        Keep it
+                      </button>
+                    </span>
+                  ) : (
+                    <button type="button" class="danger" onClick={() => setConfirming(ev.id)} aria-label={`Delete ${ev.url}`}>
+                      Delete
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {endpoints.data && list.length === 0 ? <p>No endpoints yet.</p> : null}
+        {open ? <Deliveries key={open.id} endpoint={open} onClose={() => setShown(null)} /> : null}
+      </Page>
+    </AdminOnly>
+  );
+}
