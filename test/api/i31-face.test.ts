@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { sql } from 'slonik';
 import { Queue } from 'bullmq';
@@ -253,5 +255,49 @@ describe('issue 31: sandbox', () => {
       expect(f.licence).toMatch(/public domain/i);
       expect(Buffer.from(f.selfie, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
     }
+  });
+});
+
+describe('issue 31: data-subject requests (item 6)', () => {
+  const run = promisify(execFile);
+  const admin = async (...args: string[]): Promise<{ stdout: string; json: any }> => {
+    const env = { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, SUBJECT_HASH_KEY: stack.config.SUBJECT_HASH_KEY, LOG_LEVEL: 'silent' };
+    const r = await run(process.execPath, ['src/cli/admin.ts', ...args], { env });
+    return { stdout: r.stdout, json: JSON.parse(r.stdout.trim().split('\n').at(-1)!) };
+  };
+  const q = sql.type(z.record(z.string(), z.any()));
+
+  it('issue 31: When a person matched by face is exported, then the face verification is listed with its record and comparison as stored, no selfie; erased, then both are gone and it is reported', async () => {
+    // Eileen Collins: a person of this test's own (erasure reaches every organisation's verifications).
+    const COLLINS_NIN = '70000000002';
+    const org = await stack.createOrg({ units: 5 });
+    const r = await face(org.member.token, { nin: COLLINS_NIN, selfie: collinsSelfie.toString('base64') });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.face).toMatchObject({ status: 'compared', match: true });
+    const ref = r.body.data.reference_id as string;
+
+    const exported = await admin('subject:export', '--nin', COLLINS_NIN, '--org', String(org.orgId));
+    expect(exported.json.verifications).toHaveLength(1);
+    const v = exported.json.verifications[0];
+    expect(v).toMatchObject({ org_id: org.orgId, reference_id: ref, kind: 'face', mode: 'sync', outcome: 'found', fixture: false });
+    expect(v.face).toEqual(r.body.face);
+    expect(v.record).toEqual(Object.fromEntries(Object.entries(r.body.data).filter(([k]) => k !== 'reference_id')));
+    expect(v.record.nin).toBe(COLLINS_NIN);
+    // The selfie was never kept, so nothing of it can be exported.
+    expect(exported.stdout).not.toContain(collinsSelfie.toString('base64').slice(100, 200));
+
+    const erased = await admin('subject:erase', '--nin', COLLINS_NIN, '--confirm');
+    expect(erased.json).toEqual({ erased: 1, batch_rows_cancelled: 0, organisations: [org.orgId] });
+    const row = await stack.db.one(q`SELECT status, record_enc, query_enc, subject_hash FROM verifications WHERE reference_id = ${ref}`);
+    expect(row).toEqual({ status: 'expired', record_enc: null, query_enc: null, subject_hash: null });
+    const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
+    expect(again.status).toBe(404);
+    expect(again.body.face).toBeUndefined();
+    expect((await admin('subject:export', '--nin', COLLINS_NIN)).json).toEqual({ verifications: [], waiting_batch_rows: [] });
+    // The ledger keeps both debits, pointing at the erased verification.
+    expect((await ledger(org.orgId)).map((l) => [l.kind, l.units_delta, l.reference])).toEqual([
+      ['verification', -1, ref],
+      ['face_match', -1, ref],
+    ]);
   });
 });
