@@ -46,7 +46,8 @@ export async function startWorkers(
   const processors = opts.processors ?? PROCESSORS;
   assertEveryJobHasAProcessor(processors);
   const db = await createDb(config.DATABASE_URL, { maxPoolSize: config.DATABASE_POOL_SIZE });
-  const producer = await createProducer({ redis: redisTarget(config), prefix: config.REDIS_PREFIX, role: 'worker' });
+  // An asynchronous face match's lookup waits for its comparison on the face queue (lookup.job.ts).
+  const producer = await createProducer({ redis: redisTarget(config), prefix: config.REDIS_PREFIX, role: 'worker', waitFor: [QUEUES.face] });
   const metrics = opts.metrics ?? createMetrics({ process: 'worker' });
   const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
   const lane = await startBackgroundLane(config, authority.fairShare);

@@ -58,6 +58,9 @@ export const JOBS = {
       acceptedAt: z.number().int().positive().optional(),
       useOnce: z.literal(true).optional(),
       batchId,
+      // An asynchronous face match's selfie, sealed (associated data `face:<referenceId>`): compared
+      // with the found record's photo before the verification settles. The job is removed as it ends.
+      selfie: sealedImage.optional(),
     }),
     result: z.object({
       outcome: z.enum(['found', 'not_found', 'failed']),

@@ -1,9 +1,11 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { sql } from 'slonik';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
+import { jobIds, QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { until } from '../setup/wait.ts';
 import { z } from 'zod';
 import { startStack, type Stack } from '../setup/harness.ts';
@@ -253,5 +255,124 @@ describe('issue 31: sandbox', () => {
       expect(f.licence).toMatch(/public domain/i);
       expect(Buffer.from(f.selfie, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
     }
+  });
+});
+
+describe('issue 31: Prefer: respond-async (item 5)', () => {
+  const eventRow = z.object({ type: z.string(), body: z.string() });
+  const eventsOf = (orgId: number) => stack.db.any(sql.type(eventRow)`SELECT type, body FROM webhook_events WHERE org_id = ${orgId} ORDER BY created_at`);
+  const requery = (token: string, ref: string) => stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: ref } });
+
+  it('issue 31: When a face match is sent with Prefer: respond-async, then 202 with the reference; the requery answers the comparison once done, verification.completed is recorded, 2 units are charged, the job and its selfie leave Redis, and its Idempotency-Key replays', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-hook', events: ['verification.completed'] } });
+    expect(hook.status, hook.text).toBe(201);
+    const key = { 'Idempotency-Key': `face-async-${org.orgId}`, Prefer: 'respond-async' };
+    const same = { nin: HOPPER_NIN, selfie: hopperSelfie.toString('base64'), consent: consent() };
+    const r = await face(org.member.token, same, key);
+    expect(r.status, r.text).toBe(202);
+    expect(r.headers.get('preference-applied')).toBe('respond-async');
+    const ref = r.body.reference_id as string;
+    expect(ref).toMatch(/^REF-/);
+    const done = await until(() => requery(org.member.token, ref), (a) => a.status !== 202, 30_000);
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.data.fname).toBe('Grace');
+    expect(done.body.face).toMatchObject({ status: 'compared', match: true, threshold: 75, liveness: 'not_checked' });
+    expect(done.body.face.confidence).toBeGreaterThanOrEqual(75);
+    expect(await ledger(org.orgId)).toEqual([
+      { kind: 'verification', units_delta: -1, reference: ref },
+      { kind: 'face_match', units_delta: -1, reference: ref },
+    ]);
+    const events = (await eventsOf(org.orgId)).map((e) => [e.type, JSON.parse(e.body).data]);
+    expect(events).toEqual([['verification.completed', { reference_id: ref, kind: 'face', status: 'found' }]]);
+    const history = await stack.api('GET', '/v1/verifications?kind=face', { token: org.admin.token });
+    expect(history.body.data.find((v: { reference_id: string }) => v.reference_id === ref)).toMatchObject({ mode: 'async', kind: 'face' });
+    // The lookup job carried the sealed selfie: it is removed as it ends (the face jobs too).
+    const lookups = new Queue(QUEUES.lookups, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.lookups) });
+    const faces = new Queue(QUEUES.face, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.face) });
+    try {
+      await until(() => lookups.getJob(jobIds.lookup(ref)), (j) => j === undefined, 10_000);
+      expect(await faces.getJob(jobIds.faceCompare(ref))).toBeUndefined();
+      expect(await faces.getJob(jobIds.faceCheck(ref))).toBeUndefined();
+    } finally {
+      await Promise.all([lookups.close(), faces.close()]);
+    }
+    // The same request with its key: the verification's answer, charged once.
+    const again = await face(org.member.token, same, key);
+    expect(again.status, again.text).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.face).toEqual(done.body.face);
+    expect((await ledger(org.orgId)).length).toBe(2);
+    expect(await verificationCount(org.orgId)).toBe(1);
+  }, 60_000);
+
+  it('issue 31: When an asynchronous face match is sent a selfie without a face, then 422 at once, nothing recorded; a fixture NIN is 202 and its requery answers the comparison', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const blank = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#8a8a8a' } }).jpeg().toBuffer();
+    const refused = await face(org.member.token, { nin: HOPPER_NIN, selfie: blank.toString('base64') }, { Prefer: 'respond-async' });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('selfie_no_face');
+    expect(await verificationCount(org.orgId)).toBe(0);
+    const fx = await face(org.member.token, { nin: '12345678903', selfie: hopperSelfie.toString('base64'), match_only: true }, { Prefer: 'respond-async' });
+    expect(fx.status, fx.text).toBe(202);
+    const answer = await requery(org.member.token, fx.body.reference_id);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.data).toEqual({ reference_id: fx.body.reference_id });
+    expect(answer.body.face).toMatchObject({ status: 'compared', match: true });
+  });
+
+  it('issue 31: When an asynchronous face match\'s selfie does not match, then the requery says so (match_only: no record) and it costs 2 units as a synchronous one', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: collinsSelfie.toString('base64'), match_only: true }, { Prefer: 'respond-async' });
+    expect(r.status, r.text).toBe(202);
+    const done = await until(() => requery(org.member.token, r.body.reference_id), (a) => a.status !== 202, 30_000);
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.data).toEqual({ reference_id: r.body.reference_id });
+    expect(done.body.face).toMatchObject({ status: 'compared', match: false });
+    expect((await ledger(org.orgId)).map((l) => l.units_delta)).toEqual([-1, -1]);
+  }, 60_000);
+});
+
+describe('issue 31: data-subject requests (item 6)', () => {
+  const run = promisify(execFile);
+  const admin = async (...args: string[]): Promise<{ stdout: string; json: any }> => {
+    const env = { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, SUBJECT_HASH_KEY: stack.config.SUBJECT_HASH_KEY, LOG_LEVEL: 'silent' };
+    const r = await run(process.execPath, ['src/cli/admin.ts', ...args], { env });
+    return { stdout: r.stdout, json: JSON.parse(r.stdout.trim().split('\n').at(-1)!) };
+  };
+  const q = sql.type(z.record(z.string(), z.any()));
+
+  it('issue 31: When a person matched by face is exported, then the face verification is listed with its record and comparison as stored, no selfie; erased, then both are gone and it is reported', async () => {
+    // Eileen Collins: a person of this test's own (erasure reaches every organisation's verifications).
+    const COLLINS_NIN = '70000000002';
+    const org = await stack.createOrg({ units: 5 });
+    const r = await face(org.member.token, { nin: COLLINS_NIN, selfie: collinsSelfie.toString('base64') });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.face).toMatchObject({ status: 'compared', match: true });
+    const ref = r.body.data.reference_id as string;
+
+    const exported = await admin('subject:export', '--nin', COLLINS_NIN, '--org', String(org.orgId));
+    expect(exported.json.verifications).toHaveLength(1);
+    const v = exported.json.verifications[0];
+    expect(v).toMatchObject({ org_id: org.orgId, reference_id: ref, kind: 'face', mode: 'sync', outcome: 'found', fixture: false });
+    expect(v.face).toEqual(r.body.face);
+    expect(v.record).toEqual(Object.fromEntries(Object.entries(r.body.data).filter(([k]) => k !== 'reference_id')));
+    expect(v.record.nin).toBe(COLLINS_NIN);
+    // The selfie was never kept, so nothing of it can be exported.
+    expect(exported.stdout).not.toContain(collinsSelfie.toString('base64').slice(100, 200));
+
+    const erased = await admin('subject:erase', '--nin', COLLINS_NIN, '--confirm');
+    expect(erased.json).toEqual({ erased: 1, batch_rows_cancelled: 0, organisations: [org.orgId] });
+    const row = await stack.db.one(q`SELECT status, record_enc, query_enc, subject_hash FROM verifications WHERE reference_id = ${ref}`);
+    expect(row).toEqual({ status: 'expired', record_enc: null, query_enc: null, subject_hash: null });
+    const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
+    expect(again.status).toBe(404);
+    expect(again.body.face).toBeUndefined();
+    expect((await admin('subject:export', '--nin', COLLINS_NIN)).json).toEqual({ verifications: [], waiting_batch_rows: [] });
+    // The ledger keeps both debits, pointing at the erased verification.
+    expect((await ledger(org.orgId)).map((l) => [l.kind, l.units_delta, l.reference])).toEqual([
+      ['verification', -1, ref],
+      ['face_match', -1, ref],
+    ]);
   });
 });

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { until } from '../setup/wait.ts';
 
 /**
  * Issue 31: a selfie (and its descriptor) is never stored. After face matches of every outcome (match,
@@ -68,14 +69,21 @@ describe('issue 31: the selfie is never kept', () => {
     const collins = await sharp(`${FACES}eileen-collins.selfie.jpg`).jpeg({ quality: 83 }).toBuffer();
     const blank = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#7a7a7a' } }).png().toBuffer();
     const consent = { obtained_at: new Date().toISOString(), channel: 'mobile', notice_version: 'privacy-2026-03' };
-    const ask = (nin: string, selfie: Buffer, extra: object = {}) =>
-      stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: { nin, reason: 'corporate', consent, selfie: selfie.toString('base64'), ...extra } });
+    const ask = (nin: string, selfie: Buffer, extra: object = {}, headers: Record<string, string> = {}) =>
+      stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: { nin, reason: 'corporate', consent, selfie: selfie.toString('base64'), ...extra }, headers });
     expect((await ask('70000000001', hopper)).body.face.match).toBe(true);
     expect((await ask('70000000001', collins)).body.face.match).toBe(false);
     expect((await ask('70000000002', collins, { match_only: true })).body.face.match).toBe(true);
     expect((await ask('23456789012', hopper)).body.face.status).toBe('no_reference_photo');
     expect((await ask('12345678903', hopper)).body.face.match).toBe(true);
     expect((await ask('70000000001', blank)).body.code).toBe('selfie_no_face');
+    // Asynchronous (item 5): the selfie waits sealed in the lookup job, which is removed as it ends.
+    const accepted = await ask('70000000002', collins, {}, { Prefer: 'respond-async' });
+    expect(accepted.status, accepted.text).toBe(202);
+    const ref = accepted.body.reference_id as string;
+    const requery = () => stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
+    expect((await until(requery, (r) => r.status !== 202, 30_000)).body.face.match).toBe(true);
+    await until(() => redisDump(stack.config.REDIS_PREFIX), (d) => !d.keys.some((k) => k.includes(ref)), 10_000);
 
     const needles = [...windows(hopper), ...windows(collins), ...windows(blank)];
     expect(needles.length).toBeGreaterThan(30);
@@ -88,7 +96,7 @@ describe('issue 31: the selfie is never kept', () => {
       for (const n of needles) expect(text.includes(n) || text.toLowerCase().includes(n.toLowerCase()), `${where} holds selfie bytes`).toBe(false);
     }
     // The face jobs are gone with their sealed images.
-    expect(redis.keys.filter((k) => /face-(check|compare)-REF-/.test(k))).toEqual([]);
+    expect(redis.keys.filter((k) => /face-(check|compare)-REF-/.test(k) || k.includes(ref))).toEqual([]);
     expect(logs.length).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -20,7 +20,14 @@ export const verificationProcessors: ProcessorMap = {
     if (payload.useOnce && payload.query) await job.updateData(withoutToken);
     let result;
     try {
-      result = await runLookup(deps, payload.referenceId, log, { sealedQuery: payload.query, firstRun, useOnce: payload.useOnce === true, ...(background ? { background } : {}) });
+      result = await runLookup(deps, payload.referenceId, log, {
+        sealedQuery: payload.query,
+        firstRun,
+        useOnce: payload.useOnce === true,
+        ...(background ? { background } : {}),
+        // An asynchronous face match: its selfie, compared with the found record's photo before settling.
+        ...(payload.selfie && payload.orgId !== undefined ? { face: { selfie: payload.selfie, orgId: payload.orgId, requestId: payload.requestId ?? payload.referenceId } } : {}),
+      });
     } catch (err) {
       // The authority is down: back to the delayed set, keeping its priority and freeing its slot
       // (a delayed job does not count against the queue's global concurrency).

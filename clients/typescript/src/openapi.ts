@@ -525,7 +525,7 @@ export interface paths {
         put?: never;
         /**
          * Match a selfie against the photo the authority holds for a NIN or vNIN
-         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async` is not honoured (answered synchronously).
+         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async`: the selfie is checked in the request (a refusal is still a 422), then 202 with the reference; the lookup waits out authority outages as other asynchronous verifications do, the comparison follows it, and the requery answers this call's 200 (or its error) once both are done; `verification.completed` is sent then. The selfie waits sealed inside its job in Redis and leaves with it; a face worker that does not answer ends the verification failed `face_unavailable`, nothing charged.
          */
         post: operations["verifyFace"];
         delete?: never;
@@ -4310,6 +4310,8 @@ export interface operations {
             header?: {
                 /** @description Optional. A repeat with the same key and body gets the first final answer again (header `Idempotent-Replayed: true`) instead of a second verification and debit; the same key with another body, or while the first is still running, answers 409. Kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description Optional. `respond-async`: answer 202 at once after the checks and the unit hold; the lookup waits out authority outages (up to ASYNC_MAX_WAIT_HOURS, 24 h by default); the requery gives the outcome (202 while it waits, then found or this call's error). */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -4329,6 +4331,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FaceResponse"];
+                };
+            };
+            /** @description With `Prefer: respond-async`: accepted, its unit held; requery with reference_id (202 while it waits, then the record or this call's error) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description `respond-async` */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAccepted"];
                 };
             };
             /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged */

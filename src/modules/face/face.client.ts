@@ -1,6 +1,6 @@
 import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer, WaitOutcome } from '../../jobs/producer.ts';
-import { seal, type KeyRing } from '../../lib/crypto.ts';
+import { open, seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { faceAad } from './face.job.ts';
 import { SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
@@ -33,10 +33,15 @@ async function inTurn<T>(deps: Deps, orgId: number, run: (priority: number) => P
   }
 }
 
-const sealedImage = (ring: KeyRing, referenceId: string, bytes: Buffer) => {
+/** An image sealed for one verification's face jobs (associated data `face:<referenceId>`), as jobs carry it. */
+export const sealedImage = (ring: KeyRing, referenceId: string, bytes: Buffer) => {
   const s = seal(ring, bytes, faceAad(referenceId));
   return { keyId: s.keyId, data: s.data.toString('base64') };
 };
+
+/** The bytes of an image sealed by sealedImage for this verification. */
+export const openedImage = (ring: KeyRing, referenceId: string, image: { keyId: string; data: string }): Buffer =>
+  open(ring, { keyId: image.keyId, data: Buffer.from(image.data, 'base64') }, faceAad(referenceId));
 
 /** A 422 naming why the selfie cannot be used. */
 export function selfieRefused(code: string): AppError {

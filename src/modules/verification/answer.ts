@@ -21,6 +21,7 @@ export const UPSTREAM_RATE_LIMITED = 'Identity authority is rate limiting reques
 export const QUEUE_UNAVAILABLE = 'Service temporarily unavailable, nothing was charged; retry later';
 export const UPSTREAM_CIRCUIT_OPEN = 'Identity authority is failing; verifications are paused for a few seconds, nothing was charged; retry later';
 export const STILL_PENDING = 'Verification still in progress; requery with the reference_id';
+export const FACE_NOT_COMPARED = 'Face comparison was unavailable, nothing was charged; send the face match again';
 export const RECORD_EXPIRED = 'Record has expired and was erased under the retention policy';
 export const UNKNOWN_REFERENCE = 'Unknown reference_id';
 export const ACCEPTED_ASYNC = 'Verification accepted; requery with the reference_id';
@@ -69,6 +70,9 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       }
       if (row.failure_code === 'upstream_circuit_open') {
         throw new AppError('unavailable', UPSTREAM_CIRCUIT_OPEN, { extra: { reference_id: ref, code: row.failure_code } });
+      }
+      if (row.failure_code === 'face_unavailable') {
+        throw new AppError('unavailable', FACE_NOT_COMPARED, { extra: { reference_id: ref, code: row.failure_code } });
       }
       if (row.failure_code === 'upstream_rate_limited') {
         throw new AppError('unavailable', UPSTREAM_RATE_LIMITED, { extra: { reference_id: ref, code: row.failure_code } });

@@ -25,10 +25,12 @@ export function acceptedAnswer(referenceId: string, headers: Record<string, stri
  * background lane (below every synchronous lookup) until the authority answers or
  * ASYNC_MAX_WAIT_HOURS have passed. What can still refuse it: no spendable unit (402) and the
  * organisation's ORG_MAX_PENDING (429 `org_pending_cap`), both before anything stays written.
+ * A face match (its selfie already checked) sends its sealed selfie along in the job: the lookup job
+ * compares it with the found record's photo before it settles (lookup.job.ts).
  */
-export async function runAsyncLive(deps: VerifyDeps, run: Run): Promise<Answer> {
+export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie: { keyId: string; data: string } }): Promise<Answer> {
   const { query } = run;
-  const ref = newReferenceId();
+  const ref = face?.ref ?? newReferenceId();
   const now = deps.clock.now();
   const built = pendingOf(deps, run, ref, now);
   const { jobQuery, useOnce } = built;
@@ -56,8 +58,10 @@ export async function runAsyncLive(deps: VerifyDeps, run: Run): Promise<Answer> 
       delivery: 'async' as const,
       acceptedAt: now.getTime(),
       ...(useOnce ? { useOnce: true as const } : {}),
+      ...(face ? { selfie: face.selfie } : {}),
     };
-    await enqueueBackgroundLookup(deps, payload, { removeWhenDone: useOnce });
+    // A face match's job holds its sealed selfie (and its result the record): gone as the job ends.
+    await enqueueBackgroundLookup(deps, payload, { removeWhenDone: useOnce || !!face });
   } catch (err) {
     // The row is committed and holds its unit: the sweep finds a waiting row without a job and
     // queues it, so the acceptance stands (a vNIN's ends failed: its token was in that job only).

@@ -1,3 +1,4 @@
+import { confidenceOf, FACE_MODEL, type FaceComparison } from '../face/index.ts';
 import type { PersonRecord } from './person.ts';
 
 /** What a face match answers, and keeps (sealed like a record) in its verification. */
@@ -19,4 +20,11 @@ export type FaceKept = { record?: PersonRecord; face: FaceAnswer | null };
 /** The body of a face verification's 200 answer. */
 export function faceBody(ref: string, kept: FaceKept): { data: object; face: FaceAnswer | null } {
   return { data: kept.record ? { ...kept.record, reference_id: ref } : { reference_id: ref }, face: kept.face };
+}
+
+/** The answer to a comparison under the organisation's threshold (0-100). */
+export function faceAnswerOf(c: FaceComparison, threshold: number): FaceAnswer {
+  if (c.outcome === 'no_reference_photo') return { status: 'no_reference_photo', match: null, confidence: null, threshold, liveness: 'not_checked', model: FACE_MODEL };
+  const confidence = confidenceOf(c.distance);
+  return { status: 'compared', match: confidence >= threshold, confidence, threshold, liveness: 'not_checked', model: FACE_MODEL };
 }

@@ -3,13 +3,14 @@ import { openJson, sealJson } from '../../lib/crypto.ts';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
-import { checkSelfie, compareWithPhoto, confidenceOf, FACE_MODEL } from '../face/index.ts';
+import { checkSelfie, compareWithPhoto, sealedImage } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason } from '../reasons/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import { answerOf, type Answer } from './answer.ts';
 import type { Consent } from './consent.ts';
-import { faceBody, type FaceAnswer, type FaceKept } from './face-kept.ts';
+import { faceAnswerOf, faceBody, type FaceAnswer, type FaceKept } from './face-kept.ts';
+import { acceptedAnswer, runAsyncLive, runFixtureAsync } from './async-run.ts';
 import { recordFixture, runFixture } from './fixture-run.ts';
 import { fixtureOutcome, fixtureVninOutcome, type FixtureOutcome } from './fixtures.ts';
 import * as idem from './idempotency.ts';
@@ -49,7 +50,7 @@ export function decodeSelfie(text: string): Buffer {
  * the comparison with the record's photo, stored with its extra units in one statement. The selfie
  * lives in this request's memory and, sealed, in its face jobs (removed as they end); never stored.
  */
-export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string }): Promise<Answer> {
+export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean }): Promise<Answer> {
   const orgId = requireOrgMember(req.principal);
   const b = req.body;
   if ((b.nin === undefined) === (b.vnin === undefined)) throw new AppError('bad_request', FACE_NEEDS_ONE_IDENTIFIER);
@@ -81,8 +82,10 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
     claim = c.claim;
   }
   try {
-    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId });
-    if (claim) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
+    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId, respondAsync: req.respondAsync === true });
+    // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay reads
+    // the verification (202 while it waits, the final answer once it has ended), as verify.ts does.
+    if (claim && !req.respondAsync) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
     return answer;
   } catch (err) {
     if (claim) await afterFailure(deps, claim, err, carriesVnin(query));
@@ -94,7 +97,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
 async function matchFace(
   deps: VerifyDeps,
   principal: Principal,
-  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string },
+  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string; respondAsync: boolean },
 ): Promise<Answer> {
   const { orgId, query, selfie, matchOnly, fixture } = m;
   const req = { principal, requestId: m.requestId };
@@ -118,9 +121,7 @@ async function matchFace(
       if (err instanceof AppError && err.code === 'unavailable') throw new AppError('unavailable', fixture ? err.detail : FACE_COMPARE_UNAVAILABLE, { extra: { reference_id: ref, code: 'face_unavailable' }, headers: { 'Retry-After': '5' } });
       throw err;
     });
-    if (c.outcome === 'no_reference_photo') return { status: 'no_reference_photo', match: null, confidence: null, threshold, liveness: 'not_checked', model: FACE_MODEL };
-    const confidence = confidenceOf(c.distance);
-    return { status: 'compared', match: confidence >= threshold, confidence, threshold, liveness: 'not_checked', model: FACE_MODEL };
+    return faceAnswerOf(c, threshold);
   };
   const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => (matchOnly ? { face } : { record, face });
   const done = async (face: FaceAnswer) => {
@@ -130,11 +131,20 @@ async function matchFace(
   const run: Run = { orgId, userId: principal.userId, apiClientId: principal.apiClientId, query, consent: m.consent, claim: m.claim, requestId: m.requestId, maxInFlight: principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT };
 
   if (fixture) {
-    if (fixture.kind !== 'found') return runFixture(deps, run, fixture);
+    if (fixture.kind !== 'found') return m.respondAsync ? runFixtureAsync(deps, run, fixture) : runFixture(deps, run, fixture);
+    // A fixture is decided at once, asked asynchronously or not (its comparison too): 202, then the requery.
     const kept = keep(fixture.record, await compare(fixture.record));
-    await recordFixture(deps, run, fixture, 'sync', { ref, kept });
+    await recordFixture(deps, run, fixture, m.respondAsync ? 'async' : 'sync', { ref, kept });
     await done(kept.face!);
-    return { status: 200, body: faceBody(ref, kept) };
+    return m.respondAsync ? acceptedAnswer(ref) : { status: 200, body: faceBody(ref, kept) };
+  }
+
+  if (m.respondAsync) {
+    // The selfie (checked above) goes sealed into the lookup job, which compares it with the found
+    // record's photo and settles both at once; the event names who asked, at acceptance.
+    const answer = await runAsyncLive(deps, run, { ref, selfie: sealedImage(deps.config.encryptionKeys, ref, selfie) });
+    await recordAudit(deps.db, { ...auditContext(req.principal), action: 'verification.face_matched', target: ref });
+    return answer;
   }
 
   return runLive(deps, run, {

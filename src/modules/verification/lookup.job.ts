@@ -6,7 +6,9 @@ import type { CallSpacer } from '../../lib/call-spacing.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
+import type { Producer } from '../../jobs/producer.ts';
 import { openJson, sealJson, type Sealed } from '../../lib/crypto.ts';
+import { compareForAsync, type FaceSettlement } from './face-async.ts';
 import type { FaceKept } from './face-kept.ts';
 import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane } from '../../lib/background-lane.ts';
@@ -37,6 +39,8 @@ export type LookupDeps = {
   clock?: Clock;
   /** The workers' gate for background steps: a background lookup's settlement passes it. */
   lane?: Pick<BackgroundLane, 'run'>;
+  /** Waits for face jobs: an asynchronous face match's comparison (without it, such a lookup fails `face_unavailable`). */
+  producer?: Producer;
 };
 
 // An authority 429 without a Retry-After still pauses every caller this long.
@@ -141,7 +145,14 @@ export async function runLookup(
   deps: LookupDeps,
   referenceId: string,
   log: Logger,
-  opts: { sealedQuery?: { keyId: string; data: string }; firstRun?: boolean; useOnce?: boolean; background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' } } = {},
+  opts: {
+    sealedQuery?: { keyId: string; data: string };
+    firstRun?: boolean;
+    useOnce?: boolean;
+    background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' };
+    /** An asynchronous face match: the sealed selfie to compare with the found record's photo. */
+    face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string };
+  } = {},
 ): Promise<LookupResult> {
   const ring = deps.config.encryptionKeys;
   const bg = opts.background;
@@ -172,6 +183,7 @@ export async function runLookup(
 
   let decision: Decision;
   let faceRecord: PersonRecord | null = null;
+  let faceSettlement: FaceSettlement | null = null;
   // A vNIN job run again (a retry, a stalled worker): its first run erased the token and may have
   // used it at the authority, so it is never looked up twice. The unit goes back.
   const call: Awaited<ReturnType<typeof askUpstream>> = tokenGone(opened)
@@ -186,6 +198,8 @@ export async function runLookup(
     // A match-only verification keeps the comparison; the record is dropped here, in the worker. A face
     // match keeps the record (not with match_only) and, once compared, the comparison (face-run.ts).
     if (query.mode === 'face') faceRecord = record;
+    // An asynchronous face match compares before it settles, so that its end (and its webhook) carries the result.
+    if (query.mode === 'face' && opts.face) faceSettlement = await compareForAsync(deps, referenceId, opts.face, record, query.matchOnly === true, log);
     decision = {
       kind: 'found',
       record: query.mode === 'match' ? compareClaims(query, record) : query.mode === 'face' ? ({ ...(query.matchOnly ? {} : { record }), face: null } satisfies FaceKept) : record,
@@ -207,7 +221,10 @@ export async function runLookup(
     decision = call.outcome;
   }
 
-  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts, report: bg?.delivery === 'async' });
+  // A comparison that could not be made ends the verification failed, its unit released.
+  if (faceSettlement && 'failed' in faceSettlement) decision = faceSettlement.failed;
+  const faceStep = faceSettlement && 'store' in faceSettlement ? faceSettlement.store : undefined;
+  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts, report: bg?.delivery === 'async', ...(faceStep ? { alsoInTransaction: faceStep } : {}) });
   // A background lookup's settlement is a step of the background lane (it waits its turn while
   // interactive lookups are in flight); its call to the authority is not, so slots never wait on it.
   const settled = await (bg && deps.lane ? deps.lane.run(settleIt) : settleIt());

@@ -113,6 +113,13 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
       const job = await queue.getJob(jobIds.lookup(ref));
       const state = job ? await job.getState() : 'missing';
       if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
+      if (row.mode === 'face') {
+        // An asynchronous face match's selfie lived only in the lost job: nothing to compare. The unit goes back.
+        const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: 'the selfie was lost with its job; send the face match again' };
+        if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0, report: row.delivery === 'async' })) released++;
+        if (job) await removeIdleJob(queue, jobIds.lookup(ref), log);
+        continue;
+      }
       if (job) await job.remove();
       // A batch row keeps its batch, so that its end feeds the batch again.
       await enqueueBackgroundLookup(deps, { referenceId: ref, orgId: row.org_id, delivery: row.delivery, acceptedAt, ...(row.batch_id ? { batchId: row.batch_id } : {}) });

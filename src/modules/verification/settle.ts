@@ -25,11 +25,14 @@ export type Decision =
 export async function settle(
   db: CommonQueryMethods,
   ring: KeyRing,
-  s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number; report?: boolean },
+  s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number; report?: boolean; alsoInTransaction?: AlsoInTransaction },
 ): Promise<{ record: Sealed | null } | null> {
-  if (s.report && isPool(db)) return settleReporting(db, ring, s);
+  if ((s.report || s.alsoInTransaction) && isPool(db)) return settleReporting(db, ring, s);
   return settleOnly(db, ring, s);
 }
+
+/** A step of the settlement's own transaction, after the decision (an asynchronous face match stores its comparison). */
+export type AlsoInTransaction = (tx: CommonQueryMethods, stored: { keyId: string; orgId: number }) => Promise<void>;
 
 class NotSettled extends Error {}
 
@@ -44,14 +47,14 @@ const pendingRow = z.object({ org_id: z.coerce.number(), mode: z.string(), deliv
 async function settleReporting(
   pool: DatabasePool,
   ring: KeyRing,
-  s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number },
+  s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number; report?: boolean; alsoInTransaction?: AlsoInTransaction },
 ): Promise<{ record: Sealed | null } | null> {
   try {
     return await pool.transaction(async (tx) => {
       const row = await tx.maybeOne(sql.type(pendingRow)`
         SELECT org_id, mode, delivery FROM verifications WHERE reference_id = ${s.referenceId} AND status = 'pending' FOR UPDATE`);
       if (!row) return null;
-      if (row.delivery === 'async') {
+      if (s.report && row.delivery === 'async') {
         const d = s.decision;
         // A vNIN the authority refused (used, expired, not issued for this enterprise) keeps its code.
         const status = d.kind === 'not_found' && d.code ? 'refused' : d.kind;
@@ -61,6 +64,7 @@ async function settleReporting(
       const settled = await settleOnly(tx, ring, s);
       // Nothing decided: the event must not outlive this transaction.
       if (!settled) throw new NotSettled();
+      if (s.alsoInTransaction && settled.record) await s.alsoInTransaction(tx, { keyId: settled.record.keyId, orgId: row.org_id });
       return settled;
     });
   } catch (err) {

@@ -19,6 +19,8 @@ export const subjectRow = z.object({
   created_at: time,
 });
 
+export type SubjectRow = z.infer<typeof subjectRow>;
+
 /** Every verification of one subject, oldest first, served by verifications_subject_idx. */
 export async function findBySubject(db: CommonQueryMethods, subjectHash: Buffer, orgId: number | null) {
   const scope = orgId === null ? sql.fragment`` : sql.fragment`AND org_id = ${orgId}`;

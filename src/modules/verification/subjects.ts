@@ -3,6 +3,8 @@ import type { Config } from '../../config.ts';
 import { openJson } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/index.ts';
+import type { FaceAnswer, FaceKept } from './face-kept.ts';
+import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { subjectHash } from './subject.ts';
@@ -28,7 +30,9 @@ export type SubjectVerification = {
   outcome: string;
   failure_code: string | null;
   /** The person record as returned (for a match-only verification, its comparison), while it is still kept. */
-  record: PersonRecord | null;
+  record: PersonRecord | MatchOutcome | null;
+  /** A face match's comparison as stored (match, confidence, threshold, model, liveness); null for other kinds. The selfie is never kept. */
+  face: FaceAnswer | null;
 };
 
 /** A row of a batch that waits, not yet queued for the authority, with a query of the person. */
@@ -53,6 +57,15 @@ function requireNin(nin: string): string {
   return nin;
 }
 
+/** What a verification still keeps: a face match keeps its record (not with match_only) beside its comparison. */
+function kept(config: Config, r: repo.SubjectRow): { record: PersonRecord | MatchOutcome | null; face: FaceAnswer | null } {
+  if (!r.record_enc || !r.key_id) return { record: null, face: null };
+  const opened = openJson<PersonRecord | MatchOutcome | FaceKept>(keyRing(config.encryptionKeys, r.key_id), { keyId: r.key_id, data: r.record_enc }, r.reference_id);
+  if (r.mode !== 'face') return { record: opened as PersonRecord | MatchOutcome, face: null };
+  const f = opened as FaceKept;
+  return { record: f.record ?? null, face: f.face };
+}
+
 /**
  * subject:export: every verification of the person, one organisation's or all, and the batch rows that
  * still wait to be looked up. One event per organisation involved.
@@ -67,7 +80,7 @@ export async function exportSubject(
   const rows = await repo.findBySubject(deps.db, hash, orgId);
   await waiting.prepare(deps.db);
   const waitingRows = await waiting.list(deps.db, hash, orgId);
-  const verifications = rows.map((r) => ({
+  const verifications = rows.map((r): SubjectVerification => ({
     org_id: r.org_id,
     reference_id: r.reference_id,
     created_at: r.created_at.toISOString(),
@@ -78,7 +91,7 @@ export async function exportSubject(
     fixture: r.fixture,
     outcome: r.status,
     failure_code: r.failure_code,
-    record: r.record_enc && r.key_id ? openJson<PersonRecord>(keyRing(deps.config.encryptionKeys, r.key_id), { keyId: r.key_id, data: r.record_enc }, r.reference_id) : null,
+    ...kept(deps.config, r),
   }));
   await auditPerOrganisation(deps.db, 'subject.exported', orgId, rows, waitingRows);
   return { verifications, waiting_batch_rows: waitingRows };

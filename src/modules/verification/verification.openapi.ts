@@ -198,8 +198,6 @@ export function register(registry: OpenAPIRegistry): void {
       model: z.string().meta({ description: 'The model, its package and version', example: FACE_MODEL }),
     })
     .meta({ id: 'FaceResult' });
-  // No 202: a face match is answered synchronously.
-  const { 202: _async, ...syncResponses } = verifyResponses;
   const faceRequest = faceRequestBody.extend({ consent: consentSchema(systemClock) });
   registry.registerPath({
     method: 'post',
@@ -212,14 +210,16 @@ export function register(registry: OpenAPIRegistry): void {
       '`nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record\'s photo. Costs FACE_MATCH_UNITS (2) when compared, ' +
       '1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face ' +
       'is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); ' +
-      '`Prefer: respond-async` is not honoured (answered synchronously).',
+      '`Prefer: respond-async`: the selfie is checked in the request (a refusal is still a 422), then 202 with the reference; the lookup waits out authority outages as other ' +
+      'asynchronous verifications do, the comparison follows it, and the requery answers this call\'s 200 (or its error) once both are done; `verification.completed` is sent ' +
+      'then. The selfie waits sealed inside its job in Redis and leaves with it; a face worker that does not answer ends the verification failed `face_unavailable`, nothing charged.',
     security: bearer,
     request: {
-      headers: idempotencyHeaders,
+      headers: idempotencyHeaders.extend(preferHeader.shape),
       body: jsonBody(faceRequest.meta({ id: 'VerifyFaceRequest', example: { nin: '70000000001', reason: 'corporate', selfie: '/9j/4AAQSkZJRg...', consent: { obtained_at: '2026-11-20T09:30:00Z', channel: 'mobile', notice_version: 'privacy-2026-03' } } })),
     },
     responses: {
-      ...syncResponses,
+      ...verifyResponses,
       200: {
         ...json(
           z.object({ data: z.union([VerifiedPerson, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or with `match_only` the reference alone' }), face: FaceResult }).meta({ id: 'FaceResponse' }),

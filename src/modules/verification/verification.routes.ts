@@ -78,7 +78,7 @@ export function verificationRoutes(ctx: AppContext): Router {
     // A face is biometric data (NDPA): no face match without the person's consent.
     if (!body.consent) throw new AppError('bad_request', FACE_CONSENT_REQUIRED);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
-    send(res, await verifyFace(ctx, { principal: principalOf(req), body: { ...body, consent: body.consent }, idempotencyKey, requestId: req.id }));
+    send(res, await verifyFace(ctx, { principal: principalOf(req), body: { ...body, consent: body.consent }, idempotencyKey, requestId: req.id, respondAsync: prefersAsync(req.get('prefer')) }));
   });
 
   // The hottest read: the token is checked first, then (one Redis call) the deny-list and the rate
