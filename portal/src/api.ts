@@ -81,14 +81,21 @@ export function formatUnits(n: number): string {
   return `${n.toLocaleString('en-US')} units`;
 }
 
-/** Kobo as naira with two decimals: NGN 1,234.50. */
+const NAIRA = new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' });
+
+/** Kobo (the API's integers) as a person reads money: ₦11,015.23. The portal's only money format. */
 export function formatNaira(kobo: number): string {
-  return `NGN ${(kobo / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  return NAIRA.format(kobo / 100);
 }
 
 /** Fetches a CSV with the session and hands it to the browser as a file (a link cannot send Accept). */
-export async function downloadCsv(path: string, filename: string): Promise<void> {
-  const r = await fetch(`${API}${path}`, { headers: { Accept: 'text/csv' }, credentials: 'same-origin' });
+export function downloadCsv(path: string, filename: string): Promise<void> {
+  return download(path, filename, 'text/csv');
+}
+
+/** Fetches a file of the given type with the session and hands it to the browser (a link cannot send Accept). */
+export async function download(path: string, filename: string, accept: string): Promise<void> {
+  const r = await fetch(`${API}${path}`, { headers: { Accept: accept }, credentials: 'same-origin' });
   if (!r.ok) {
     const body = await r.json().catch(() => ({}));
     if (r.status === 401) for (const l of signedOutListeners) l();

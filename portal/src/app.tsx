@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router } from 'preact-iso';
 import { ApiError, call, loadSession, onSignedOut, setCsrfToken } from './api.ts';
-import { Layout } from './layout.tsx';
+import { Layout, VerifiersOnly } from './layout.tsx';
+import { AcceptInvitation } from './pages/accept-invitation.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { ResetPassword } from './pages/reset-password.tsx';
 import { SessionContext, type Me } from './session.tsx';
@@ -58,6 +59,9 @@ export function App() {
   };
 
   if (location.pathname.startsWith('/portal/reset-password')) return <ResetPassword />;
+  if (location.pathname.startsWith('/portal/accept-invitation')) {
+    return <AcceptInvitation onAccepted={(username) => setState({ kind: 'signed-out', reason: `Your account ${username} is ready: sign in with the password you chose.` })} />;
+  }
   switch (state.kind) {
     case 'loading':
       return <p class="loading">Loading…</p>;
@@ -83,14 +87,26 @@ export function App() {
   }
 }
 
+// The finance role only pays and reads: Verify and Batches are not for it, even by a typed address.
+const VerifyPage = () => (
+  <VerifiersOnly>
+    <Verify />
+  </VerifiersOnly>
+);
+const BatchesPage = () => (
+  <VerifiersOnly>
+    <Batches />
+  </VerifiersOnly>
+);
+
 function Routes() {
   return (
     <Router>
       <Route path="/portal" component={Overview} />
       <Route path="/portal/top-up" component={TopUp} />
       <Route path="/portal/top-up/return" component={TopUpReturn} />
-      <Route path="/portal/verify" component={Verify} />
-      <Route path="/portal/batches" component={Batches} />
+      <Route path="/portal/verify" component={VerifyPage} />
+      <Route path="/portal/batches" component={BatchesPage} />
       <Route path="/portal/history" component={History} />
       <Route path="/portal/team" component={Team} />
       <Route path="/portal/api-clients" component={ApiClients} />

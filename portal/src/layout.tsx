@@ -1,23 +1,26 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { isAdmin, useSession } from './session.tsx';
+import { isAdmin, keepsAccounts, useSession, verifies, type Me } from './session.tsx';
 
-const LINKS: { href: string; label: string; admin: boolean }[] = [
-  { href: '/portal', label: 'Overview', admin: false },
-  { href: '/portal/top-up', label: 'Top up', admin: true },
-  { href: '/portal/verify', label: 'Verify', admin: false },
-  { href: '/portal/batches', label: 'Batches', admin: false },
-  { href: '/portal/history', label: 'History', admin: false },
-  { href: '/portal/team', label: 'Team', admin: true },
-  { href: '/portal/api-clients', label: 'API clients', admin: true },
-  { href: '/portal/webhooks', label: 'Webhooks', admin: true },
-  { href: '/portal/audit', label: 'Audit trail', admin: true },
-  { href: '/portal/settings', label: 'Settings', admin: true },
-  { href: '/portal/account', label: 'Account', admin: false },
+type Who = (me: Me) => boolean;
+const everyone: Who = () => true;
+
+const LINKS: { href: string; label: string; who: Who }[] = [
+  { href: '/portal', label: 'Overview', who: everyone },
+  { href: '/portal/top-up', label: 'Top up', who: keepsAccounts },
+  { href: '/portal/verify', label: 'Verify', who: verifies },
+  { href: '/portal/batches', label: 'Batches', who: verifies },
+  { href: '/portal/history', label: 'History', who: everyone },
+  { href: '/portal/team', label: 'Team', who: isAdmin },
+  { href: '/portal/api-clients', label: 'API clients', who: isAdmin },
+  { href: '/portal/webhooks', label: 'Webhooks', who: isAdmin },
+  { href: '/portal/audit', label: 'Audit trail', who: keepsAccounts },
+  { href: '/portal/settings', label: 'Settings', who: isAdmin },
+  { href: '/portal/account', label: 'Account', who: everyone },
 ];
 
-/** What a member may not do is not offered (and the API refuses it anyway). */
+/** What a role may not do is not offered (and the API refuses it anyway). */
 export function Layout({ children }: { children: ComponentChildren }) {
   const { me, signOut } = useSession();
   const { path } = useLocation();
@@ -28,7 +31,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
       setSignOutError(`You are still signed in: ${err instanceof Error ? err.message : 'the service could not be reached'}. Try again.`),
     );
   };
-  const links = LINKS.filter((l) => !l.admin || isAdmin(me));
+  const links = LINKS.filter((l) => l.who(me));
   return (
     <div class="shell">
       <a class="skip" href="#main">
@@ -62,16 +65,30 @@ export function Layout({ children }: { children: ComponentChildren }) {
   );
 }
 
-/** For the pages a member must not see, when reached by a typed address. */
-export function AdminOnly({ children }: { children: ComponentChildren }) {
-  const { me } = useSession();
-  if (!isAdmin(me)) {
+/** For the pages a role must not see, when reached by a typed address. */
+function Only({ allowed, whom, children }: { allowed: boolean; whom: string; children: ComponentChildren }) {
+  if (!allowed) {
     return (
       <section class="page">
         <h1>Not available</h1>
-        <p>This page is for your organisation's administrators.</p>
+        <p>This page is for your organisation's {whom}.</p>
       </section>
     );
   }
   return <>{children}</>;
+}
+
+export function AdminOnly({ children }: { children: ComponentChildren }) {
+  const { me } = useSession();
+  return <Only allowed={isAdmin(me)} whom="administrators" children={children} />;
+}
+
+export function AccountsOnly({ children }: { children: ComponentChildren }) {
+  const { me } = useSession();
+  return <Only allowed={keepsAccounts(me)} whom="administrators and finance officers" children={children} />;
+}
+
+export function VerifiersOnly({ children }: { children: ComponentChildren }) {
+  const { me } = useSession();
+  return <Only allowed={verifies(me)} whom="administrators and team members" children={children} />;
 }

@@ -4,7 +4,7 @@ import { useContext } from 'preact/hooks';
 export type Me = {
   id: number;
   username: string | null;
-  role: 'org_admin' | 'member' | 'platform_admin';
+  role: 'org_admin' | 'member' | 'finance' | 'platform_admin';
   organisation: null | {
     id: number;
     name: string;
@@ -12,6 +12,8 @@ export type Me = {
     units?: number;
     reserved_units?: number;
     loyalty_badge?: string | null;
+    /** Kobo a unit: only for those who keep the accounts. */
+    unit_cost?: number;
   };
 };
 
@@ -26,3 +28,7 @@ export function useSession(): Session {
 }
 
 export const isAdmin = (me: Me) => me.role === 'org_admin';
+/** Administrators and finance officers: top-ups, invoices, statements, the ledger, the audit trail (the API's keep_accounts). */
+export const keepsAccounts = (me: Me) => me.role === 'org_admin' || me.role === 'finance';
+/** Those who may verify and run batches: not the finance role, which only pays and reads. */
+export const verifies = (me: Me) => me.role === 'org_admin' || me.role === 'member';

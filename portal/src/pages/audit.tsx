@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { downloadCsv, get, query } from '../api.ts';
-import { AdminOnly } from '../layout.tsx';
+import { AccountsOnly } from '../layout.tsx';
 import { ErrorText, Pager, Field, Page, useAction, useLoad, when } from '../ui.tsx';
 
 type Event = { id: number; at: string; actor: string | { type: string; id?: number; name?: string } | null; action: string; target: string | null; ip: string | null; details: Record<string, unknown> | null };
@@ -21,7 +21,7 @@ export function Audit() {
   const page = useLoad(() => get<{ data: Event[]; next_cursor: string | null }>(`/audit-events${query({ ...filters, limit: 50, cursor })}`), [action, from, to, cursor]);
   const dl = useAction();
   return (
-    <AdminOnly>
+    <AccountsOnly>
       <Page title="Audit trail">
         <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
           <Field label="Action" name="action" value={action} onInput={(v) => { setAction(v); setCursors([]); }} hint="For example auth.login or team.user_updated" />
@@ -57,6 +57,6 @@ export function Audit() {
         </table>
         <Pager cursors={cursors} next={page.data?.next_cursor} onChange={setCursors} />
       </Page>
-    </AdminOnly>
+    </AccountsOnly>
   );
 }

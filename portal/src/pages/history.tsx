@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { API, downloadCsv, get, query } from '../api.ts';
-import { isAdmin, useSession } from '../session.tsx';
+import { API, download, downloadCsv, formatNaira, get, query } from '../api.ts';
+import { keepsAccounts, useSession } from '../session.tsx';
 import { ErrorText, Pager, Field, Page, Select, useAction, useLoad, when } from '../ui.tsx';
 
 type Tab = 'verifications' | 'transactions' | 'topups';
@@ -14,12 +14,25 @@ const FILTERS: Record<Tab, { name: string; label: string; options: string[] }> =
 
 const COLUMNS: Record<Tab, [string, string][]> = {
   verifications: [['reference_id', 'Reference'], ['kind', 'Looked up by'], ['mode', 'Mode'], ['status', 'Status'], ['charged', 'Charged'], ['username', 'Asked by'], ['created_at', 'When']],
-  transactions: [['id', 'Line'], ['kind', 'Kind'], ['units_delta', 'Units'], ['units_after', 'Balance after'], ['reference', 'Reference'], ['created_at', 'When']],
-  topups: [['reference', 'Reference'], ['status', 'Status'], ['units', 'Units'], ['total_amount', 'Total (kobo)'], ['created_at', 'Started'], ['credited_at', 'Credited']],
+  transactions: [['id', 'Line'], ['kind', 'Kind'], ['units_delta', 'Units'], ['units_after', 'Balance after'], ['money', 'Paid'], ['reference', 'Reference'], ['created_at', 'When']],
+  topups: [['reference', 'Reference'], ['status', 'Status'], ['units', 'Units'], ['base_amount', 'Base'], ['vat_amount', 'VAT'], ['service_charge', 'Processor fee'], ['total_amount', 'Total'], ['created_at', 'Started'], ['credited_at', 'Credited']],
 };
 
+// The API keeps kobo integers; a person reads naira.
+const MONEY = new Set(['base_amount', 'vat_amount', 'service_charge', 'total_amount']);
+
+/** A ledger line of a top-up: what was paid for its units (base, VAT, processor fee); other lines carry no money. */
+function paid(row: Record<string, unknown>): string {
+  if (row.kind !== 'topup' || typeof row.amount !== 'number') return '';
+  const vat = typeof row.vat_amount === 'number' ? row.vat_amount : 0;
+  const fee = typeof row.service_charge === 'number' ? row.service_charge : 0;
+  return `${formatNaira(row.amount)} + VAT ${formatNaira(vat)} + fee ${formatNaira(fee)}`;
+}
+
 function cell(row: Record<string, unknown>, key: string): string {
+  if (key === 'money') return paid(row);
   const v = row[key];
+  if (MONEY.has(key) && typeof v === 'number') return formatNaira(v);
   if (key === 'username' && !v) {
     const client = row.api_client as { name?: string } | null | undefined;
     return client?.name ? `API client ${client.name}` : '';
@@ -31,7 +44,8 @@ function cell(row: Record<string, unknown>, key: string): string {
 
 export function History() {
   const { me } = useSession();
-  const tabs: Tab[] = isAdmin(me) ? ['verifications', 'transactions', 'topups'] : ['verifications'];
+  const accounts = keepsAccounts(me);
+  const tabs: Tab[] = accounts ? ['verifications', 'transactions', 'topups'] : ['verifications'];
   const [tab, setTab] = useState<Tab>('verifications');
   const [filter, setFilter] = useState('');
   const [from, setFrom] = useState('');
@@ -69,6 +83,7 @@ export function History() {
           <tr>
             {COLUMNS[tab].map(([k, label]) => <th scope="col" key={k}>{label}</th>)}
             {tab === 'verifications' ? <th scope="col">Slip</th> : null}
+            {tab === 'topups' ? <th scope="col">Invoice</th> : null}
           </tr>
         </thead>
         <tbody>
@@ -78,11 +93,48 @@ export function History() {
               {tab === 'verifications' ? (
                 <td>{row.status === 'found' && row.kind !== 'match' ? <a href={`${API}/verify-nin/slip/${String(row.reference_id)}`} target="_blank" rel="noopener">Slip</a> : null}</td>
               ) : null}
+              {tab === 'topups' ? (
+                <td>
+                  {typeof row.invoice_number === 'string' ? (
+                    <a href={`${API}/topups/${encodeURIComponent(String(row.reference))}/invoice`} download={`${row.invoice_number}.pdf`}>
+                      Invoice {row.invoice_number}
+                    </a>
+                  ) : null}
+                </td>
+              ) : null}
             </tr>
           ))}
         </tbody>
       </table>
       <Pager cursors={cursors} next={page.data?.next_cursor} onChange={setCursors} />
+      {accounts ? <Statements /> : null}
     </Page>
+  );
+}
+
+/** The month now in Lagos (the statements' own months), as yyyy-mm. */
+function lagosMonth(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Lagos', year: 'numeric', month: '2-digit' }).format(new Date()).slice(0, 7);
+}
+
+/** A month's statement (opening balance, movements, closing balance) as a PDF or CSV file. */
+function Statements() {
+  const [month, setMonth] = useState(lagosMonth);
+  const action = useAction();
+  const fetchStatement = (ext: 'pdf' | 'csv') => void action.run(() => download(`/statements/${encodeURIComponent(month)}`, `statement-${month}.${ext}`, ext === 'pdf' ? 'application/pdf' : 'text/csv'));
+  return (
+    <section aria-labelledby="statements-title" class="statements">
+      <h2 id="statements-title">Statements</h2>
+      <form class="filters" aria-labelledby="statements-title" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Month" name="statement_month" type="month" value={month} onInput={setMonth} required hint="Months run in Lagos time" />
+        <button type="button" class="secondary" disabled={action.busy || !month} onClick={() => fetchStatement('pdf')}>
+          Download statement (PDF)
+        </button>
+        <button type="button" class="secondary" disabled={action.busy || !month} onClick={() => fetchStatement('csv')}>
+          Download statement (CSV)
+        </button>
+      </form>
+      <ErrorText error={action.error} />
+    </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect } from 'preact/hooks';
-import { formatUnits, get } from '../api.ts';
-import { isAdmin, useSession } from '../session.tsx';
+import { formatNaira, formatUnits, get } from '../api.ts';
+import { keepsAccounts, useSession } from '../session.tsx';
 import { ErrorText, Page, useLoad } from '../ui.tsx';
 
 type Day = { day: string; units: number; verifications: number; fixture_verifications: number };
@@ -52,8 +52,8 @@ function UsageChart({ days, line }: { days: Day[]; line: number | null }) {
 
 export function Overview() {
   const { me, refresh } = useSession();
-  const admin = isAdmin(me);
-  const usage = useLoad(() => (admin ? get<{ data: Day[] }>('/usage/daily?days=30') : Promise.resolve(null)), [admin]);
+  const accounts = keepsAccounts(me);
+  const usage = useLoad(() => (accounts ? get<{ data: Day[] }>('/usage/daily?days=30') : Promise.resolve(null)), [accounts]);
   const settings = useLoad(() => get<Settings>('/me/organisation'), []);
   useEffect(() => {
     void refresh();
@@ -73,6 +73,14 @@ export function Overview() {
             <dt>Balance</dt>
             <dd class={line !== null && units < line ? 'balance low' : 'balance'} data-testid="balance">
               {formatUnits(units)}
+            </dd>
+          </div>
+        ) : null}
+        {units !== undefined && org?.unit_cost !== undefined ? (
+          <div>
+            <dt>Balance value</dt>
+            <dd data-testid="balance-value">
+              {formatNaira(units * org.unit_cost)} at {formatNaira(org.unit_cost)} a unit
             </dd>
           </div>
         ) : null}

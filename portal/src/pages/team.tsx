@@ -3,11 +3,93 @@ import { call, get } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
 import { ErrorText, Field, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
 
-type Member = { id: number; username: string; email: string | null; role: 'org_admin' | 'member'; disabled: boolean; created_at: string };
+type Member = { id: number; username: string; email: string | null; role: 'org_admin' | 'member' | 'finance'; disabled: boolean; created_at: string };
+type Invitation = { id: number; email: string; username: string; role: Member['role']; status: 'pending' | 'accepted' | 'revoked' | 'expired'; created_at: string; expires_at: string };
 const ROLES = [
   { value: 'member', label: 'Team member' },
+  { value: 'finance', label: 'Finance officer' },
   { value: 'org_admin', label: 'Administrator' },
 ];
+const roleLabel = (role: string) => ROLES.find((r) => r.value === role)?.label ?? role;
+
+/** Invite by e-mail: the invitee chooses their own password from the e-mail's link (valid 72 hours, usable once). */
+function Invitations() {
+  const list = useLoad(() => get<{ data: Invitation[] }>('/team/invitations'), []);
+  const [email, setEmail] = useState('');
+  const [username, setUsername] = useState('');
+  const [role, setRole] = useState('member');
+  const [sent, setSent] = useState<string | null>(null);
+  const action = useAction();
+  const invite = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      setSent(null);
+      const r = await call<Invitation>('POST', '/team/invitations', { json: { email, username, role } });
+      setSent(`Invitation sent to ${r.data.email} for ${r.data.username} (${roleLabel(r.data.role)}); the link is valid until ${when(r.data.expires_at)}.`);
+      setEmail('');
+      setUsername('');
+      list.reload();
+    });
+  };
+  const revoke = (i: Invitation) =>
+    void action.run(async () => {
+      setSent(null);
+      await call('DELETE', `/team/invitations/${i.id}`);
+      setSent(`The invitation of ${i.username} is revoked: its link no longer works.`);
+      list.reload();
+    });
+  const rows = list.data?.data ?? [];
+  return (
+    <section aria-labelledby="invite-title" class="invitations">
+      <form onSubmit={invite} aria-labelledby="invite-title">
+        <h2 id="invite-title">Invite by e-mail</h2>
+        <Field label="E-mail" name="invite_email" type="email" value={email} onInput={setEmail} required autocomplete="off" />
+        <Field label="Username" name="invite_username" value={username} onInput={setUsername} required autocomplete="off" />
+        <Select label="Role" name="invite_role" value={role} onChange={setRole} options={ROLES} />
+        <button type="submit" disabled={action.busy}>
+          Send invitation
+        </button>
+      </form>
+      {sent ? <Notice>{sent}</Notice> : null}
+      <ErrorText error={action.error ?? list.error} />
+      {rows.length === 0 ? (
+        <p>No invitations yet.</p>
+      ) : (
+        <table class="list" tabIndex={0}>
+          <caption>Invitations</caption>
+          <thead>
+            <tr>
+              <th scope="col">Username</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">State</th>
+              <th scope="col">Valid until</th>
+              <th scope="col">Change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((i) => (
+              <tr key={i.id}>
+                <td>{i.username}</td>
+                <td>{i.email}</td>
+                <td>{roleLabel(i.role)}</td>
+                <td>{i.status}</td>
+                <td>{when(i.expires_at)}</td>
+                <td>
+                  {i.status === 'pending' ? (
+                    <button type="button" class="secondary" onClick={() => revoke(i)} disabled={action.busy}>
+                      Revoke invitation of {i.username}
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
 
 export function Team() {
   const team = useLoad(() => get<{ data: Member[] }>('/team'), []);
@@ -34,6 +116,7 @@ export function Team() {
   return (
     <AdminOnly>
       <Page title="Team">
+        <Invitations />
         <form onSubmit={add} aria-label="Add a user">
           <h2>Add a user</h2>
           <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="off" />

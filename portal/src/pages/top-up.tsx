@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, formatNaira, formatUnits, get } from '../api.ts';
-import { AdminOnly } from '../layout.tsx';
+import { AccountsOnly } from '../layout.tsx';
 import { useSession } from '../session.tsx';
 import { ErrorText, Field, Notice, Page, useAction } from '../ui.tsx';
 
@@ -23,7 +23,7 @@ export function TopUp() {
       location.assign(r.data.authorization_url);
     });
   return (
-    <AdminOnly>
+    <AccountsOnly>
       <Page title="Top up">
         <form onSubmit={price} aria-label="Price a top-up">
           <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={(v) => { setUnits(v); setQuote(null); }} required hint="A multiple of 100" />
@@ -50,7 +50,7 @@ export function TopUp() {
         ) : null}
         <ErrorText error={action.error} />
       </Page>
-    </AdminOnly>
+    </AccountsOnly>
   );
 }
 
@@ -91,7 +91,7 @@ export function TopUpReturn() {
     };
   }, [reference]);
   return (
-    <AdminOnly>
+    <AccountsOnly>
       <Page title="Top-up payment">
         <ErrorText error={error} />
         {row?.status === 'credited' ? (
@@ -107,6 +107,6 @@ export function TopUpReturn() {
           <a href="/portal">Back to the overview</a>
         </p>
       </Page>
-    </AdminOnly>
+    </AccountsOnly>
   );
 }

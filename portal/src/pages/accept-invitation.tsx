@@ -1,0 +1,57 @@
+import { useState } from 'preact/hooks';
+import { call } from '../api.ts';
+import { ErrorText, Field, useAction } from '../ui.tsx';
+
+/**
+ * The page an invitation e-mail links to (`/portal/accept-invitation#token=...`). The token rides in the
+ * fragment, which the browser never sends to a server (so no access log or proxy sees it); it is read
+ * once and removed from the address bar and the history before anything else happens.
+ */
+function takeToken(): string {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
+  if (location.hash) history.replaceState(null, '', '/portal/accept-invitation');
+  return token;
+}
+
+export function AcceptInvitation({ onAccepted }: { onAccepted(username: string): void }) {
+  const [token] = useState(takeToken);
+  const [password, setPassword] = useState('');
+  const [again, setAgain] = useState('');
+  const action = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    if (password !== again) {
+      action.setError(new Error('The two passwords differ: type the same password twice.'));
+      return;
+    }
+    void action.run(async () => {
+      const r = await call<{ username: string }>('POST', '/invitations/accept', { json: { token, password } }, { quiet401: true });
+      // The invitation is spent: on to the sign-in page, at its own address.
+      history.replaceState(null, '', '/portal');
+      onAccepted(r.data.username);
+    });
+  };
+  return (
+    <main id="main" class="sign-in">
+      <h1>Accept your invitation</h1>
+      {token ? (
+        <form onSubmit={submit} aria-label="Choose your password">
+          <p>Choose the password you will sign in with.</p>
+          <Field label="Password" name="password" type="password" value={password} onInput={setPassword} required autocomplete="new-password" />
+          <Field label="Password again" name="password_again" type="password" value={again} onInput={setAgain} required autocomplete="new-password" />
+          <ErrorText error={action.error} />
+          <button type="submit" disabled={action.busy}>
+            Create my account
+          </button>
+        </form>
+      ) : (
+        <p class="error" role="alert">
+          This link carries no invitation. Open the link of your invitation e-mail again, or ask an administrator for a new one.
+        </p>
+      )}
+      <p>
+        <a href="/portal">Sign in</a>
+      </p>
+    </main>
+  );
+}
