@@ -94,7 +94,7 @@ describe.skipIf(!hasChromium)('portal in headless Chromium', () => {
     await page.getByLabel('Units').fill('500');
     await page.getByRole('button', { name: 'Show price' }).click();
     await page.getByRole('table').getByText('Total to pay').waitFor();
-    await page.getByRole('button', { name: /^Pay NGN/ }).click();
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
     await page.getByRole('button', { name: 'Pay', exact: true }).click();
     await page.getByRole('link', { name: 'Return to merchant' }).click();
     await page.getByText(/Credited: 500 units/).waitFor({ timeout: 20_000 });

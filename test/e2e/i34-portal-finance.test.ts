@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';
+import { waitFor } from '../setup/wait.ts';
+import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from './portal-kit.ts';
+
+if (!hasChromium) console.warn(`SKIPPED test/e2e/i34-portal-finance.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+
+// Issue 34 items 1, 5 and 7: an administrator invites a finance officer from the Team page; the officer
+// accepts from the e-mail's link, signs in, sees the finance menu and naira, tops up, and downloads the
+// top-up's invoice and the month's statement.
+
+const naira = (kobo: number) => new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' }).format(kobo / 100);
+
+describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in headless Chromium', () => {
+  let smtp: SmtpSink;
+  let stack: Stack;
+  let browser: Browser;
+  let org: OrgFixture;
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    smtp = await startSmtpSink();
+    stack = await startStack({ env: { SMTP_URL: smtp.url } });
+    org = await stack.createOrg({ units: 40 });
+    browser = await launch();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+    await smtp?.close();
+  });
+
+  /** The token the invitation e-mail's link carries, as the mail sink received it. */
+  async function invitationToken(email: string): Promise<string> {
+    const mail = await waitFor(() => smtp.messages.find((m) => m.to.includes(email)), { what: `invitation e-mail to ${email}` });
+    const token = /\/portal\/accept-invitation#token=([A-Za-z0-9_-]{43})/.exec(decodeQuotedPrintable(mail.raw))?.[1];
+    expect(token).toBeDefined();
+    return token!;
+  }
+
+  async function downloaded(page: Page, click: () => Promise<void>): Promise<{ name: string; body: Buffer }> {
+    const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
+    return { name: dl.suggestedFilename(), body: await readFile((await dl.path())!) };
+  }
+
+  it('issue 34: item 7: When an administrator invites a finance officer by e-mail and they accept in the portal, then they see the finance menu and naira, top up, and download the invoice and the month statement; axe finds nothing serious', { timeout: 120_000 }, async () => {
+    const username = `i34-fin-${randomBytes(3).toString('hex')}`;
+    const email = `${username}@example.test`;
+    const password = `chosen-${randomBytes(6).toString('hex')}`;
+
+    // The administrator invites from the Team page, and revokes a second invitation.
+    const adminPage = await (await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } })).newPage();
+    await signIn(adminPage, stack.url, org.admin.username, org.admin.password);
+    await adminPage.getByRole('navigation').getByRole('link', { name: 'Team' }).click();
+    const inviteForm = adminPage.getByRole('form', { name: 'Invite by e-mail' });
+    for (const [who, role] of [[username, 'Finance officer'], [`${username}-x`, 'Team member']] as const) {
+      await inviteForm.getByLabel('E-mail').fill(`${who}@example.test`);
+      await inviteForm.getByLabel('Username').fill(who);
+      await inviteForm.getByLabel('Role').selectOption({ label: role });
+      await inviteForm.getByRole('button', { name: 'Send invitation' }).click();
+      await adminPage.getByText(`Invitation sent to ${who}@example.test`).waitFor();
+    }
+    await adminPage.getByRole('row').filter({ hasText: email }).getByRole('cell', { name: 'pending' }).waitFor();
+    for (const width of Object.values(WIDTHS)) await checkPage(adminPage, 'team-invitations', width);
+    await adminPage.getByRole('button', { name: `Revoke invitation of ${username}-x` }).click();
+    await adminPage.getByText(`The invitation of ${username}-x is revoked`).waitFor();
+    await adminPage.getByRole('row').filter({ hasText: `${username}-x@example.test` }).getByRole('cell', { name: 'revoked' }).waitFor();
+    await adminPage.context().close();
+
+    // The invitee opens the e-mail's link, chooses a password (typed twice), and is sent to sign in.
+    const token = await invitationToken(email);
+    const page = await (await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } })).newPage();
+    await page.goto(`${stack.url}/portal/accept-invitation#token=${token}`);
+    await page.getByRole('heading', { name: 'Accept your invitation' }).waitFor();
+    expect(page.url()).toBe(`${stack.url}/portal/accept-invitation`);
+    for (const width of Object.values(WIDTHS)) await checkPage(page, 'accept-invitation', width);
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByLabel('Password again').fill(`${password}-typo`);
+    await page.getByRole('button', { name: 'Create my account' }).click();
+    await page.getByText('The two passwords differ').waitFor();
+    await page.getByLabel('Password again').fill(password);
+    await page.getByRole('button', { name: 'Create my account' }).click();
+    await page.getByText(`Your account ${username} is ready`).waitFor();
+    expect(page.url()).toBe(`${stack.url}/portal`);
+    await signIn(page, stack.url, username, password);
+
+    // The finance menu; Verify and Batches are not served by a typed address either.
+    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Overview', 'Top up', 'History', 'Audit trail', 'Account']);
+    const me = (await stack.api('GET', '/v1/me', { token: await stack.login(username, password) })).body;
+    expect(me.role).toBe('finance');
+    const unitCost = me.organisation.unit_cost as number;
+    await page.getByTestId('balance-value').getByText(`${naira(40 * unitCost)} at ${naira(unitCost)} a unit`).waitFor();
+    for (const width of Object.values(WIDTHS)) await checkPage(page, 'finance-overview', width);
+    await page.goto(`${stack.url}/portal/verify`);
+    await page.getByRole('heading', { name: 'Not available' }).waitFor();
+    await page.goto(`${stack.url}/portal`);
+
+    // The finance officer tops up at the processor's checkout; the price is in naira.
+    await page.getByRole('navigation').getByRole('link', { name: 'Top up' }).click();
+    await page.getByLabel('Units').fill('500');
+    await page.getByRole('button', { name: 'Show price' }).click();
+    await page.getByRole('table').getByText('Total to pay').waitFor();
+    await page.getByRole('button', { name: /^Pay ₦\d{1,3}(,\d{3})*\.\d{2}$/ }).click();
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await page.getByRole('link', { name: 'Return to merchant' }).click();
+    await page.getByText(/Credited: 500 units/).waitFor({ timeout: 20_000 });
+
+    // History: the top-up in naira with its invoice; the ledger's top-up line with base, VAT and fee.
+    const topup = (await stack.api('GET', '/v1/topups', { token: org.admin.token })).body.data[0];
+    expect(topup).toMatchObject({ status: 'credited', invoice_number: expect.stringMatching(/^INV-\d{4}-\d{6}$/) });
+    await page.goto(`${stack.url}/portal/history`);
+    await page.getByRole('tab', { name: 'Top-ups' }).click();
+    const row = page.getByRole('row').filter({ hasText: topup.reference });
+    await row.getByRole('cell', { name: naira(topup.total_amount), exact: true }).waitFor();
+    await row.getByRole('cell', { name: naira(topup.vat_amount), exact: true }).waitFor();
+    const invoice = await downloaded(page, () => row.getByRole('link', { name: `Invoice ${topup.invoice_number}` }).click());
+    expect(invoice.name).toBe(`${topup.invoice_number}.pdf`);
+    expect(invoice.body.subarray(0, 5).toString()).toBe('%PDF-');
+    for (const width of Object.values(WIDTHS)) await checkPage(page, 'finance-history', width);
+
+    await page.getByRole('tab', { name: 'Transactions' }).click();
+    await page
+      .getByRole('row')
+      .filter({ hasText: topup.reference })
+      .getByRole('cell', { name: `${naira(topup.base_amount)} + VAT ${naira(topup.vat_amount)} + fee ${naira(topup.service_charge)}`, exact: true })
+      .waitFor();
+
+    // This month's statement, as PDF and as CSV, with the top-up in it.
+    const month = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Lagos', year: 'numeric', month: '2-digit' }).format(new Date()).slice(0, 7);
+    expect(await page.getByLabel('Month').inputValue()).toBe(month);
+    const pdf = await downloaded(page, () => page.getByRole('button', { name: 'Download statement (PDF)' }).click());
+    expect({ name: pdf.name, head: pdf.body.subarray(0, 5).toString() }).toEqual({ name: `statement-${month}.pdf`, head: '%PDF-' });
+    const csv = await downloaded(page, () => page.getByRole('button', { name: 'Download statement (CSV)' }).click());
+    expect(csv.name).toBe(`statement-${month}.csv`);
+    expect(csv.body.toString()).toContain('opening_balance');
+    expect(csv.body.toString()).toContain(topup.reference);
+    await page.context().close();
+  });
+});
