@@ -226,8 +226,9 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     // The e-mailed token is sealed in the outbox: an invitation with a token of the driver's own.
     const inviteToken = 'contract-invitation-token-0123456789abcdefghij';
     await stack.db.query(sql.unsafe`
-      INSERT INTO invitations (org_id, email, username, role, token_hash, created_at, expires_at)
-      VALUES (${org.orgId}, 'joiner@example.com', ${`joiner-${org.orgId}`}, 'member', ${sql.binary(createHash('sha256').update(inviteToken).digest())}, now(), now() + interval '1 hour')`);
+      INSERT INTO invitations (org_id, email, username, role, token_hash, invited_by, created_at, expires_at)
+      VALUES (${org.orgId}, 'joiner@example.com', ${`joiner-${org.orgId}`}, 'member', ${sql.binary(createHash('sha256').update(inviteToken).digest())},
+              (SELECT id FROM users WHERE username = ${org.admin.username}), now(), now() + interval '1 hour')`);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 201);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 400);
 
