@@ -310,6 +310,10 @@ export const configSchema = z
     // Deliveries in flight per worker process (at most 4 per endpoint across all of them), and how often
     // a worker looks for due deliveries when no commit notified it (the safety net of LISTEN/NOTIFY).
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+    // Deliveries in flight per organisation across every worker process (all its endpoints together).
+    // Kept below WEBHOOK_CONCURRENCY, so an organisation whose receivers all hang holds at most this many
+    // of a process's sockets and the rest stay free for everyone else.
+    WEBHOOK_MAX_IN_FLIGHT_PER_ORG: z.coerce.number().int().min(1).max(512).default(8),
     WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     // true: webhook receivers must be https on public addresses even in the sandbox, which otherwise
     // allows http and loopback (a real stack always refuses them).

@@ -21,16 +21,17 @@ import { signatureHeader } from './signing.ts';
  * The workers' webhook dispatcher. Deliveries wait in PostgreSQL (written with the change they report),
  * so no Redis queue stands between an event and its receiver: Redis may be away and nothing is lost.
  * Each worker process claims due deliveries in one statement, at most PER_ENDPOINT in flight per
- * endpoint across every process (a lease on the row, so a killed worker's claim expires and the same
- * event is tried again), round-robin over endpoints (each endpoint's oldest due delivery before anyone's
- * second), and sends them concurrently with a hard timeout. A dead receiver therefore holds at most
- * PER_ENDPOINT of a process's WEBHOOK_CONCURRENCY sockets, for WEBHOOK_TIMEOUT_MS each, and its backlog
- * never stands in front of another organisation's deliveries. A commit notifies the dispatchers
+ * endpoint and WEBHOOK_MAX_IN_FLIGHT_PER_ORG per organisation across every process (a lease on the row,
+ * so a killed worker's claim expires and the same event is tried again), round-robin over organisations
+ * and, within one, over its endpoints (each organisation's oldest due delivery before anyone's second),
+ * and sends them concurrently with a hard timeout. An organisation whose receivers are all dead therefore
+ * holds at most WEBHOOK_MAX_IN_FLIGHT_PER_ORG of a process's WEBHOOK_CONCURRENCY sockets, for
+ * WEBHOOK_TIMEOUT_MS each, and its backlog never stands in front of another organisation's deliveries. A commit notifies the dispatchers
  * (LISTEN/NOTIFY) so a delivery starts at once; the poll is the safety net when a notification is missed.
  */
 export const PER_ENDPOINT = 4;
 
-// One claim at a time across every worker process: the in-flight count an endpoint has is read and
+// One claim at a time across every worker process: the in-flight count an endpoint or organisation has is read and
 // raised under it, so two processes never both see room for the same slot. A claim is one short
 // statement, so the lock is never held for long.
 const CLAIM_LOCK = 3_202_032;
@@ -51,22 +52,35 @@ const claimedRow = z.object({
 });
 type Claimed = z.infer<typeof claimedRow>;
 
-export async function claimDue(db: DatabasePool, limit: number, leaseMs: number): Promise<readonly Claimed[]> {
+export async function claimDue(db: DatabasePool, limit: number, leaseMs: number, perOrg: number): Promise<readonly Claimed[]> {
   if (limit <= 0) return [];
   return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
+    // Candidates: each endpoint's oldest due deliveries up to its free slots (ern: its turn within the
+    // endpoint). Then each organisation's candidates are ranked endpoints in turn (orn) and cut to the
+    // organisation's free slots, counted over every endpoint and every process (the leases). Ordered by
+    // orn, every organisation's first delivery comes before anyone's second.
     return tx.any(sql.type(claimedRow)`
-      WITH pick AS (
-        SELECT c.id FROM webhook_endpoints e
+      WITH cand AS (
+        SELECT c.id, c.next_attempt_at, e.org_id, c.ern FROM webhook_endpoints e
         CROSS JOIN LATERAL (
-          SELECT x.id, x.next_attempt_at, row_number() OVER (ORDER BY x.next_attempt_at, x.id) AS rn
+          SELECT x.id, x.next_attempt_at, row_number() OVER (ORDER BY x.next_attempt_at, x.id) AS ern
           FROM webhook_deliveries x
           WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.next_attempt_at <= now() AND (x.lease_until IS NULL OR x.lease_until <= now())
           ORDER BY x.next_attempt_at, x.id
           LIMIT greatest(0, ${PER_ENDPOINT} - (SELECT count(*) FROM webhook_deliveries b WHERE b.endpoint_id = e.id AND b.status = 'pending' AND b.lease_until > now()))
         ) c
         WHERE e.enabled AND e.deleted_at IS NULL
-        ORDER BY c.rn, c.next_attempt_at, c.id
+      ), ranked AS (
+        SELECT cand.*, row_number() OVER (PARTITION BY cand.org_id ORDER BY cand.ern, cand.next_attempt_at, cand.id) AS orn FROM cand
+      ), busy AS (
+        SELECT o.org_id, count(*) AS n FROM webhook_endpoints o JOIN webhook_deliveries b ON b.endpoint_id = o.id
+        WHERE o.org_id IN (SELECT DISTINCT org_id FROM cand) AND b.status = 'pending' AND b.lease_until > now()
+        GROUP BY o.org_id
+      ), pick AS (
+        SELECT r.id FROM ranked r LEFT JOIN busy ON busy.org_id = r.org_id
+        WHERE r.orn <= ${perOrg} - coalesce(busy.n, 0)
+        ORDER BY r.orn, r.next_attempt_at, r.id
         LIMIT ${limit}
       )
       UPDATE webhook_deliveries w
@@ -251,7 +265,7 @@ export function startWebhookDispatcher(deps: DispatcherDeps): WebhookDispatcher 
       do {
         again = false;
         const room = config.WEBHOOK_CONCURRENCY - inFlight.size;
-        const claimed = await claimDue(deps.db, room, leaseMs);
+        const claimed = await claimDue(deps.db, room, leaseMs, config.WEBHOOK_MAX_IN_FLIGHT_PER_ORG);
         for (const d of claimed) {
           const p: Promise<void> = attempt(deps, d)
             .catch((err: unknown) => logger.error({ err: describe(err), deliveryId: d.id }, 'webhook attempt failed to record; its lease expires and it is tried again'))
