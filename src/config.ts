@@ -314,6 +314,9 @@ export const configSchema = z
     // Kept below WEBHOOK_CONCURRENCY, so an organisation whose receivers all hang holds at most this many
     // of a process's sockets and the rest stay free for everyone else.
     WEBHOOK_MAX_IN_FLIGHT_PER_ORG: z.coerce.number().int().min(1).max(512).default(8),
+    // Endpoints one organisation may have (switched off ones count, deleted ones do not); beyond it 409.
+    // Each endpoint gets its own delivery of every event, so this bounds what one event costs.
+    WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
     WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     // true: webhook receivers must be https on public addresses even in the sandbox, which otherwise
     // allows http and loopback (a real stack always refuses them).

@@ -63,3 +63,23 @@ it("issue 32: When one organisation's receivers on several endpoints hold every 
   expect(a, "the slow organisation's deliveries when the other's ping was received").toEqual({ delivered: 0, answered: 0, leased: 2 });
   expect(await slowReceived()).toBe(2);
 });
+
+it('issue 32: When an organisation has WEBHOOK_MAX_ENDPOINTS (20) endpoints, switched off ones included, then one more is refused with 409 and a detail, and deleting one makes room', async () => {
+  const org = await stack.createOrg();
+  const ids: string[] = [];
+  for (let i = 0; i < 19; i++) ids.push(await register(org, hookUrl(newName())));
+  expect((await stack.api('PATCH', `/v1/webhook-endpoints/${ids[0]}`, { token: org.admin.token, json: { enabled: false } })).status).toBe(200);
+
+  const create = () => stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: hookUrl(newName()), events: ['ping'] } });
+  expect((await create()).status).toBe(201);
+  const refused = await create();
+  expect(refused.status).toBe(409);
+  expect(refused.body.detail).toMatch(/20 webhook endpoints/);
+  expect((await stack.api('GET', '/v1/webhook-endpoints', { token: org.admin.token })).body.data).toHaveLength(20);
+  // Another organisation is not counted with this one.
+  const other = await stack.createOrg();
+  await register(other, hookUrl(newName()));
+
+  expect((await stack.api('DELETE', `/v1/webhook-endpoints/${ids[1]}`, { token: org.admin.token })).status).toBe(204);
+  expect((await create()).status).toBe(201);
+});

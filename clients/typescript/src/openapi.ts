@@ -927,7 +927,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once. An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -5525,6 +5525,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description The organisation has the most endpoints allowed: delete one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];

@@ -47,7 +47,13 @@ export async function createEndpoint(deps: EndpointDeps, orgId: number, b: { url
   const id = `we_${randomBytes(12).toString('hex')}`;
   const secret = newSecret();
   const sealed = seal(deps.config.encryptionKeys, secret, secretAad(id));
-  const row = await repo.insertEndpoint(deps.db, { id, orgId, url, events: [...new Set(b.events)], description: b.description ?? null, secretEnc: sealed.data, keyId: sealed.keyId });
+  const max = deps.config.WEBHOOK_MAX_ENDPOINTS;
+  const row = await deps.db.transaction(async (tx) => {
+    if ((await repo.lockEndpointCount(tx, orgId)) >= max) {
+      throw new AppError('conflict', `This organisation has ${max} webhook endpoints, the most allowed; delete one it no longer uses (DELETE /v1/webhook-endpoints/{id}) before adding another`);
+    }
+    return repo.insertEndpoint(tx, { id, orgId, url, events: [...new Set(b.events)], description: b.description ?? null, secretEnc: sealed.data, keyId: sealed.keyId });
+  });
   return { ...present(row), secret };
 }
 

@@ -18,9 +18,9 @@ export function register(registry: OpenAPIRegistry): void {
 
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', tags: [TAGS.webhookEndpoints],
-    summary: 'Register an endpoint', description: `${WHO} The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once.`,
+    summary: 'Register an endpoint', description: `${WHO} The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once. An organisation has at most 20 endpoints (\`WEBHOOK_MAX_ENDPOINTS\`; switched off ones count): 409 beyond.`,
     security: bearer, request: { body: jsonBody(New) },
-    responses: { 201: json(WithSecret, 'Endpoint registered'), ...errors(400, 401, 403, 415, 422, 429) },
+    responses: { 201: json(WithSecret, 'Endpoint registered'), ...errors(400, 401, 403, 415, 422, 429), 409: errorResponse('The organisation has the most endpoints allowed: delete one first') },
   });
   registry.registerPath({
     method: 'get', path: '/webhook-endpoints', operationId: 'listWebhookEndpoints', tags: [TAGS.webhookEndpoints],

@@ -30,6 +30,19 @@ export async function insertEndpoint(
     RETURNING ${columns}`);
 }
 
+// First key of pg_advisory_xact_lock(int, int) for an organisation's endpoint count; the second is the organisation.
+const ENDPOINTS_LOCK = 0x77686570;
+
+/**
+ * The organisation's endpoints (switched off ones too, not deleted ones), counted under a lock held
+ * until the transaction ends, so two registrations at once never both see room for the last one.
+ */
+export async function lockEndpointCount(db: CommonQueryMethods, orgId: number): Promise<number> {
+  await db.query(sql.unsafe`SELECT pg_advisory_xact_lock(${ENDPOINTS_LOCK}, (${orgId}::bigint % 2147483647)::int)`);
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${orgId} AND deleted_at IS NULL`);
+}
+
 export async function listEndpoints(db: CommonQueryMethods, orgId: number): Promise<readonly EndpointRow[]> {
   return db.any(sql.type(endpointRow)`
     SELECT ${columns} FROM webhook_endpoints WHERE org_id = ${orgId} AND deleted_at IS NULL ORDER BY created_at, id`);
