@@ -1,6 +1,7 @@
 import PDFDocument from 'pdfkit';
 import { nairaText, printable } from '../../lib/pdf-text.ts';
 import type { Statement, StatementLine } from './statement.ts';
+import { pdfBytes } from '../../lib/pdf-output.ts';
 
 export const STATEMENT_CSV_COLUMNS = ['date', 'kind', 'reference', 'description', 'units', 'balance_units', 'base_naira', 'vat_naira', 'fee_naira', 'total_naira'] as const;
 
@@ -53,12 +54,7 @@ const signed = (n: number) => (n > 0 ? `+${n.toLocaleString('en-US')}` : n.toLoc
 /** A4 pages: the balances, then one row per line (pages added as they fill), then the totals. */
 export async function statementPdf(s: Statement): Promise<Buffer> {
   const doc = new PDFDocument({ size: 'A4', margin: MARGIN, info: { Title: `Statement ${s.month}`, Creator: 'idverify', Producer: 'idverify' } });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
+  const done = pdfBytes(doc);
   const width = A4.width - 2 * MARGIN;
   const cols = { date: MARGIN, text: MARGIN + 72, units: MARGIN + 330, money: MARGIN + 390 };
   const moneyWidth = width - (cols.money - MARGIN);

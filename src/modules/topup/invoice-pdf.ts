@@ -1,5 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { nairaText, printable } from '../../lib/pdf-text.ts';
+import { pdfBytes } from '../../lib/pdf-output.ts';
 
 export type Party = { name: string; address: string | null; tin: string | null };
 
@@ -41,12 +42,7 @@ function party(doc: PDFKit.PDFDocument, title: string, p: Party, x: number, y: n
 /** One A4 page: the parties, the number, the payment, and the amounts in naira. */
 export async function renderInvoice(inv: InvoiceContent): Promise<Buffer> {
   const doc = new PDFDocument({ size: 'A4', margin: MARGIN, info: { Title: `Invoice ${inv.number}`, Creator: 'idverify', Producer: 'idverify' } });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
+  const done = pdfBytes(doc);
 
   const width = A4.width - 2 * MARGIN;
   doc.font('Helvetica-Bold').fontSize(20).fillColor(INK).text('VAT invoice', MARGIN, MARGIN);

@@ -1,6 +1,7 @@
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import { printable } from '../../lib/pdf-text.ts';
+import { pdfBytes } from '../../lib/pdf-output.ts';
 
 /** What a printed slip shows; the caller has decrypted the record and keeps it in memory only. */
 export type SlipContent = {
@@ -63,12 +64,7 @@ export async function renderSlip(s: SlipContent): Promise<Buffer> {
     // The document's metadata names the reference only, never the person.
     info: { Title: `Verification slip ${s.referenceId}`, Creator: 'idverify', Producer: 'idverify' },
   });
-  const chunks: Buffer[] = [];
-  doc.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
+  const done = pdfBytes(doc);
 
   const width = A4.width - 2 * MARGIN;
   doc.font('Helvetica-Bold').fontSize(20).fillColor(INK).text('Identity verification slip', MARGIN, MARGIN);
