@@ -165,8 +165,14 @@ describe('issue 34: item 2: invoices', () => {
   it('issue 34: item 2: the migration numbers the top-ups credited before invoices existed in the order they were credited, and sets the counters after them', async () => {
     const migration = readFileSync(new URL('../../migrations/1732200310000_invoices.sql', import.meta.url), 'utf8');
     const backfill = migration.slice(migration.indexOf('-- Top-ups credited before'), migration.indexOf('-- Down Migration'));
+    // Enough credited top-ups of its own, whatever ran before it in this file (tests run shuffled).
+    const own = await stack.createOrg();
+    const ownRefs: string[] = [];
+    for (let i = 0; i < 6; i++) ownRefs.push((await initialize(own.admin.token, 100)).reference);
+    await Promise.all(ownRefs.map(pay));
+    for (const ref of ownRefs) expect((await creditTopup(stack.workers!.deps, ref, 'webhook', log)).outcome).toMatch(/^(credited|already_credited)$/);
     const credited = await stack.db.anyFirst(q`SELECT reference FROM topups WHERE credited_at IS NOT NULL ORDER BY credited_at, reference`);
-    expect(credited.length).toBeGreaterThan(20);
+    expect(credited.length).toBeGreaterThanOrEqual(6);
     // As if none had been issued: the rows the migration would find.
     await stack.db.transaction(async (tx) => {
       await tx.query(sql.unsafe`DELETE FROM invoices`);
