@@ -17,7 +17,10 @@ const q = sql.type(z.record(z.string(), z.any()));
 let stack: Stack;
 let redis: Redis;
 beforeAll(async () => {
-  stack = await startStack();
+  // No quiet period after interactive lookups: these tests count what a batch decides before it
+  // pauses, and a verification of another test just before (tests run shuffled) would otherwise
+  // keep the feeder's queue shallow (BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE) for two seconds.
+  stack = await startStack({ env: { INTERACTIVE_QUIET_MS: '0' } });
   redis = new Redis(inject('redisUrl'));
 });
 afterAll(async () => {
