@@ -9,7 +9,7 @@ const q = sql.type(z.record(z.string(), z.any()));
 let stack: Stack;
 let org: OrgFixture;
 beforeAll(async () => {
-  stack = await startStack({ env: { ORG_MAX_PENDING: '50' } });
+  stack = await startStack({ env: { ORG_MAX_PENDING: '50', INTERACTIVE_QUIET_MS: '0' } });
   org = await stack.createOrg({ units: 100 });
 });
 afterAll(async () => stack?.close());

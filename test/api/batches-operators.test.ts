@@ -12,7 +12,7 @@ const METRICS_TOKEN = `metrics-${randomBytes(12).toString('hex')}`;
 let stack: Stack;
 let platformToken: string;
 beforeAll(async () => {
-  stack = await startStack({ env: { METRICS_TOKEN }, captureLogs: true });
+  stack = await startStack({ env: { METRICS_TOKEN, INTERACTIVE_QUIET_MS: '0' }, captureLogs: true });
   const admin = { username: `ops-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
   await createUser(stack.db, { orgId: null, ...admin, role: 'platform_admin' });
   platformToken = await stack.login(admin.username, admin.password);

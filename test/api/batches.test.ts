@@ -9,7 +9,7 @@ const q = sql.type(z.record(z.string(), z.any()));
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { INTERACTIVE_QUIET_MS: '0' } });
 });
 afterAll(async () => stack?.close());
 
