@@ -68,6 +68,14 @@ module.exports = {
       to: { path: '^src/modules/batches/' },
     },
     {
+      name: 'verification-job-not-to-batches',
+      severity: 'error',
+      comment:
+        "A batch lookup's settlement reaches batches as a job (batch.lookup-settled, run by workers/processors/batches.ts): the verification jobs' processors import nothing of batches.",
+      from: { path: '^workers/processors/verification\\.ts$' },
+      to: { path: '^src/modules/batches/' },
+    },
+    {
       name: 'lib-and-jobs-stay-below-modules',
       severity: 'error',
       comment: 'src/lib and src/jobs are what modules are built on, so they import no module, adapter or worker.',

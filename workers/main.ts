@@ -14,12 +14,13 @@ import { startMetricsServer } from '../src/modules/ops/index.ts';
 import { startWebhookDispatcher } from '../src/modules/webhooks/index.ts';
 import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
+import { batchProcessors } from './processors/batches.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
 import { walletProcessors } from './processors/wallet.ts';
 import { webhookProcessors } from './processors/webhooks.ts';
 
-export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors };
+export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...batchProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors };
 
 /** The queues this worker runs: all but the face queue, which has its own process (workers/face.ts). */
 export const MAIN_QUEUES: QueueName[] = Object.values(QUEUES).filter((q) => q !== QUEUES.face);
@@ -33,6 +34,10 @@ export function assertEveryJobHasAProcessor(map: ProcessorMap): void {
 function concurrencyFor(queue: QueueName, c: Config): number {
   if (queue === QUEUES.lookups) return c.LOOKUP_CONCURRENCY;
   if (queue === QUEUES.credits) return c.CREDIT_CONCURRENCY;
+  // Every batch lookup's settlement passes here (batch.lookup-settled): short steps, serialised per
+  // batch by its row lock and its feed's advisory lock, so several batches move at once; each feed
+  // holds one connection and borrows more, so this stays well under DATABASE_POOL_SIZE.
+  if (queue === QUEUES.batches) return 8;
   return 2;
 }
 

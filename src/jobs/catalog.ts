@@ -48,7 +48,7 @@ export const JOBS = {
     // useOnce: the sealed query holds a vNIN, erased from the job as its lookup starts (README: vNIN).
     // delivery (absent: synchronous) marks a lookup that waits out authority outages until
     // acceptedAt + ASYNC_MAX_WAIT_HOURS, each try re-queued with a delay instead of holding a slot.
-    // batchId: a row of that batch; its settlement feeds the batch its next lookup.
+    // batchId: a row of that batch; its settlement is reported to the batch (batch.lookup-settled).
     payload: z.object({
       referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/),
       orgId: z.number().int().positive().optional(),
@@ -146,6 +146,22 @@ export const JOBS = {
     attempts: 3,
     backoffMs: 1000,
   },
+  // A batch row's lookup has settled (its lookup job reports it, from the job's own result): the
+  // batches module notes the row's end, ends the batch after its last row and feeds it the next ones.
+  // The verification side never calls into batches; a report lost (a crash, Redis away) is made up
+  // by the periodic batch.feed, which reads the rows' verifications.
+  'batch.lookup-settled': {
+    queue: QUEUES.batches,
+    payload: z.object({
+      batchId: z.string().regex(/^BAT-[A-Z0-9]{12}$/),
+      referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/),
+      outcome: z.enum(['found', 'not_found', 'failed']),
+      code: z.string().max(100).optional(),
+    }),
+    result: z.object({ queued: z.number().int() }),
+    attempts: 3,
+    backoffMs: 1000,
+  },
   'outbox.sweep': {
     queue: QUEUES.maintenance,
     payload: z.object({}),
@@ -185,6 +201,7 @@ export const jobIds = {
   outbox: (outboxId: number) => `outbox-${outboxId}`,
   batchStart: (batchId: string) => `batch-start-${batchId}`,
   batchWake: (orgId: number, reference: string) => `batch-wake-${orgId}-${reference}`,
+  batchSettled: (referenceId: string) => `batch-settled-${referenceId}`,
   faceCheck: (referenceId: string) => `face-check-${referenceId}`,
   faceCompare: (referenceId: string) => `face-compare-${referenceId}`,
 };

@@ -149,6 +149,17 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     expect(await violationsOf(backwards)).toEqual(['verification-not-to-batches: src/modules/verification/index.ts -> src/modules/batches/index.ts']);
   });
 
+  it("issue 30 item 2: when the verification jobs' processor imports batches, then verification-job-not-to-batches is reported", async () => {
+    const batches = { 'src/modules/batches/index.ts': 'export const settled = 1;\n' };
+    // The batches' own processor may; the verification processor may not, even through the door.
+    const fine = { 'workers/processors/batches.ts': "import { settled } from '../../src/modules/batches/index.ts';\nexport const p = settled;\n" };
+    expect(await violationsOf({ ...batches, ...fine })).toEqual([]);
+    const backwards = { 'workers/processors/verification.ts': "import { settled } from '../../src/modules/batches/index.ts';\nexport const p = settled;\n" };
+    expect(await violationsOf({ ...batches, ...fine, ...backwards })).toEqual([
+      'verification-job-not-to-batches: workers/processors/verification.ts -> src/modules/batches/index.ts',
+    ]);
+  });
+
   it('When the real repository is checked, then nothing is reported', async () => {
     expect(await cruiseIn(REPO)).toEqual([]);
   });

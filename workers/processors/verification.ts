@@ -1,5 +1,5 @@
 import { DelayedError } from 'bullmq';
-import { afterBatchLookup, runFeed } from '../../src/modules/batches/index.ts';
+import { jobIds } from '../../src/jobs/catalog.ts';
 import { describe } from '../../src/lib/errors.ts';
 import { eraseExpired, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
 import { checkLowBalance } from '../../src/modules/alerts/index.ts';
@@ -54,15 +54,17 @@ export const verificationProcessors: ProcessorMap = {
     };
     // For a background lookup, one more step of the background lane (background-lane.ts).
     await (background ? deps.lane.run(afterSettled) : afterSettled());
-    // A batch row: its batch notes the end and queues its next lookup once this job is done (its
-    // slot free). A failure there is made up by the periodic feed.
+    // A batch row: its settlement is reported to the batches module as a job of its own (it notes the
+    // row's end and feeds the batch, workers/processors/batches.ts), queued before this job completes
+    // so that a crash in between reports it again. A report not queued is made up by the periodic feed.
     if (payload.batchId) {
-      const next = afterBatchLookup(deps, payload.batchId, payload.referenceId, result);
-      setImmediate(() => void next().catch((err: unknown) => log.warn({ err: describe(err) }, 'batch not updated after its lookup; the periodic feed makes it up')));
+      const settled = { batchId: payload.batchId, referenceId: payload.referenceId, outcome: result.outcome, ...(result.code ? { code: result.code } : {}) };
+      await deps.producer
+        .enqueue('batch.lookup-settled', settled, { jobId: jobIds.batchSettled(payload.referenceId), removeOnComplete: true, removeOnFail: true })
+        .catch((err: unknown) => log.warn({ err: describe(err), referenceId: payload.referenceId }, 'batch not told of its lookup; the periodic feed makes it up'));
     }
     return result;
   },
   'verification.sweep': (_payload, _job, deps, log) => sweepPending(deps, log),
   'retention.erase': (_payload, _job, deps) => eraseExpired(deps),
-  'batch.feed': (payload, _job, deps) => runFeed(deps, payload),
 };

@@ -144,7 +144,6 @@ const consentCol = z.custom<Consent>((v) => typeof v === 'object' && v !== null)
 const waitingRow = z.object({
   idx: z.number(),
   kind: z.enum(['nin', 'vnin', 'phone']),
-  fixture: z.boolean(),
   reason: z.string(),
   query_enc: z.instanceof(Buffer),
   key_id: z.string(),
@@ -153,10 +152,10 @@ const waitingRow = z.object({
 
 export type WaitingLookup = z.infer<typeof waitingRow>;
 
-/** The next lookups to queue, in row order. */
+/** The next lookups to queue, in row order (the verification module tells a fixture value by itself). */
 export async function nextWaiting(db: CommonQueryMethods, batchId: string, limit: number): Promise<readonly WaitingLookup[]> {
   return db.any(sql.type(waitingRow)`
-    SELECT idx, kind, fixture, reason, query_enc, key_id, consent FROM batch_lookups
+    SELECT idx, kind, reason, query_enc, key_id, consent FROM batch_lookups
     WHERE batch_id = ${batchId} AND state = 'waiting' ORDER BY idx LIMIT ${limit}`);
 }
 

@@ -7,11 +7,11 @@ import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
-import { cancelQueuedBatchLookup, newReferenceId, reservePendingSlots, subjectHash, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
+import { newReferenceId, reservePendingSlots, subjectHash, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { reportBatchStatus } from './events.ts';
 import { consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
-import { lockKey, noteLookupEnded, type FeedDeps } from './feeder.ts';
+import { cancelQueuedLookup, lockKey, noteLookupEnded, type FeedDeps } from './feeder.ts';
 import { tokensOf } from './vnin-tokens.ts';
 import { lookupAad } from './waiting.ts';
 import { checkRows, dedupe, MAX_ROWS, NO_ROWS, TOO_MANY_ROWS, type ConsentCheck, type RawRow } from './rows.ts';
@@ -181,7 +181,7 @@ export async function cancelBatch(deps: BatchDeps, principal: Principal, id: str
       .dropAll(b.id)
       .catch((err: unknown) => deps.logger.warn({ err: describe(err), batchId: b.id }, 'vNIN tokens of a cancelled batch not removed; they expire by themselves'));
     for (const q of await repo.queuedLookups(deps.db, b.id)) {
-      await cancelQueuedBatchLookup(deps, { referenceId: q.reference_id, orgId: q.org_id });
+      await cancelQueuedLookup(deps, { referenceId: q.reference_id, orgId: q.org_id });
       await noteLookupEnded(deps, b.id, q.reference_id);
     }
     deps.logger.info({ batchId: b.id }, 'batch cancelled');

@@ -1,25 +1,14 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { jobIds, QUEUES } from '../../jobs/catalog.ts';
+import { jobIds, type JobPayload, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { openJson, sealJson } from '../../lib/crypto.ts';
 import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane } from '../../lib/background-lane.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
-import {
-  BATCH_CANCELLED,
-  batchOutcomes,
-  cancelQueuedBatchLookup,
-  enqueueBatchLookup,
-  recordBatchFixture,
-  recordLostBatchVnin,
-  startBatchLookup,
-  type BatchLookupStart,
-  type BatchOutcome,
-} from '../verification/index.ts';
+import { cancelLookup, lookupOutcomes, startLookup, type LookupOutcome } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { reportBatchStatus } from './events.ts';
 import { tokensOf } from './vnin-tokens.ts';
@@ -39,7 +28,18 @@ const step = <T>(deps: Pick<FeedDeps, 'lane'>, fn: () => Promise<T>): Promise<T>
 const LOCK_CLASS = 1919;
 const lockKey = (batchId: string) => sql.fragment`${LOCK_CLASS}, hashtext(${batchId})`;
 
-function lookupState(o: BatchOutcome): 'found' | 'not_found' | 'failed' | 'cancelled' | null {
+/** The failure code of a batch lookup ended by its batch's cancellation (kept by its verification). */
+export const BATCH_CANCELLED = 'batch_cancelled';
+
+/**
+ * Cancels a queued lookup of the batch whose job is not running: its verification ends failed
+ * `batch_cancelled`, unit given back. True when it was cancelled here.
+ */
+export function cancelQueuedLookup(deps: Pick<FeedDeps, 'db' | 'config' | 'producer' | 'fairShare'>, o: { referenceId: string; orgId: number }): Promise<boolean> {
+  return cancelLookup(deps, { ...o, code: BATCH_CANCELLED, detail: 'batch cancelled before the lookup started' });
+}
+
+function lookupState(o: LookupOutcome): 'found' | 'not_found' | 'failed' | 'cancelled' | null {
   switch (o.status) {
     case 'pending':
       return null;
@@ -82,7 +82,7 @@ export async function noteLookupEnded(
 ): Promise<void> {
   let ended = known;
   if (!ended) {
-    const outcome = (await batchOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [referenceId], { records: false })).get(referenceId);
+    const outcome = (await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [referenceId], { records: false })).get(referenceId);
     const state = outcome ? lookupState(outcome) : null;
     if (!state) return;
     // A failure's code, or a vNIN refusal's (not_found), as the verification keeps it.
@@ -150,46 +150,38 @@ const PARALLEL = 16;
 type Fed = 'queued' | 'decided' | 'no_units' | 'skipped';
 
 async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<Fed> {
-  const start: BatchLookupStart = {
-    batchId: batch.id,
-    lookupIdx: w.idx,
+  const s = await startLookup(deps, {
+    delivery: 'batch',
+    batch: { id: batch.id, lookup: w.idx },
     orgId: batch.org_id,
     userId: batch.user_id,
     apiClientId: batch.api_client_id,
+    // A vNIN whose token is gone (Redis lost it, or it outlived a vNIN's validity) comes as its hash:
+    // nothing can be asked, so the row ends at once, failed, with no unit held and no job.
     query: await queryOfWaiting(deps, batch, w),
     consent: w.consent,
     requestId: batch.request_id,
     now: deps.clock.now(),
-  };
+  });
   const vnin = w.kind === 'vnin';
-  if ('vninHash' in start.query) {
-    // The token is gone (Redis lost it, or it outlived a vNIN's validity): nothing can be asked, so
-    // the row ends at once, failed, with no unit held and no job.
-    const ref = await recordLostBatchVnin(deps, { ...start, query: start.query });
-    await repo.markQueued(deps.db, batch.id, w.idx, ref, 'failed', 'lookup_abandoned');
+  if (s.kind === 'no_units') return 'no_units';
+  if (s.kind === 'decided') {
+    // A fixture (free, its ledger line written) or a lost token: no job, the row ends here.
+    await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId, s.status, s.code);
+    if (vnin) await tokensOf(deps).drop(batch.id, w.idx);
     return 'decided';
   }
-  if (w.fixture) {
-    const f = await recordBatchFixture(deps, start);
-    if (f) {
-      await repo.markQueued(deps.db, batch.id, w.idx, f.referenceId, f.status, f.code);
-      if (vnin) await tokensOf(deps).drop(batch.id, w.idx);
-      return 'decided';
-    }
-  }
-  const s = await startBatchLookup(deps, start);
-  if (s.kind === 'no_units') return 'no_units';
   if (!(await repo.markQueued(deps.db, batch.id, w.idx, s.referenceId))) {
     // The row was cancelled meanwhile (the feed's lock keeps a cancel and a subject's erasure out
     // while it runs, so only a path that skipped the lock gets here): its lookup never happens.
-    await cancelQueuedBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id });
+    await cancelQueuedLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id });
     return 'skipped';
   }
   try {
     // A token leaves Redis before its job is added: lost to a crash in between, its row ends
     // lookup_abandoned; the other order could leave a copy behind for a second job to send again.
     if (vnin) await tokensOf(deps).drop(batch.id, w.idx);
-    await enqueueBatchLookup(deps, { referenceId: s.referenceId, orgId: batch.org_id, batchId: batch.id, queuedAt: start.now, vnin, ...(s.sealedQuery ? { sealedQuery: s.sealedQuery } : {}) });
+    await s.queue();
   } catch (err) {
     // The verification and its hold stand; the periodic pass queues its job again.
     deps.logger.warn({ err: describe(err), batchId: batch.id, referenceId: s.referenceId }, 'batch lookup not queued; the periodic feed retries');
@@ -242,34 +234,23 @@ async function feedLocked(deps: FeedDeps, conn: CommonQueryMethods, batchId: str
 async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId: string): Promise<void> {
   const queued = await repo.queuedLookups(conn, batchId);
   if (queued.length === 0) return;
-  const outcomes = await batchOutcomes({ db: conn, ring: deps.config.encryptionKeys }, queued.map((q) => q.reference_id), { records: false });
-  const lookups = deps.producer.queue(QUEUES.lookups);
+  const outcomes = await lookupOutcomes({ db: conn, ring: deps.config.encryptionKeys }, queued.map((q) => q.reference_id), { records: false });
   for (const q of queued) {
     const o = outcomes.get(q.reference_id);
     if (o && o.status !== 'pending') {
       await noteLookupEnded(deps, batchId, q.reference_id);
       continue;
     }
-    const job = await lookups.getJob(jobIds.lookup(q.reference_id));
-    const state = job ? await job.getState() : 'missing';
-    if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
     try {
-      if (job) await job.remove();
+      const again = { referenceId: q.reference_id, mode: q.kind, reason: q.reason, acceptedAt: o?.queuedAt ?? deps.clock.now() };
+      const s = await startLookup(deps, { delivery: 'batch', batch: { id: batchId }, orgId: q.org_id, again });
+      if (s.kind !== 'lost') continue;
       // A vNIN's job took its token with it; one still in Redis (the feeder died before queuing the
       // job) goes into the new job. Without a token the job ends the lookup failed, unit released.
-      const vnin = q.kind === 'vnin';
-      const token = vnin ? await tokensOf(deps).take(batchId, q.idx) : null;
-      const sealedQuery = token ? sealJson(deps.config.encryptionKeys, { mode: 'vnin', vnin: token, reason: q.reason }, q.reference_id) : null;
+      const token = q.kind === 'vnin' ? await tokensOf(deps).take(batchId, q.idx) : null;
       // Out of Redis before it is in a job, as when it was first queued.
       if (token) await tokensOf(deps).drop(batchId, q.idx);
-      await enqueueBatchLookup(deps, {
-        referenceId: q.reference_id,
-        orgId: q.org_id,
-        batchId,
-        queuedAt: o?.queuedAt ?? deps.clock.now(),
-        vnin,
-        ...(sealedQuery ? { sealedQuery: { keyId: sealedQuery.keyId, data: sealedQuery.data.toString('base64') } } : {}),
-      });
+      await s.queue(token);
     } catch (err) {
       deps.logger.warn({ err: describe(err), batchId, referenceId: q.reference_id }, 'batch lookup not re-queued; next pass retries');
     }
@@ -293,25 +274,18 @@ export async function wakeBatches(producer: Producer, orgId: number, reference: 
 }
 
 /**
- * After a batch lookup settled: what its batch does next, returned to run once the job has given its
- * authority slot back (bookkeeping inside the job would keep the slot busy while the authority sits
- * idle). It notes the lookup's end (from the job's own result when that is final, so no read), which
- * ends the batch after its last row, then refills the batch. Lost to a crash, the periodic feed
- * notes the end and refills instead.
+ * `batch.lookup-settled`: a lookup of the batch has settled, as its job reported (that report is
+ * queued by the job once its lookup is decided, so this runs off the authority's slots: bookkeeping
+ * inside the job would keep a slot busy while the authority sits idle). Notes the lookup's end (from
+ * the job's own result when that is final, so no read), which ends the batch after its last row,
+ * then refills the batch. Lost to a crash, the periodic feed notes the end and refills instead.
  */
-export function afterBatchLookup(
-  deps: FeedDeps,
-  batchId: string,
-  referenceId: string,
-  result: { outcome: 'found' | 'not_found' | 'failed'; code?: string | undefined },
-): () => Promise<void> {
-  const code = result.code ?? null;
-  const final = result.outcome !== 'failed' || (code !== null && code !== 'still_pending' && code !== 'unknown_reference');
-  const known = !final ? undefined : result.outcome === 'failed' && code === BATCH_CANCELLED ? { state: 'cancelled' as const, failureCode: null } : { state: result.outcome, failureCode: result.outcome === 'found' ? null : code };
-  return async () => {
-    await step(deps, () => noteLookupEnded(deps, batchId, referenceId, known));
-    await feedBatch(deps, batchId);
-  };
+export async function lookupSettled(deps: FeedDeps, p: JobPayload<'batch.lookup-settled'>): Promise<JobResult<'batch.lookup-settled'>> {
+  const code = p.code ?? null;
+  const final = p.outcome !== 'failed' || (code !== null && code !== 'still_pending' && code !== 'unknown_reference');
+  const known = !final ? undefined : p.outcome === 'failed' && code === BATCH_CANCELLED ? { state: 'cancelled' as const, failureCode: null } : { state: p.outcome, failureCode: p.outcome === 'found' ? null : code };
+  await step(deps, () => noteLookupEnded(deps, p.batchId, p.referenceId, known));
+  return { queued: await feedBatch(deps, p.batchId) };
 }
 
 export { lockKey };

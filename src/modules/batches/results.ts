@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 import { actorOf, recordAudit } from '../audit/index.ts';
 import type { Principal } from '../auth/index.ts';
-import { batchOutcomes, VNIN_REFUSAL_DETAIL, type BatchOutcome } from '../verification/index.ts';
+import { lookupOutcomes, VNIN_REFUSAL_DETAIL, type LookupOutcome } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { RESULT_COLUMNS, type BatchResult } from './batches.schemas.ts';
 import { requireBatch, type BatchDeps } from './batches.service.ts';
@@ -20,7 +20,7 @@ function notFoundDetail(r: repo.ResultRow): string {
 }
 const EMPTY_PERSON = { fname: null, mname: null, lname: null, dob: null, gender: null, phone: null };
 
-function resultOf(r: repo.ResultRow, outcomes: Map<string, BatchOutcome>): BatchResult {
+function resultOf(r: repo.ResultRow, outcomes: Map<string, LookupOutcome>): BatchResult {
   const base = { row: r.row_no, client_ref: r.client_ref, reference_id: r.reference_id, ...EMPTY_PERSON };
   if (r.invalid_reason !== null) return { ...base, status: 'invalid', detail: r.invalid_reason };
   switch (r.state) {
@@ -45,7 +45,7 @@ async function page(deps: BatchDeps, batchId: string, afterRow: number, limit: n
   const rows = await repo.resultRows(deps.db, batchId, afterRow, limit + 1);
   const shown = rows.slice(0, limit);
   const refs = [...new Set(shown.filter((r) => r.state === 'found' && r.reference_id).map((r) => r.reference_id!))];
-  const outcomes = await batchOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, refs, { records: true });
+  const outcomes = await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, refs, { records: true });
   return { rows: shown.map((r) => resultOf(r, outcomes)), more: rows.length > limit };
 }
 

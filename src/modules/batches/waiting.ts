@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import { openJson } from '../../lib/crypto.ts';
-import type { BatchLookupStart } from '../verification/index.ts';
+import type { LookupQuery } from '../verification/index.ts';
 import type { BatchRow, WaitingLookup } from './batches.repository.ts';
 import { tokensOf } from './vnin-tokens.ts';
 
@@ -20,7 +20,7 @@ const queryOf = z.discriminatedUnion('kind', [
  * where its token waits (PostgreSQL holds the token's keyed hash only), or that hash alone when the
  * token is gone.
  */
-export async function queryOfWaiting(deps: { producer: Pick<Producer, 'redis'>; config: Config }, batch: BatchRow, w: WaitingLookup): Promise<BatchLookupStart['query']> {
+export async function queryOfWaiting(deps: { producer: Pick<Producer, 'redis'>; config: Config }, batch: BatchRow, w: WaitingLookup): Promise<LookupQuery> {
   const value = openJson<string>(deps.config.encryptionKeys.filter((k) => k.id === w.key_id), { keyId: w.key_id, data: w.query_enc }, lookupAad(batch.id, w.idx));
   const id = queryOf.parse({ kind: w.kind, value });
   switch (id.kind) {

@@ -65,8 +65,8 @@ export type BackgroundPayload = JobPayload<'verification.lookup'> & { orgId: num
 /**
  * Queues a background lookup whose pending row (holding its unit) is committed: tagged in the
  * background lane of the fair share, so it runs after every synchronous lookup and in turn with
- * other organisations' background lookups. Idempotent per reference (the job id). The batch code
- * queues its rows with this too.
+ * other organisations' background lookups. Idempotent per reference (the job id). A batch's rows
+ * are queued with this too (start.ts).
  */
 export async function enqueueBackgroundLookup(deps: { producer: Producer; fairShare: FairShare }, payload: BackgroundPayload, opts: { removeWhenDone?: boolean } = {}): Promise<void> {
   const priority = await deps.fairShare.background.admit({ orgId: payload.orgId, referenceId: payload.referenceId });

@@ -12,17 +12,10 @@ export { register as registerVerificationHistoryOpenApi } from './history.openap
 export { eraseSubjectData, exportSubject, type WaitingBatchRow, type WaitingQueries } from './subjects.ts';
 export { subjectHash } from './subject.ts';
 export { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from './reseal.ts';
-export {
-  BATCH_CANCELLED,
-  batchOutcomes,
-  cancelQueuedBatchLookup,
-  enqueueBatchLookup,
-  recordBatchFixture,
-  recordLostBatchVnin,
-  startBatchLookup,
-  type BatchLookupStart,
-  type BatchOutcome,
-} from './batch-lookups.ts';
+// Another module's lookups (the batches' rows): started, cancelled and read here; each one's end is
+// reported by its job (the catalog's batch.lookup-settled), never by a call out of this module.
+export { cancelLookup, startLookup, type LookupQuery } from './start.ts';
+export { lookupOutcomes, type LookupOutcome } from './outcomes.ts';
 export { isFixtureNin, isFixtureVnin } from './fixtures.ts';
 export { VNIN_REFUSAL_DETAIL, vninHash } from './vnin.ts';
 export { ninBody, phoneBody, VNIN_INVALID } from './verification.schemas.ts';

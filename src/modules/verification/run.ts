@@ -21,6 +21,9 @@ export type VerifyDeps = ReasonsDeps & { db: DatabasePool; producer: Producer; c
 /** One verification request after its checks: who asks, what, and the Idempotency-Key claim if any. */
 export type Run = { orgId: number; userId: number | null; apiClientId: number | null; query: VerificationQuery; consent: Consent | null; claim: idem.Claim | null; requestId: string; maxInFlight: number };
 
+/** Who asks for a verification, and what they stated with it. */
+export type Asker = Pick<Run, 'orgId' | 'userId' | 'apiClientId' | 'consent'> & { requestId: string | null };
+
 const REF_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 /** `REF-` and 12 characters from the CSPRNG; rejection sampling keeps every character equally likely. */
@@ -39,11 +42,11 @@ export function expiresAt(config: Config, from: Date): Date {
 }
 
 /**
- * A live verification's pending row and its lookup job's sealed query, built once for the synchronous
- * and the asynchronous path. The row keeps what may be kept of the query (a vNIN as its keyed hash);
+ * A live verification's pending row and its lookup job's sealed query, built once for the synchronous,
+ * the asynchronous and the batch path (start.ts). The row keeps what may be kept of the query (a vNIN as its keyed hash);
  * the job carries the query itself, sealed, and a vNIN's job is use-once (erased as its lookup starts).
  */
-export function pendingOf(deps: Pick<VerifyDeps, 'config'>, run: Run, ref: string, now: Date) {
+export function pendingOf(deps: Pick<VerifyDeps, 'config'>, run: Asker & { query: VerificationQuery }, ref: string, now: Date) {
   const { query } = run;
   const queryEnc = sealJson(deps.config.encryptionKeys, storedQueryOf(deps.config, query), ref);
   const useOnce = carriesVnin(query);

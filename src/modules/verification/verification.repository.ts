@@ -6,6 +6,7 @@ import { ruleSql } from '../../lib/rule.ts';
 import { SERVED } from './served.ts';
 import {
   idempotencyRow,
+  STATUSES,
   verificationRow,
   type Delivery,
   type Mode,
@@ -35,7 +36,9 @@ export type NewVerification = {
   expiresAt: Date;
   /** Absent: sync. */
   delivery?: Delivery;
+  /** A batch's row: its batch and its lookup there (unique together, so the row is written once). */
   batchId?: string | null;
+  batchLookup?: number | null;
 };
 
 export type DecidedVerification = NewVerification & { fixture: boolean; status: VerificationStatus; holdsUnit: boolean; recordEnc: Buffer | null; failureCode?: string };
@@ -47,16 +50,37 @@ export async function insertVerification(db: CommonQueryMethods, v: DecidedVerif
   await db.query(sql.unsafe`${decidedInsert(v)}`);
 }
 
+/**
+ * A fixture verification written beside its zero ledger line (the wallet's recordFixtureCalls): the
+ * row, returning what its line records (`details`, besides the wallet's own).
+ */
+export function decidedRecord(v: DecidedVerification, details: Record<string, string | boolean>) {
+  return sql.fragment`${decidedInsert(v)} RETURNING reference_id, org_id, ${sql.jsonb(details)} AS details`;
+}
+
+const ofBatchLookupRow = z.object({
+  reference_id: z.string(),
+  status: z.enum(STATUSES),
+  failure_code: z.string().nullable(),
+  created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v)),
+});
+
+/** The verification of a batch's lookup, if it was written (by a feeder that then died, say). */
+export async function findOfBatchLookup(db: CommonQueryMethods, batchId: string, lookupIdx: number) {
+  return db.maybeOne(sql.type(ofBatchLookupRow)`
+    SELECT reference_id, status, failure_code, created_at FROM verifications WHERE batch_id = ${batchId} AND batch_lookup = ${lookupIdx}`);
+}
+
 /** One text for every verification (casts rather than SQL NULLs), so the statement can be prepared. */
 function decidedInsert(v: DecidedVerification) {
   const completedAt = sql.fragment`${v.status === 'pending' ? null : v.createdAt.toISOString()}::timestamptz`;
   return sql.fragment`
     INSERT INTO verifications
-      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id)
+      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, failure_code, holds_unit, consent, query_enc, record_enc, key_id, subject_hash, request_id, created_at, completed_at, expires_at, delivery, batch_id, batch_lookup)
     VALUES
       (${v.referenceId}, ${v.orgId}, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, ${v.fixture}, ${v.status}, ${v.failureCode ?? null}, ${v.holdsUnit}, ${consentValue(v.consent)},
        ${sql.binary(v.queryEnc)}, ${v.recordEnc ? sql.binary(v.recordEnc) : null}, ${v.keyId}, ${binaryOrNull(v.subjectHash)}, ${v.requestId},
-       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)}, ${v.delivery ?? 'sync'}, ${v.batchId ?? null})`;
+       ${sql.timestamp(v.createdAt)}, ${completedAt}, ${sql.timestamp(v.expiresAt)}, ${v.delivery ?? 'sync'}, ${v.batchId ?? null}, ${v.batchLookup ?? null}::int4)`;
 }
 
 /** A consent for a jsonb column (null stays SQL NULL). */
@@ -109,10 +133,10 @@ export async function findVerification(db: CommonQueryMethods, referenceId: stri
 export async function insertPendingHoldingUnit(db: CommonQueryMethods, v: NewVerification): Promise<boolean> {
   return holdUnit(db, v.orgId, sql.fragment`
     INSERT INTO verifications
-      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, consent, query_enc, key_id, subject_hash, request_id, created_at, expires_at, delivery, batch_id)
+      (reference_id, org_id, user_id, api_client_id, mode, reason, fixture, status, holds_unit, consent, query_enc, key_id, subject_hash, request_id, created_at, expires_at, delivery, batch_id, batch_lookup)
     SELECT ${v.referenceId}, hold.org_id, ${v.userId}, ${v.apiClientId}, ${v.mode}, ${v.reason}, false, 'pending', true, ${consentValue(v.consent)},
            ${sql.binary(v.queryEnc)}, ${v.keyId}, ${binaryOrNull(v.subjectHash)}, ${v.requestId}, ${sql.timestamp(v.createdAt)}, ${sql.timestamp(v.expiresAt)},
-           ${v.delivery ?? 'sync'}, ${v.batchId ?? null}
+           ${v.delivery ?? 'sync'}, ${v.batchId ?? null}, ${v.batchLookup ?? null}::int4
     FROM hold`);
 }
 
