@@ -36,6 +36,9 @@ export const TAGS = {
 export type TagName = (typeof TAGS)[keyof typeof TAGS];
 
 /** Each tag's one-line summary; the longer prose of a tag is its guide (document.ts, TAG_GUIDES). */
+/** An operation's rules as markdown, one source line per element (shown under the operation at /docs). */
+export const md = (...lines: string[]): string => lines.join('\n');
+
 export const TAG_DESCRIPTIONS: Record<TagName, string> = {
   Authentication: 'Tokens (OAuth 2.0 password and client credentials grants), the caller, passwords and API clients.',
   Team: "An organisation administrator manages the organisation's users.",

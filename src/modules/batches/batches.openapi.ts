@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bearer, errorResponse, errors, json, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { bearer, errorResponse, errors, json, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { batchAccepted, batchJsonBodyDoc, batchList, batchResults, batchView, RESULT_COLUMNS } from './batches.schemas.ts';
 
 const idParam = z.object({ id: z.string().meta({ description: 'The batch id, BAT- and 12 characters', example: 'BAT-7K2M9Q4X1B8C' }) });
@@ -8,9 +8,6 @@ const pageParams = {
   cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
 };
 const notFound = errorResponse("No such batch in the caller's organisation (another organisation's batch reads the same)");
-
-/** Markdown, a line per element (the operation's rules, shown under it at /docs). */
-const md = (...lines: string[]) => lines.join('\n');
 
 const CREATE = md(
   'Administrators and team members. Answers at once (202); the rows are looked up in the background (see the tag). JSON or a CSV upload, at most 50,000 rows and 10 MB (413 beyond):',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { systemClock } from '../../lib/clock.ts';
-import { bearer, dataEnvelope, errorResponse, errors, json, jsonBody, TAGS, upstreamErrorBody, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { bearer, dataEnvelope, errorResponse, errors, json, jsonBody, md, TAGS, upstreamErrorBody, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { personRecordSchema } from './person.ts';
 import { consentSchema } from './consent.ts';
 import { NAME_MATCH_SCORE } from './match.ts';
@@ -29,6 +29,145 @@ const preferHeader = z.object({
 });
 
 const replayed = { 'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key', schema: { type: 'string' as const } } };
+
+/** The operations' own rules, markdown (shown under each operation at /docs; the tag's guide is verification.guide.md). */
+const VNIN = md(
+  'Body `{"vnin": "AB012345678910YZ", "reason": "corporate"}` (also under `/v1`) works',
+  'exactly like `POST /verify-nin` (same checks in the same order, the same 200 `{"data": {...person record,',
+  '"reference_id"}}`, 1 unit on success, the same 401/402/403/429/5xx/504 answers, requery, slip,',
+  '`Idempotency-Key`, history with `kind: "vnin"`), with these differences:',
+  '',
+  '- `vnin` must be 16 letters and digits; lower case is accepted and upper-cased. Anything else: 400',
+  '  `{"detail": "vnin must be 16 letters and digits"}`; missing or not a string: 422.',
+  '- `nin` in the record is `""` unless the authority gives it (Prembly and our sandbox authority do; Dojah',
+  '  does not). When it does, the verification keeps it like any NIN verification: inside the sealed record.',
+  '- Four refusals, each free (the held unit is released, no ledger debit) and recorded as a not-found',
+  '  verification with its code, so a requery (and the slip) answers the same 404 with the same `code`:',
+  '',
+  '| refusal | status and body |',
+  '|---|---|',
+  '| unknown token | 404 `{"detail": "vNIN not found", "code": "vnin_not_found"}` |',
+  '| older than 72 hours | 404 `{"detail": "vNIN has expired (a vNIN is valid for 72 hours); ask the person for a new one", "code": "vnin_expired"}` |',
+  '| made for another verifier\'s enterprise code | 404 `{"detail": "vNIN was made for another verifier\'s enterprise code; ask the person for a new one, made for ours (GET /verify-nin/vnin/instructions)", "code": "vnin_wrong_enterprise"}` |',
+  '| already looked up once | 404 `{"detail": "vNIN has already been used (a vNIN can be looked up once); ask the person for a new one", "code": "vnin_used"}` |',
+  '',
+  '**One attempt.** The authority uses a token up on the first call that reaches it, so a vNIN lookup is',
+  'never sent twice once it may have arrived: a timeout or a 5xx after the call went out ends the',
+  'verification `failed` at once, 502 `{"detail": "Identity authority unavailable, nothing was charged; the',
+  'vNIN may have been used up: ask the person for a new one", "reference_id", "code": "upstream_unavailable"}`,',
+  'unit released. It is retried (within `IDENTITY_MAX_ATTEMPTS`) only when the call never left: a refused',
+  'connection, an unknown host, or a 429 from the authority. When the circuit is open or the authority keeps',
+  'answering 429, the answer is the usual 503 (the token was not used: send it again later). An',
+  '`Idempotency-Key` repeat answers the stored outcome and never looks the token up again; unlike other',
+  'modes, a vNIN\'s 502 is kept for the key too (503s still free the key, since the token is intact).',
+  '',
+  '**The token is never kept.** Not in PostgreSQL (not even sealed), not in any log line, CSV or PDF, and in',
+  'Redis only sealed (AES-256-GCM) inside its lookup job\'s payload while the lookup runs: the worker erases it',
+  'from the job before calling the authority, and vNIN jobs are deleted from Redis as they finish (their',
+  'result, as every lookup result, carries the sealed record, never the query). The verification row keeps',
+  'an HMAC-SHA256 of the token under `VNIN_HASH_KEY` in place of the query, and an `Idempotency-Key` compares',
+  'requests by that hash. Two consequences: a vNIN job run again (a worker died mid-lookup) and a vNIN',
+  'lookup whose job Redis lost cannot look the token up again; both end `failed` with code',
+  '`lookup_abandoned` and the unit released (the sweep does it for lost jobs pending over 2 minutes), and',
+  'the person makes a new token.',
+  '',
+  '**Fixture vNINs** work like fixture NINs (free, no subscription, no upstream call, a ledger line of 0',
+  'with `details.fixture: true` and `details.mode: "vnin"`, recorded with `fixture: true`):',
+  '`AA000000000001ZZ` the full record of `12345678901` (with its NIN), `AA000000000002ZZ` the sparse record',
+  'of `12345678902` as a vNIN answer without a NIN (`nin: ""`), `AA000000000009ZZ` 404 `vnin_not_found`,',
+  '`AA000000000008ZZ` 404 `vnin_expired`.',
+  '',
+  '**In the sandbox** the identity simulator stands for the person\'s phone: `POST /sandbox/vnin`',
+  '`{"nin": "31415926535", "enterprise_code": "000000"}` (no API key) answers 201 `{"vnin", "expires_at"}`',
+  '(`issued_at` in the past makes an expired one). See `src/simulators/identity-authority/README.md`.',
+);
+
+const VNIN_INSTRUCTIONS = md(
+  'Any signed-in user: what to show your customers so they make a',
+  'token for us. 200 `{"enterprise_code": "000000", "ussd": "*346*3*<NIN>*000000#", "validity_hours": 72,',
+  '"steps": ["...", ...]}`; the code is `NIMC_ENTERPRISE_CODE` and `<NIN>` is left for the person to replace.',
+);
+
+const MATCH = md(
+  'For integrators who need to know whether what a customer typed is right, not the record itself (purpose',
+  'limitation, data minimisation):',
+  '',
+  '```json',
+  '{"nin": "12345678901", "reason": "corporate", "fname": "Adaeze", "lname": "Okonkwo",',
+  ' "dob": "14-03-1991", "gender": "f", "phone": "08031234567"}',
+  '```',
+  '',
+  'Exactly one of `nin` and `vnin` (both or neither: 400 `Send exactly one of nin or vnin`); `reason`, `fname`',
+  'and `lname` are required; `dob` (`dd-mm-yyyy`, a real date not in the future), `gender` (`m`/`f`, any case)',
+  'and `phone` (`0` and 10 digits, or `234`/`+234` and 10 digits) are optional. Answer 200:',
+  '',
+  '```json',
+  '{"data": {"reference_id": "REF-...", "match": {"fname": true, "lname": true, "dob": true, "gender": true, "phone": true},',
+  '          "scores": {"fname": 100, "lname": 100}, "all_match": true}}',
+  '```',
+  '',
+  '- A field that was not sent is absent from `match`; `all_match` is true when every field sent matched.',
+  '- Names compare ignoring case, accents and combining marks (Unicode compatibility decomposition, every',
+  '  mark dropped), spaces and hyphens: `Adébáyọ̀-Okafor`, `adebayo okafor` and `ADEBAYOOKAFOR` are one name.',
+  '  The score is the normalised Levenshtein similarity of the two folded names,',
+  '  `floor(100 × (1 − distance / longer length))` (computed with the `fastest-levenshtein` library); a name',
+  '  matches at **90 or more**. `fname` is compared with the recorded first name and with first and middle',
+  '  names together, and the better score counts (people often type both).',
+  '- `dob` matches when equal; `gender` when it is the recorded one; `phone` when the last ten digits agree',
+  '  (`0803...`, `234803...` and `+234803...` are one number).',
+  '- Charged like the lookup it wraps: 1 unit when the person is found, nothing when not (404',
+  '  `NIN not found`; by vNIN, the four vNIN refusals with their `code`) or on any failure; fixture NINs and',
+  '  fixture vNINs are free and compared against their fixture record.',
+  '- By `vnin`, the vNIN rules hold as for `POST /verify-nin/vnin`: the token is never stored (the row keeps',
+  '  its keyed hash), and the lookup is made once (a fault after the call went out ends it `failed`).',
+  '- **Nothing of the record is kept or returned**: the worker compares and drops the record; the',
+  '  verification stores (sealed) only the booleans and scores. Requery answers the same `data`; there is no',
+  '  slip (`GET /verify-nin/slip/{ref}`: 404 `Record not found`). History lists it with `kind: "match"`.',
+);
+
+const REQUERY = md(
+  'Body `{"reference_id": "REF-..."}`: free and idempotent. One answer per',
+  'outcome, the same whether the verification was synchronous, asynchronous (`Prefer: respond-async`) or',
+  'a batch row: found, 200 `{"status": "success", "message": "Record retrieved successfully", "data":',
+  '{...person record, "reference_id"}, "consent"}` (`data` is a match-only verification\'s result,',
+  '`{"reference_id", "match", "scores", "all_match"}`, for `POST /verify-nin/match`; `consent` is the',
+  'statement sent with the verification, or `null`); pending, 202 `{"status": "pending", "message":',
+  '"Verification still in progress", "reference_id", "consent"}`; otherwise the error the verification',
+  'call gave, as below. 404',
+  '`{"detail": "Unknown reference_id"}` for an unknown reference **or another organisation\'s** (existence is',
+  'never revealed); 404 `NIN not found` for a not-found verification; the 502/503 shape for a failed one; 404',
+  '`Record has expired and was erased under the retention policy` after `RECORD_RETENTION_DAYS`. Its checks',
+  'run in this order: the token\'s signature and claims (401), content type (415) and JSON (400), the',
+  'reference\'s format (400), then the deny-list (401 for a logged-out token) and the rate limits (a',
+  'request over a limit gives its counts back and is judged after its principal, so a refused principal',
+  'gets its 401 or 403 rather than 429), then the principal (401 for a disabled user, a changed password or role,',
+  'a retired, suspended or expired client; 403 for a pending password change or two-factor enrolment, or',
+  'a client\'s scope or address; its counts are then given back), then the row. Every refusal has the',
+  'status and words it has on the other routes; only the order differs (there, the principal comes',
+  'before the limits, and both before the body). A 200 is on the audit trail before it is sent',
+  '(`verification.requeried`). No other',
+  'answer leaves an event, but for a fault after the read was recorded: a record that fails to decrypt (a damaged ciphertext) or a connection lost after its',
+  'COMMIT answers 500 or 503 with the attempted read on the trail.',
+);
+
+const SLIP = md(
+  'Organisation administrators and team members. Answers `application/pdf` with `Cache-Control: no-store` and',
+  '`Content-Disposition: inline; filename="slip-REF-....pdf"`: one A4 page with the photo, surname, first and',
+  'middle names, date of birth, gender and NIN, the reference as text and as a QR code (the QR holds the',
+  'reference only), when the verification was made (Lagos time) and the organisation that made it. Fixture',
+  'records carry a red `TEST DATA` banner. Printing is free: no unit, no ledger line, as often as asked.',
+  '',
+  '- Still pending: 409 `Verification still in progress` (requery until it is found, then print).',
+  '- The same 404s as a requery: `Unknown reference_id` (also for another organisation\'s reference),',
+  '  `NIN not found` / `Record not found` (not found at the authority), `Record has expired and was erased under',
+  '  the retention policy`. A verification that failed at the authority has nothing to print: 404',
+  '  `Record not found` (a requery still explains the failure with its 502/503).',
+  '- A malformed reference: 400, as for a requery. Errors are JSON `{detail}` like everywhere.',
+  '- The record is decrypted in memory for the drawing only; the PDF\'s metadata names the reference, never',
+  '  the person. The standard PDF fonts need no font file on the server; they cover Latin-1, so a letter',
+  '  outside it (Yoruba\'s ọ, ẹ, ṣ) is printed without its mark (`Adébáyọ̀` prints as `Adébáyo`); the JSON record',
+  '  keeps the exact spelling. A photo the PDF library cannot read leaves the box labelled `No photo on record`.',
+);
 
 export function register(registry: OpenAPIRegistry): void {
   // Open (z.object over the strict record's fields): a field added to the record later is not a
@@ -90,6 +229,7 @@ export function register(registry: OpenAPIRegistry): void {
       path: '/verify-nin/vnin',
       operationId: 'verifyVnin',
       summary: 'Verify a virtual NIN (vNIN)',
+      rules: VNIN,
       body: vninBody
         .extend({ vnin: vninBody.shape.vnin.meta({ pattern: '^[A-Za-z0-9]{16}$', description: '16 letters and digits; lower case is upper-cased', example: 'AB012345678910YZ' }) })
         .meta({ id: 'VerifyVninRequest',
@@ -126,7 +266,8 @@ export function register(registry: OpenAPIRegistry): void {
       summary: m.summary,
       description:
         'A success debits 1 unit and issues a reference_id. Not safe to retry blindly (see "Retrying verifications"): ' +
-        'after a 5xx or a timeout, wait 30 s and requery; or send an Idempotency-Key.',
+        'after a 5xx or a timeout, wait 30 s and requery; or send an Idempotency-Key.' +
+        ('rules' in m ? `\n\n${m.rules}` : ''),
       security: bearer,
       request: { headers: idempotencyHeaders.extend(preferHeader.shape), body: jsonBody(m.body) },
       responses: verifyResponses,
@@ -139,7 +280,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getVninInstructions',
     tags: [TAGS.verification],
     summary: 'How a person makes a vNIN for us',
-    description: 'Our NIMC enterprise code, the USSD string (with `<NIN>` to be replaced by the person), how long a vNIN is valid, and the steps to show a customer.',
+    description: VNIN_INSTRUCTIONS,
     security: bearer,
     responses: {
       200: json(
@@ -174,10 +315,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'verifyMatch',
     tags: [TAGS.verification],
     summary: 'Confirm typed details against the national record, without receiving it',
-    description:
-      'Looks the person up by `nin` (exactly one of `nin` and `vnin`) and answers only whether the details sent match. ' +
-      'The record is neither returned nor stored; requery answers the same `data`; there is no slip. 1 unit when the person is found ' +
-      '(fixture NINs free). Names compare ignoring case, accents, spaces and hyphens.',
+    description: MATCH,
     security: bearer,
     request: {
       headers: idempotencyHeaders,
@@ -257,9 +395,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'requeryVerification',
     tags: [TAGS.verification],
     summary: 'Read a past verification again',
-    description:
-      'Free and idempotent: retry it freely. One answer per outcome, however the verification was made: 200 found, 202 pending, ' +
-      'otherwise the error its verification call gave (404 not found, 502/503 failed). Records are erased after the retention period (then 404).',
+    description: REQUERY,
     security: bearer,
     request: { body: jsonBody(requeryBody.meta({ id: 'RequeryRequest', example: { reference_id: 'REF-7K2M9Q4XD1AB' } })) },
     responses: {
@@ -280,10 +416,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getVerificationSlip',
     tags: [TAGS.verification],
     summary: 'Printable slip of a found verification (PDF)',
-    description:
-      'One A4 page: photo, names, date of birth, NIN, the reference as text and QR code, when and for which organisation; ' +
-      'fixture records are marked as test data. Free (no unit, no ledger line); team members may print too. ' +
-      'Answered with `Cache-Control: no-store`: the slip carries personal data.',
+    description: SLIP,
     security: bearer,
     request: { params: z.object({ reference_id: referenceId }) },
     responses: {
