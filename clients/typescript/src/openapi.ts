@@ -861,7 +861,22 @@ export interface paths {
         put?: never;
         /**
          * Start a wallet top-up
-         * @description Organisation administrators only. Prices the units, creates a payment link at the processor and returns it with a reference. The wallet is credited when the processor notifies the service of the payment; nothing is credited yet.
+         * @description Organisation administrators and the `finance` role (team members: 403), with a form (`application/x-www-form-urlencoded`) field `units`. Prices the units, creates a payment link at the processor and returns it with a reference;
+         *     the wallet is credited when the processor notifies the service of the payment (nothing is credited yet).
+         *
+         *     Refused with 400 `units must be a positive integer multiple of 100` (150, 0, -100),
+         *     400 `units is below the plan minimum of N units`, 422 for a missing or non-numeric value. 200:
+         *     ```json
+         *     {"authorization_url": "http://127.0.0.1:4020/checkout/ac_...", "reference": "TOP-1-0f3c9a7d21b4e8c6",
+         *      "access_code": "ac_...", "base_amount": 1000000, "vat_amount": 75000, "service_charge": 26523,
+         *      "total_amount": 1101523, "units": 100, "unit_cost": 10000, "discount": null, "bonus_units": 0, "currency": "NGN"}
+         *     ```
+         *     All amounts in kobo. `base_amount = units x unit_cost`; `vat_amount` = 7.5% of base; `service_charge` is the
+         *     processor's fee grossed up so that, after Paystack keeps 1.5% + NGN 100 (the NGN 100 waived under NGN 2,500,
+         *     the fee capped at NGN 2,000), we still receive base + VAT; `total_amount` is what the payer is charged.
+         *     `discount` is always `null` (no discount scheme exists); `bonus_units` (extra field) is what a hosted
+         *     affiliate tenant receives on top, up to and including 15 June 2026 (Lagos time): 5,000-6,999 units +30,
+         *     7,000-9,999 +50, 10,000+ +100. Processor unreachable: 503; processor refused: 502 (nothing charged either way).
          */
         post: operations["initializeTopup"];
         delete?: never;
@@ -879,7 +894,12 @@ export interface paths {
         };
         /**
          * Price a top-up without starting it
-         * @description Organisation administrators only. The same breakdown /topup/initialize would answer for these units; nothing is created.
+         * @description Organisation administrators and the `finance` role (API clients need the `topup`
+         *     scope): the price `initialize` would compute for `N` units, with nothing written and no processor
+         *     call: 200 with the same price fields (`base_amount`, `vat_amount`, `service_charge`, `total_amount`,
+         *     `units`, `unit_cost`, `discount`, `bonus_units`, `currency`), the same 400s for units that are not a
+         *     positive multiple of 100 or below the plan minimum, 422 when `units` is missing or not a number. The
+         *     portal's top-up page shows it before sending the payer to the checkout.
          */
         get: operations["quoteTopup"];
         put?: never;
@@ -901,7 +921,14 @@ export interface paths {
         put?: never;
         /**
          * Confirm a top-up payment now
-         * @description Optional: confirms the payment with the processor at once instead of waiting for its notification. Safe to repeat and to race with the notification: a reference is credited exactly once.
+         * @description Organisation administrators and the `finance` role (team members: 403), with a form (`application/x-www-form-urlencoded`) field `reference`. Optional: confirms the payment with the processor at once instead of waiting for its
+         *     notification; safe to repeat and to race with the notification (a reference is credited exactly once). Answers
+         *     200 `{"message": "Top-up successful" | "Top-up already credited",
+         *     "units_added", "new_balance", "price_paid"}` (`units_added` includes bonus units; `price_paid` is the base
+         *     amount). 400 `Payment not successful (status: abandoned); nothing was credited`; 400
+         *     `Paid amount does not match the top-up; nothing was credited`; 403 for another organisation's reference;
+         *     404 `Top-up reference not found`; 504 `{detail, reference}` if the credit job did not finish in
+         *     `TOPUP_WAIT_MS`. A payment that is not successful is never closed by a verify call: the payer may still pay.
          */
         post: operations["verifyTopup"];
         delete?: never;
@@ -1019,7 +1046,17 @@ export interface paths {
         };
         /**
          * A credited top-up's VAT invoice (PDF)
-         * @description Organisation administrators and the `finance` role. Every credited top-up has one, numbered `INV-<year>-<6 digits>` without gaps across the service (the number is given in the credit's own transaction): seller, buyer (name, address and TIN as on file when it was credited), date of payment, units, unit price, base, VAT, processor fee, total and the payment reference, amounts in naira.
+         * @description Every credited top-up has a VAT invoice (PDF, one
+         *     page; organisation administrators and the `finance` role; 404 while the top-up is not credited). Its
+         *     number, `INV-<year>-<6 digits>` (the Lagos year of the credit), is given in the credit's own transaction
+         *     from one counter row per year, so numbers run without gaps across the service: concurrent credits wait
+         *     for each other's number, and a credit that rolls back gives its number back. It shows the seller
+         *     (`INVOICE_SELLER_NAME`, `INVOICE_SELLER_ADDRESS`, `INVOICE_SELLER_TIN`), the buyer (the organisation's
+         *     name, `address` and `tin` from its settings, as they were when the payment was credited), the date of
+         *     payment, units, unit price, base, VAT (`VAT_BPS`, 7.5 %), the processor fee, the total and the payment
+         *     reference, amounts as `NGN 11,015.23` (the PDF fonts have no ₦ sign). Top-ups credited before invoices
+         *     existed were numbered by the migration in the order they were credited. The `topup.credited` audit
+         *     event carries the number (`details.invoice`).
          */
         get: operations["getTopupInvoice"];
         put?: never;

@@ -1,7 +1,22 @@
 import { z } from 'zod';
-import { bearer, errorResponse, errors, json, listEnvelope, listParams, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { bearer, errorResponse, errors, json, listEnvelope, listParams, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { TOPUP_CSV_COLUMNS, topupView } from './history.schemas.ts';
 import { topupStatus } from './topup.schemas.ts';
+
+/** The invoice's rules, markdown (shown under the operation at /docs). */
+const INVOICE = md(
+  'Every credited top-up has a VAT invoice (PDF, one',
+  'page; organisation administrators and the `finance` role; 404 while the top-up is not credited). Its',
+  'number, `INV-<year>-<6 digits>` (the Lagos year of the credit), is given in the credit\'s own transaction',
+  'from one counter row per year, so numbers run without gaps across the service: concurrent credits wait',
+  'for each other\'s number, and a credit that rolls back gives its number back. It shows the seller',
+  '(`INVOICE_SELLER_NAME`, `INVOICE_SELLER_ADDRESS`, `INVOICE_SELLER_TIN`), the buyer (the organisation\'s',
+  'name, `address` and `tin` from its settings, as they were when the payment was credited), the date of',
+  'payment, units, unit price, base, VAT (`VAT_BPS`, 7.5 %), the processor fee, the total and the payment',
+  'reference, amounts as `NGN 11,015.23` (the PDF fonts have no ₦ sign). Top-ups credited before invoices',
+  'existed were numbered by the migration in the order they were credited. The `topup.credited` audit',
+  'event carries the number (`details.invoice`).',
+);
 
 export function register(registry: OpenAPIRegistry): void {
   const Topup = topupView.meta({ id: 'Topup' });
@@ -52,10 +67,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getTopupInvoice',
     tags: [TAGS.history],
     summary: "A credited top-up's VAT invoice (PDF)",
-    description:
-      'Organisation administrators and the `finance` role. Every credited top-up has one, numbered `INV-<year>-<6 digits>` without gaps across ' +
-      'the service (the number is given in the credit\'s own transaction): seller, buyer (name, address and TIN as on file when it was credited), ' +
-      'date of payment, units, unit price, base, VAT, processor fee, total and the payment reference, amounts in naira.',
+    description: INVOICE,
     security: bearer,
     request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
     responses: {
