@@ -1035,7 +1035,7 @@ export interface paths {
         put?: never;
         /**
          * Send a past event again
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 with a `code` and `Retry-After` beyond.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -5769,7 +5769,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description `redelivery_pending`: a redelivery of this event to this endpoint is still pending; `redelivery_limit`: 5 were asked for within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "redelivery_pending" | "redelivery_limit";
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
