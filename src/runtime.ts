@@ -35,7 +35,7 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
   // The benchmark's yardstick: the lookup runs here with the deps a worker builds (see LOOKUP_INLINE),
   // as many at once as one worker process runs, within the authority's limit.
   const lookupInline = config.LOOKUP_INLINE
-    ? createInlineLookup({ db, config, identity, metrics, logger, authority: { breaker: authority.breaker, spacer: authority.spacer }, fairShare: authority.fairShare }, { maxConcurrency: Math.min(config.LOOKUP_CONCURRENCY, config.IDENTITY_MAX_CONCURRENCY) })
+    ? createInlineLookup({ db, config, identity, metrics, logger, producer, authority: { breaker: authority.breaker, spacer: authority.spacer }, fairShare: authority.fairShare }, { maxConcurrency: Math.min(config.LOOKUP_CONCURRENCY, config.IDENTITY_MAX_CONCURRENCY) })
     : undefined;
   return {
     config,

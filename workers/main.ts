@@ -2,7 +2,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.ts';
 import { startProcess, stopOnSignals } from '../src/entry.ts';
 import { JOBS, QUEUES, SCHEDULES, queuePrefix, type JobName, type QueueName } from '../src/jobs/catalog.ts';
-import { createProducer } from '../src/jobs/producer.ts';
+import { createProducer, type Producer } from '../src/jobs/producer.ts';
 import { systemClock, type Clock } from '../src/lib/clock.ts';
 import { createDb } from '../src/lib/db.ts';
 import { describe } from '../src/lib/errors.ts';
@@ -51,8 +51,24 @@ export async function startWorkers(
   const processors = opts.processors ?? PROCESSORS;
   assertEveryJobHasAProcessor(processors);
   const db = await createDb(config.DATABASE_URL, { maxPoolSize: config.DATABASE_POOL_SIZE });
-  // An asynchronous face match's lookup waits for its comparison on the face queue (lookup.job.ts).
-  const producer = await createProducer({ redis: redisTarget(config), prefix: config.REDIS_PREFIX, role: 'worker', waitFor: [QUEUES.face] });
+  // Webhook deliveries wait in PostgreSQL, not in a queue: the dispatcher claims them (see its module).
+  // It starts first, needing PostgreSQL only, so a worker started while Redis is unreachable delivers
+  // the events the outbox holds while it waits for Redis below, instead of exiting.
+  let producerOnceReady: Producer | null = null;
+  const webhooks = startWebhookDispatcher({ db, config, logger, producer: () => producerOnceReady });
+  // A face match's lookup waits for its comparison on the face queue (lookup.job.ts).
+  const producer = await createProducer({
+    redis: redisTarget(config),
+    prefix: config.REDIS_PREFIX,
+    role: 'worker',
+    waitFor: [QUEUES.face],
+    unreachable: (err) => logger.warn({ err: describe(err) }, 'Redis unreachable: the queues start once it is back; webhooks are delivered meanwhile'),
+  }).catch(async (err: unknown) => {
+    await webhooks.close();
+    await db.end();
+    throw err;
+  });
+  producerOnceReady = producer;
   const metrics = opts.metrics ?? createMetrics({ process: 'worker' });
   const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
   const lane = await startBackgroundLane(config, authority.fairShare);
@@ -125,8 +141,6 @@ export async function startWorkers(
   }
 
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  // Webhook deliveries wait in PostgreSQL, not in a queue: the dispatcher claims them (see its module).
-  const webhooks = startWebhookDispatcher({ db, config, logger, producer });
   logger.info({ queues: MAIN_QUEUES }, 'workers started');
   let closing: Promise<void> | undefined;
   return {

@@ -58,7 +58,7 @@ export const JOBS = {
       acceptedAt: z.number().int().positive().optional(),
       useOnce: z.literal(true).optional(),
       batchId,
-      // An asynchronous face match's selfie, sealed (associated data `face:<referenceId>`): compared
+      // A face match's selfie (synchronous or asynchronous), sealed (associated data `face:<referenceId>`): compared
       // with the found record's photo before the verification settles. The job is removed as it ends.
       selfie: sealedImage.optional(),
     }),

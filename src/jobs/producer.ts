@@ -42,12 +42,32 @@ export function defaultJobOptions(name: JobName): JobsOptions {
  */
 export type ProducerRole = 'api' | 'worker';
 
-export async function createProducer(opts: { redis: RedisTarget; prefix: string; waitFor?: QueueName[]; role?: ProducerRole }): Promise<Producer> {
-  const redis = opts.role === 'worker' ? createWorkerRedis(opts.redis) : createApiRedis(opts.redis);
+export async function createProducer(opts: {
+  redis: RedisTarget;
+  prefix: string;
+  waitFor?: QueueName[];
+  role?: ProducerRole;
+  /** A worker's: told once when Redis cannot be reached at the start (the producer waits for it). */
+  unreachable?: (err: unknown) => void;
+}): Promise<Producer> {
+  const worker = opts.role === 'worker';
+  const redis = worker ? createWorkerRedis(opts.redis) : createApiRedis(opts.redis);
   if (redis.status !== 'ready') {
+    // An API process refuses to start without Redis (it would answer nothing but 503s). A worker
+    // waits for it, however long, instead of exiting: its webhook dispatcher already delivers from
+    // PostgreSQL meanwhile, and a supervisor restarting it in a loop would gain nothing.
+    let told = false;
+    const waiting = (err: unknown) => {
+      if (!told) opts.unreachable?.(err);
+      told = true;
+    };
     await new Promise<void>((resolve, reject) => {
-      redis.once('ready', () => resolve());
-      redis.once('error', reject);
+      redis.once('ready', () => {
+        redis.off('error', waiting);
+        resolve();
+      });
+      if (worker) redis.on('error', waiting);
+      else redis.once('error', reject);
     });
   }
   const queues = new Map<QueueName, Queue>();

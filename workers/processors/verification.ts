@@ -1,7 +1,7 @@
 import { DelayedError } from 'bullmq';
 import { jobIds } from '../../src/jobs/catalog.ts';
 import { describe } from '../../src/lib/errors.ts';
-import { eraseExpired, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
+import { eraseExpired, faceOfPayload, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
 import { checkLowBalance } from '../../src/modules/alerts/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
@@ -19,14 +19,16 @@ export const verificationProcessors: ProcessorMap = {
     const { query: _token, ...withoutToken } = payload;
     if (payload.useOnce && payload.query) await job.updateData(withoutToken);
     let result;
+    const timing = { faceMs: 0 };
     try {
       result = await runLookup(deps, payload.referenceId, log, {
         sealedQuery: payload.query,
         firstRun,
         useOnce: payload.useOnce === true,
         ...(background ? { background } : {}),
-        // An asynchronous face match: its selfie, compared with the found record's photo before settling.
-        ...(payload.selfie && payload.orgId !== undefined ? { face: { selfie: payload.selfie, orgId: payload.orgId, requestId: payload.requestId ?? payload.referenceId } } : {}),
+        // A face match: its selfie, compared with the found record's photo before settling.
+        ...faceOfPayload(payload),
+        timing,
       });
     } catch (err) {
       // The authority is down: back to the delayed set, keeping its priority and freeing its slot
@@ -45,7 +47,8 @@ export const verificationProcessors: ProcessorMap = {
     // fault) keeps it, since BullMQ runs the job again.
     const orgId = payload.orgId;
     const afterSettled = async () => {
-      if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started, background: !!background }, log);
+      // A face comparison's time is the face worker's, not the authority's: kept out of the slots' mean.
+      if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started + timing.faceMs, background: !!background }, log);
       // A found lookup is a debit: it may have crossed the organisation's low-balance line. A failed
       // check is not the lookup's failure; the next debit checks again.
       if (result.outcome === 'found' && orgId !== undefined) {

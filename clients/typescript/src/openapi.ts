@@ -609,7 +609,7 @@ export interface paths {
         put?: never;
         /**
          * Match a selfie against the photo the authority holds for a NIN or vNIN
-         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async`: the selfie is checked in the request (a refusal is still a 422), then 202 with the reference; the lookup waits out authority outages as other asynchronous verifications do, the comparison follows it, and the requery answers this call's 200 (or its error) once both are done; `verification.completed` is sent then. The selfie waits sealed inside its job in Redis and leaves with it; a face worker that does not answer ends the verification failed `face_unavailable`, nothing charged.
+         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async`: the selfie is checked in the request (a refusal is still a 422), then 202 with the reference; the lookup waits out authority outages as other asynchronous verifications do, the comparison follows it, and the requery answers this call's 200 (or its error) once both are done; `verification.completed` is sent then. The selfie waits sealed inside its job in Redis and leaves with it. Either way, the lookup's unit is held until the comparison is made: a face worker that fails or does not answer within FACE_WAIT_MS ends the verification failed `face_unavailable` (503 with the `reference_id`, also on the requery), nothing charged.
          */
         post: operations["verifyFace"];
         delete?: never;
@@ -1230,7 +1230,7 @@ export interface paths {
         put?: never;
         /**
          * Send a past event again
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 with a `code` and `Retry-After` beyond.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -5964,7 +5964,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description `redelivery_pending`: a redelivery of this event to this endpoint is still pending; `redelivery_limit`: 5 were asked for within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "redelivery_pending" | "redelivery_limit";
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

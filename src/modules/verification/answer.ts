@@ -4,6 +4,7 @@ import { openJson } from '../../lib/crypto.ts';
 import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import type { Answer } from './idempotency.ts';
+import { selfieRefused } from '../face/index.ts';
 import { faceBody, type FaceKept } from './face-kept.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
@@ -74,6 +75,8 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       if (row.failure_code === 'face_unavailable') {
         throw new AppError('unavailable', FACE_NOT_COMPARED, { extra: { reference_id: ref, code: row.failure_code } });
       }
+      // The face worker refused the selfie at the comparison (its check had passed): the same 422.
+      if (row.failure_code?.startsWith('selfie_')) throw selfieRefused(row.failure_code);
       if (row.failure_code === 'upstream_rate_limited') {
         throw new AppError('unavailable', UPSTREAM_RATE_LIMITED, { extra: { reference_id: ref, code: row.failure_code } });
       }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { openJson, sealJson } from '../../lib/crypto.ts';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
@@ -17,8 +16,6 @@ import * as idem from './idempotency.ts';
 import { runLive } from './live-run.ts';
 import type { PersonRecord } from './person.ts';
 import { newReferenceId, type Run, type VerifyDeps } from './run.ts';
-import { keyRing } from './sealing.ts';
-import * as repo from './verification.repository.ts';
 import type { VerificationQuery } from './verification.schemas.ts';
 import { afterFailure, resumeLinked, SUBSCRIPTION_REQUIRED } from './verify.ts';
 import { carriesVnin, normaliseVnin, storedQueryOf } from './vnin.ts';
@@ -30,7 +27,6 @@ export const SELFIE_TOO_LARGE = `selfie is larger than ${MAX_SELFIE_BYTES} bytes
 export const SELFIE_NOT_BASE64 = 'selfie must be base64 (a data: prefix is allowed)';
 export const FACE_CONSENT_REQUIRED = 'consent is required for a face match (a face is biometric data)';
 export const FACE_NEEDS_ONE_IDENTIFIER = 'Send exactly one of nin or vnin';
-export const FACE_COMPARE_UNAVAILABLE = 'Face comparison is temporarily unavailable; the record was found and its lookup charged (1 unit); retry later';
 
 export type FaceInput = { nin?: string | undefined; vnin?: string | undefined; selfie: string; reason: string; consent: Consent; match_only: boolean };
 
@@ -116,13 +112,8 @@ async function matchFace(
   await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId);
 
   const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
-  const compare = async (record: PersonRecord): Promise<FaceAnswer> => {
-    const c = await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId).catch((err: unknown) => {
-      if (err instanceof AppError && err.code === 'unavailable') throw new AppError('unavailable', fixture ? err.detail : FACE_COMPARE_UNAVAILABLE, { extra: { reference_id: ref, code: 'face_unavailable' }, headers: { 'Retry-After': '5' } });
-      throw err;
-    });
-    return faceAnswerOf(c, threshold);
-  };
+  // A fixture's comparison is made here (nothing is charged for it, so nothing to give back).
+  const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId), threshold);
   const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => (matchOnly ? { face } : { record, face });
   const done = async (face: FaceAnswer) => {
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
@@ -147,33 +138,19 @@ async function matchFace(
     return answer;
   }
 
+  // The selfie (checked above) goes sealed into the lookup job, which compares it with the found
+  // record's photo before it settles (face-settle.ts): the lookup's unit is captured only with a
+  // comparison, and a comparison that cannot be made ends the verification failed (503
+  // `face_unavailable`, the unit released, nothing charged).
   return runLive(deps, run, {
     ref,
-    then: async (row, fromJob) => {
-      // Not found, failed, still pending: answered as a NIN or vNIN verification is (nothing charged).
-      if (row.status !== 'found' || !row.key_id) return answerOf(deps, row, 'verify');
-      const sealed = fromJob ?? (row.record_enc ? { keyId: row.key_id, data: row.record_enc } : null);
-      const found = sealed ? openJson<FaceKept>(keyRing(deps.config.encryptionKeys, sealed.keyId), sealed, ref) : null;
-      // The wait ended before the lookup's result (a match_only row keeps no record to compare with).
-      if (!found?.record) return answerOf(deps, row, 'verify');
-      const face = await compare(found.record);
-      const kept = keep(found.record, face);
-      const sealing = keyRing(deps.config.encryptionKeys, row.key_id)[0]!;
-      const extra = face.status === 'compared' ? units - 1 : 0;
-      const recordEnc = sealJson([sealing], kept, ref).data;
-      const stored = await repo.settleFaceOutcome(deps.db, { referenceId: ref, orgId, recordEnc, keyId: sealing.id, units: extra });
-      if (!stored) {
-        // The wallet was drained between the check above and now (another request took the units):
-        // the lookup's unit is already captured and the comparison done, so the answer is the result,
-        // and the comparison's extra units are waived rather than a 402 that would read as "nothing
-        // charged" over a charged lookup. A race only; the ledger shows the one unit.
-        if (!(await repo.settleFaceOutcome(deps.db, { referenceId: ref, orgId, recordEnc, keyId: sealing.id, units: 0 }))) {
-          throw new Error(`face match ${ref}: the verification changed under its settlement`);
-        }
-        deps.metrics.verifications.inc({ mode: 'face', outcome: 'extra_units_waived' });
-      }
-      await done(face);
-      return { status: 200, body: faceBody(ref, kept) };
+    selfie: sealedImage(deps.config.encryptionKeys, ref, selfie),
+    then: async (row) => {
+      // Found: the record and comparison as settled (from the job's result, or the row it stored).
+      const answer = answerOf(deps, row, 'verify');
+      const face = row.status === 'found' ? (answer.body as ReturnType<typeof faceBody>).face : null;
+      if (face) await done(face);
+      return answer;
     },
   });
 }

@@ -5,7 +5,7 @@ import { describe } from '../../lib/errors.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createPriorityGate } from '../../lib/priority-gate.ts';
-import { releaseLookupSlot, runLookup, type LookupDeps } from './lookup.job.ts';
+import { faceOfPayload, releaseLookupSlot, runLookup, type LookupDeps } from './lookup.job.ts';
 
 /** enqueueAndWait's contract for the one job it replaces: the same payload in, the same outcomes out. */
 export type InlineLookup = (payload: JobPayload<'verification.lookup'>, opts: { timeoutMs: number; priority?: number }) => Promise<WaitOutcome<'verification.lookup'>>;
@@ -31,9 +31,10 @@ export function createInlineLookup(deps: LookupDeps & { fairShare: FairShare; lo
       deps.metrics.lookupWait.observe((Date.now() - queuedAt) / 1000);
       for (let attempt = 1; ; attempt++) {
         const started = Date.now();
+        const timing = { faceMs: 0 };
         try {
-          const result = def.result.parse(await runLookup(deps, payload.referenceId, log.child({ attempt }), { sealedQuery: payload.query, firstRun: attempt === 1 }));
-          if (payload.orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started }, log);
+          const result = def.result.parse(await runLookup(deps, payload.referenceId, log.child({ attempt }), { sealedQuery: payload.query, firstRun: attempt === 1, ...faceOfPayload(payload), timing }));
+          if (payload.orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started + timing.faceMs }, log);
           return { status: 'completed', result };
         } catch (err) {
           log.warn({ err: describe(err) }, 'job attempt failed');

@@ -11,12 +11,17 @@ import * as repo from './verification.repository.ts';
 import type { VerificationRow } from './verification.schemas.ts';
 
 /**
- * What is done with a decided verification: by default its answer. A face match compares first; it
- * gets the record sealed in the job's result when the wait saw it (`fromJob`), else null.
+ * What is done with a decided verification: by default its answer. It gets the record sealed in the
+ * job's result when the wait saw it (`fromJob`), else null.
  */
 export type AfterLookup = (row: VerificationRow, fromJob: Sealed | null) => Promise<Answer>;
 
-export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup } = {}): Promise<Answer> {
+/**
+ * A live lookup, waited for. `selfie` (a face match): sealed into the lookup job, which compares it
+ * with the found record's photo before it settles (face-settle.ts); the wait then also covers one
+ * face job (FACE_WAIT_MS).
+ */
+export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup; selfie?: { keyId: string; data: string } } = {}): Promise<Answer> {
   const { query } = run;
   const ref = opts.ref ?? newReferenceId();
   const then: AfterLookup = opts.then ?? (async (row) => answerOf(deps, row, 'verify'));
@@ -88,12 +93,14 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
       requestId: run.requestId,
       query: { keyId: jobQuery.keyId, data: jobQuery.data.toString('base64') },
       ...(useOnce ? { useOnce: true as const } : {}),
+      ...(opts.selfie ? { selfie: opts.selfie } : {}),
     };
+    const timeoutMs = deps.config.VERIFY_WAIT_MS + (opts.selfie ? deps.config.FACE_WAIT_MS : 0);
     // LOOKUP_INLINE (benchmarks only): the same job in this process, continuing below exactly as after a job.
     waited = deps.lookupInline
-      ? await deps.lookupInline(payload, { timeoutMs: deps.config.VERIFY_WAIT_MS, priority })
-      : // A face match's result carries its record sealed even with match_only: gone with the job.
-        await deps.producer.enqueueAndWait('verification.lookup', payload, { jobId: jobIds.lookup(ref), timeoutMs: deps.config.VERIFY_WAIT_MS, priority, removeWhenDone: useOnce || query.mode === 'face' });
+      ? await deps.lookupInline(payload, { timeoutMs, priority })
+      : // A face match's job carries its sealed selfie: gone as the job ends.
+        await deps.producer.enqueueAndWait('verification.lookup', payload, { jobId: jobIds.lookup(ref), timeoutMs, priority, removeWhenDone: useOnce || query.mode === 'face' });
   } catch (err) {
     // Redis out of reach: give the unit back now rather than leave it held until the sweep runs.
     // If the job did get queued after all, whichever settles first wins (status guard).

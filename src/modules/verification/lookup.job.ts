@@ -5,11 +5,10 @@ import { UpstreamError, type IdentityAuthority, type UpstreamOutcome, type VninQ
 import type { CallSpacer } from '../../lib/call-spacing.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { JobResult } from '../../jobs/catalog.ts';
+import type { JobPayload, JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
-import { openJson, sealJson, type Sealed } from '../../lib/crypto.ts';
-import { compareForAsync, type FaceSettlement } from './face-async.ts';
-import type { FaceKept } from './face-kept.ts';
+import { openJson, type Sealed } from '../../lib/crypto.ts';
+import { compareBeforeSettling, FACE_LOST_DETAIL, type FaceSettlement } from './face-settle.ts';
 import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane } from '../../lib/background-lane.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
@@ -39,7 +38,7 @@ export type LookupDeps = {
   clock?: Clock;
   /** The workers' gate for background steps: a background lookup's settlement passes it. */
   lane?: Pick<BackgroundLane, 'run'>;
-  /** Waits for face jobs: an asynchronous face match's comparison (without it, such a lookup fails `face_unavailable`). */
+  /** Waits for face jobs: a face match's comparison (without it, such a lookup fails `face_unavailable`). */
   producer?: Producer;
 };
 
@@ -131,6 +130,11 @@ export function lookupVnin(deps: LookupDeps, q: VninQuery, referenceId: string, 
   return askUpstream(deps, { mode: 'vnin', vnin: q.vnin, reason: q.reason }, referenceId, log);
 }
 
+/** A face match's part of a lookup job's payload: its sealed selfie, compared before the lookup settles. */
+export function faceOfPayload(p: JobPayload<'verification.lookup'>): { face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string } } {
+  return p.selfie && p.orgId !== undefined ? { face: { selfie: p.selfie, orgId: p.orgId, requestId: p.requestId ?? p.referenceId } } : {};
+}
+
 /** A stored vNIN query keeps only the token's hash: the lookup can no longer run. */
 function tokenGone(q: VerificationQuery | StoredQuery): boolean {
   return 'vninHash' in q && !('vnin' in q);
@@ -150,8 +154,10 @@ export async function runLookup(
     firstRun?: boolean;
     useOnce?: boolean;
     background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' };
-    /** An asynchronous face match: the sealed selfie to compare with the found record's photo. */
+    /** A face match: the sealed selfie to compare with the found record's photo. */
     face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string };
+    /** Told how long the face comparison took: not the authority's time, so kept out of its running mean. */
+    timing?: { faceMs: number };
   } = {},
 ): Promise<LookupResult> {
   const ring = deps.config.encryptionKeys;
@@ -182,7 +188,6 @@ export async function runLookup(
   const opened = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId)) as VerificationQuery | StoredQuery;
 
   let decision: Decision;
-  let faceRecord: PersonRecord | null = null;
   let faceSettlement: FaceSettlement | null = null;
   // A vNIN job run again (a retry, a stalled worker): its first run erased the token and may have
   // used it at the authority, so it is never looked up twice. The unit goes back.
@@ -195,14 +200,21 @@ export async function runLookup(
     const record = normalisePerson(call.outcome.raw);
     // Some upstreams leave the NIN out of a NIN answer; it is the one that was asked for.
     if ((query.mode === 'nin' || query.mode === 'match' || query.mode === 'face') && 'nin' in query && record.nin === '') record.nin = query.nin;
-    // A match-only verification keeps the comparison; the record is dropped here, in the worker. A face
-    // match keeps the record (not with match_only) and, once compared, the comparison (face-run.ts).
-    if (query.mode === 'face') faceRecord = record;
-    // An asynchronous face match compares before it settles, so that its end (and its webhook) carries the result.
-    if (query.mode === 'face' && opts.face) faceSettlement = await compareForAsync(deps, referenceId, opts.face, record, query.matchOnly === true, log);
+    // A face match compares before it settles (face-settle.ts), so that its unit is charged only with
+    // a comparison and its end (and its webhook) carries the result. A face lookup without its selfie
+    // (the job was lost and queued again by an older sweep) has nothing to compare: never charged.
+    if (query.mode === 'face') {
+      const faceStarted = Date.now();
+      faceSettlement = opts.face
+        ? await compareBeforeSettling(deps, referenceId, opts.face, record, query.matchOnly === true, log)
+        : { failed: { kind: 'failed', code: 'lookup_abandoned', detail: FACE_LOST_DETAIL } };
+      if (opts.timing) opts.timing.faceMs += Date.now() - faceStarted;
+    }
     decision = {
       kind: 'found',
-      record: query.mode === 'match' ? compareClaims(query, record) : query.mode === 'face' ? ({ ...(query.matchOnly ? {} : { record }), face: null } satisfies FaceKept) : record,
+      // A match-only verification keeps the comparison; the record is dropped here, in the worker. A
+      // face match keeps the record (not with match_only) and the comparison.
+      record: query.mode === 'match' ? compareClaims(query, record) : faceSettlement && 'kept' in faceSettlement ? faceSettlement.kept : record,
       transactionId: record.transaction_id,
       // Whom it concerns: the returned record's NIN (a vNIN, phone or demography lookup learns it here).
       subjectHash: subjectOfRecord(deps.config.SUBJECT_HASH_KEY, record),
@@ -232,10 +244,8 @@ export async function runLookup(
   switch (decision.kind) {
     case 'found': {
       deps.metrics.unitsDebited.inc();
-      // A face match's waiting request needs the record's photo to compare, even with match_only (whose
-      // row keeps no record): the result carries the record sealed, as every found lookup's result does.
-      const sealed = faceRecord ? sealJson([keyRing(ring, settled.record!.keyId)[0]!], { record: faceRecord, face: null } satisfies FaceKept, referenceId) : settled.record!;
-      return { outcome: 'found', record: { keyId: sealed.keyId, data: sealed.data.toString('base64') } };
+      // The record as stored (a face match's: its comparison too, even with match_only's row).
+      return { outcome: 'found', record: { keyId: settled.record!.keyId, data: settled.record!.data.toString('base64') } };
     }
     case 'failed':
       log.warn({ referenceId, code: decision.code, upstreamAttempts: call.attempts }, 'lookup failed; unit released');

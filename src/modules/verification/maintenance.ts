@@ -8,6 +8,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import { deadlineOf, enqueueBackgroundLookup } from './background.ts';
 import * as idem from './idempotency.ts';
+import { FACE_LOST_DETAIL } from './face-settle.ts';
 import { settle } from './settle.ts';
 import { VNIN_LOST_DETAIL } from './vnin.ts';
 import * as repo from './verification.repository.ts';
@@ -34,8 +35,8 @@ async function removeIdleJob(queue: ReturnType<Producer['queue']>, jobId: string
 
 /**
  * `verification.sweep`: synchronous pending rows whose job was lost (Redis flushed, failed past its
- * attempts) are queued again under the same job id (a vNIN's cannot be: its token went with the job,
- * so it is failed and released); rows pending for over an hour are failed and released.
+ * attempts) are queued again under the same job id (a vNIN's or a face match's cannot be: its token or
+ * selfie went with the job, so it is failed and released); rows pending for over an hour are failed and released.
  * It cannot race the normal path into a double debit: re-adding an existing job id is a no-op, and
  * every outcome goes through settle()'s status guard and the one-debit unique index.
  */
@@ -58,9 +59,10 @@ export async function sweepPending(deps: MaintenanceDeps, log: Logger): Promise<
     const job = await queue.getJob(jobId);
     const state = job ? await job.getState() : 'missing';
     if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
-    if (row.mode === 'vnin') {
-      // The token lived only in the lost job: nothing to look up again. The unit goes back.
-      const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: VNIN_LOST_DETAIL };
+    if (row.mode === 'vnin' || row.mode === 'face') {
+      // The token (a face match's selfie) lived only in the lost job: nothing to look up (compare)
+      // again. The unit goes back.
+      const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: row.mode === 'face' ? FACE_LOST_DETAIL : VNIN_LOST_DETAIL };
       if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
       if (job) await removeIdleJob(queue, jobId, log);
       continue;
@@ -115,7 +117,7 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
       if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
       if (row.mode === 'face') {
         // An asynchronous face match's selfie lived only in the lost job: nothing to compare. The unit goes back.
-        const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: 'the selfie was lost with its job; send the face match again' };
+        const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: FACE_LOST_DETAIL };
         if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0, report: row.delivery === 'async' })) released++;
         if (job) await removeIdleJob(queue, jobIds.lookup(ref), log);
         continue;

@@ -350,7 +350,8 @@ export function register(registry: OpenAPIRegistry): void {
       'is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); ' +
       '`Prefer: respond-async`: the selfie is checked in the request (a refusal is still a 422), then 202 with the reference; the lookup waits out authority outages as other ' +
       'asynchronous verifications do, the comparison follows it, and the requery answers this call\'s 200 (or its error) once both are done; `verification.completed` is sent ' +
-      'then. The selfie waits sealed inside its job in Redis and leaves with it; a face worker that does not answer ends the verification failed `face_unavailable`, nothing charged.',
+      'then. The selfie waits sealed inside its job in Redis and leaves with it. Either way, the lookup\'s unit is held until the comparison is made: a face worker that fails or does not answer ' +
+      'within FACE_WAIT_MS ends the verification failed `face_unavailable` (503 with the `reference_id`, also on the requery), nothing charged.',
     security: bearer,
     request: {
       headers: idempotencyHeaders.extend(preferHeader.shape),

@@ -173,16 +173,12 @@ export async function settleFoundCapturingUnit(
 }
 
 /**
- * A found face verification gets its comparison (the kept value sealed again, with the face outcome)
- * and, when `units` > 0, the debit of the units a comparison costs beyond the lookup's: both in one
- * statement or neither (wallet/holds.ts). False when the wallet could not pay or the step was done.
+ * A found face verification's comparison (the kept value, sealed) with the debit of the `units` (> 0)
+ * a comparison costs beyond the lookup's: both in one statement or neither (wallet/holds.ts). False
+ * when the wallet could not pay or the step was done.
  */
 export async function settleFaceOutcome(db: CommonQueryMethods, s: { referenceId: string; orgId: number; recordEnc: Buffer; keyId: string; units: number }): Promise<boolean> {
   const where = sql.fragment`reference_id = ${s.referenceId} AND org_id = ${s.orgId} AND status = 'found' AND mode = 'face' AND key_id = ${s.keyId}`;
-  if (s.units === 0) {
-    const r = await db.query(sql.unsafe`UPDATE verifications SET record_enc = ${sql.binary(s.recordEnc)} WHERE ${where}`);
-    return r.rowCount === 1;
-  }
   return debitFaceMatch(db, {
     orgId: s.orgId,
     units: s.units,

@@ -152,7 +152,11 @@ export function backoffMs(config: Config, attempts: number): number {
   return Math.min(config.WEBHOOK_RETRY_FIRST_MS * 4 ** Math.max(0, attempts - 1), config.WEBHOOK_RETRY_MAX_MS);
 }
 
-export type DispatcherDeps = { db: DatabasePool; config: Config; logger: Logger; producer?: Producer };
+/**
+ * `producer`: the worker's job producer once Redis has been reached (null before): the dispatcher
+ * starts without it, since deliveries need PostgreSQL only; it queues the disabled-endpoint e-mail.
+ */
+export type DispatcherDeps = { db: DatabasePool; config: Config; logger: Logger; producer?: () => Producer | null };
 
 async function attempt(deps: DispatcherDeps, d: Claimed): Promise<void> {
   const ring = deps.config.encryptionKeys;
@@ -233,8 +237,9 @@ async function recordOutcome(deps: DispatcherDeps, d: Claimed, o: Outcome): Prom
     });
   });
   log.warn({ status: o.status, error: o.error, endpointDisabled: outboxId !== null }, 'webhook delivery failed for good');
-  if (outboxId !== null && deps.producer) {
-    await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) }).catch((err: unknown) => log.warn({ err: describe(err), outboxId }, 'e-mail not queued; the outbox sweep will send it'));
+  const producer = deps.producer?.();
+  if (outboxId !== null && producer) {
+    await producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) }).catch((err: unknown) => log.warn({ err: describe(err), outboxId }, 'e-mail not queued; the outbox sweep will send it'));
   }
 }
 

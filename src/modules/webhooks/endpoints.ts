@@ -128,12 +128,29 @@ export async function listDeliveries(deps: EndpointDeps, orgId: number, id: stri
   return { data: page.data, next_cursor: page.next };
 }
 
+/** Manual redeliveries of one event to one endpoint within an hour (a 429 beyond). */
+export const REDELIVERIES_PER_HOUR = 5;
+export const REDELIVERY_PENDING = 'a redelivery of this event to this endpoint is still pending: wait for it to end';
+export const REDELIVERY_LIMIT = `at most ${REDELIVERIES_PER_HOUR} redeliveries of an event to an endpoint per hour`;
+
+/**
+ * A new delivery of a past delivery's event to its endpoint. So that no organisation can make us
+ * flood a receiver, one event goes to one endpoint by hand once at a time (429 `redelivery_pending`
+ * while a redelivery of it is pending, its own retries included) and at most REDELIVERIES_PER_HOUR
+ * times an hour (429 `redelivery_limit`). Counted per event and endpoint, not per delivery id, so
+ * redelivering a redelivery counts too; the automatic retries of the first delivery do not count.
+ */
 export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: string) {
   const n = Number(deliveryId);
   const owner = await repo.deliveryEndpoint(deps.db, orgId, n);
   if (!owner || owner.deleted) throw new AppError('not_found', 'delivery not found');
   if (!owner.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
-  const row = await repo.insertRedelivery(deps.db, orgId, n);
-  if (!row) throw new AppError('not_found', 'delivery not found');
-  return row;
+  return deps.db.transaction(async (tx) => {
+    const r = await repo.lockRedeliveries(tx, owner.endpoint_id, owner.event_id);
+    if (r.pending > 0) throw new AppError('rate_limited', REDELIVERY_PENDING, { headers: { 'Retry-After': String(Math.max(1, r.pending_due_s)) }, extra: { code: 'redelivery_pending' } });
+    if (r.recent >= REDELIVERIES_PER_HOUR) throw new AppError('rate_limited', REDELIVERY_LIMIT, { headers: { 'Retry-After': String(Math.max(1, r.window_left_s)) }, extra: { code: 'redelivery_limit' } });
+    const row = await repo.insertRedelivery(tx, orgId, n);
+    if (!row) throw new AppError('not_found', 'delivery not found');
+    return row;
+  });
 }

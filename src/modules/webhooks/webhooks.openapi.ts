@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { REDELIVERIES_PER_HOUR } from './endpoints.ts';
 import { createEndpointBody, delivery, endpoint, endpointList, endpointWithSecret, patchEndpointBody } from './webhooks.schemas.ts';
 
 const WHO = 'Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.';
@@ -70,8 +71,19 @@ export function register(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', tags: [TAGS.webhookEndpoints],
-    summary: 'Send a past event again', description: `${WHO} A new delivery of the same event (the same \`id\` and body) to the same endpoint.`,
+    summary: 'Send a past event again',
+    description:
+      `${WHO} A new delivery of the same event (the same \`id\` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most ` +
+      `${REDELIVERIES_PER_HOUR} times an hour (redelivering a redelivery counts; the automatic retries do not): 429 with a \`code\` and \`Retry-After\` beyond.`,
     security: bearer, request: { params: z.object({ delivery_id: z.string().regex(/^\d+$/).meta({ description: 'A delivery id from the deliveries list' }) }) },
-    responses: { 202: json(Delivery, 'Redelivery queued'), ...errors(401, 403, 404, 429), 409: disabled },
+    responses: {
+      202: json(Delivery, 'Redelivery queued'),
+      ...errors(401, 403, 404),
+      409: disabled,
+      429: errorResponse(
+        `\`redelivery_pending\`: a redelivery of this event to this endpoint is still pending; \`redelivery_limit\`: ${REDELIVERIES_PER_HOUR} were asked for within the last hour (\`Retry-After\`: when the oldest leaves it). Also the request rate limits (no \`code\`).`,
+        z.object({ detail: z.string(), code: z.enum(['redelivery_pending', 'redelivery_limit']).optional() }),
+      ),
+    },
   });
 }

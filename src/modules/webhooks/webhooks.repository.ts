@@ -171,9 +171,28 @@ export async function insertRedelivery(db: CommonQueryMethods, orgId: number, de
     FROM ins JOIN webhook_events e ON e.id = ins.event_id WHERE pg_notify('idverify_webhooks', '') IS NOT NULL`);
 }
 
-/** Whether the delivery belongs to an endpoint of the organisation, deleted or not (404 otherwise). */
+/** Whether the delivery belongs to an endpoint of the organisation, deleted or not (404 otherwise), and its event. */
 export async function deliveryEndpoint(db: CommonQueryMethods, orgId: number, deliveryId: number) {
-  return db.maybeOne(sql.type(z.object({ endpoint_id: z.string(), enabled: z.boolean(), deleted: z.boolean() }))`
-    SELECT w.id AS endpoint_id, w.enabled, w.deleted_at IS NOT NULL AS deleted FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+  return db.maybeOne(sql.type(z.object({ endpoint_id: z.string(), event_id: z.string(), enabled: z.boolean(), deleted: z.boolean() }))`
+    SELECT w.id AS endpoint_id, d.event_id, w.enabled, w.deleted_at IS NOT NULL AS deleted FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
     WHERE d.id = ${deliveryId} AND w.org_id = ${orgId}`);
+}
+
+// The namespace of the (endpoint, event) redelivery locks (pg_advisory_xact_lock's two-key form).
+const REDELIVERY_LOCK = 3_202_033;
+
+/**
+ * The manual redeliveries of one event to one endpoint, read under a transaction-scoped lock on the
+ * pair, so that two requests at once cannot both pass the cap: how many are pending and when the first
+ * of them is due; how many were asked for within the last hour and in how many seconds the oldest of
+ * those leaves it.
+ */
+export async function lockRedeliveries(tx: CommonQueryMethods, endpointId: string, eventId: string) {
+  await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${REDELIVERY_LOCK}, hashtext(${endpointId} || ' ' || ${eventId}))`);
+  return tx.one(sql.type(z.object({ pending: z.number(), pending_due_s: z.number(), recent: z.number(), window_left_s: z.number() }))`
+    SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+           coalesce(ceil(extract(epoch FROM min(next_attempt_at) FILTER (WHERE status = 'pending') - now())), 0)::int AS pending_due_s,
+           count(*) FILTER (WHERE created_at > now() - interval '1 hour')::int AS recent,
+           coalesce(ceil(extract(epoch FROM min(created_at) FILTER (WHERE created_at > now() - interval '1 hour') + interval '1 hour' - now())), 0)::int AS window_left_s
+    FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event_id = ${eventId} AND redelivery_of IS NOT NULL`);
 }

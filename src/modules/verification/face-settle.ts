@@ -12,22 +12,28 @@ import { keyRing } from './sealing.ts';
 import type { Decision } from './settle.ts';
 import * as repo from './verification.repository.ts';
 
+/** Why a face match whose job was lost ends failed: its selfie lived only in that job. */
+export const FACE_LOST_DETAIL = 'the selfie was lost with its job; send the face match again';
+
 /**
- * How an asynchronous face match ends, once its lookup found the record: the comparison to store in
- * the transaction that settles the verification (and records its webhook event), or why it failed.
+ * How a face match ends, once its lookup found the record: the kept value (record and comparison)
+ * to settle with, and the step that debits the comparison's extra units in the settlement's own
+ * transaction; or why it failed.
  */
 export type FaceSettlement =
   | { failed: Extract<Decision, { kind: 'failed' }> }
-  | { store: (tx: CommonQueryMethods, stored: { keyId: string; orgId: number }) => Promise<void> };
+  | { kept: FaceKept; store: (tx: CommonQueryMethods, stored: { keyId: string; orgId: number }) => Promise<void> };
 
 /**
- * `Prefer: respond-async` on POST /verify-nin/face: the lookup job, having found the record, asks a
- * face worker to compare the selfie (sealed in the job's payload since the request; its check passed
- * then) with the record's photo. Faces in turn per organisation as in the synchronous call. A face
- * worker that does not answer within FACE_WAIT_MS fails the verification `face_unavailable` and its
- * unit goes back (nothing is charged; the integrator asks again); the selfie leaves Redis with the job.
+ * Every live face match, synchronous or `Prefer: respond-async`: the lookup job, having found the
+ * record, asks a face worker to compare the selfie (sealed in the job's payload since the request;
+ * its check passed then) with the record's photo, BEFORE it settles. So the lookup's unit is still
+ * only held while the comparison runs: a comparison that cannot be made (a face worker failing, or
+ * not answering within FACE_WAIT_MS) settles the verification failed `face_unavailable`, which
+ * releases the unit through the wallet's one release statement, once (settle's status guard), and
+ * nothing is charged. Faces take turns per organisation; the selfie leaves Redis with the jobs.
  */
-export async function compareForAsync(
+export async function compareBeforeSettling(
   deps: { db: DatabasePool; config: Config; producer?: Producer },
   referenceId: string,
   face: { selfie: { keyId: string; data: string }; orgId: number; requestId: string },
@@ -44,18 +50,23 @@ export async function compareForAsync(
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const code = typeof err.extra?.code === 'string' && err.extra.code.startsWith('selfie_') ? err.extra.code : 'face_unavailable';
-    log.warn({ referenceId, code }, 'asynchronous face match not compared; unit released');
+    log.warn({ referenceId, code }, 'face match not compared; unit released');
     return { failed: { kind: 'failed', code, detail: err.detail } };
   }
   const answer = faceAnswerOf(comparison, (await organisationSettings(deps.db, face.orgId)).face_match_threshold);
   const kept: FaceKept = { ...(matchOnly ? {} : { record }), face: answer };
   const extra = answer.status === 'compared' ? deps.config.FACE_MATCH_UNITS - 1 : 0;
   return {
+    kept,
     async store(tx, stored) {
+      if (extra === 0) return;
       const sealing = keyRing(ring, stored.keyId)[0]!;
-      const ok = await repo.settleFaceOutcome(tx, { referenceId, orgId: stored.orgId, recordEnc: sealJson([sealing], kept, referenceId).data, keyId: sealing.id, units: extra });
-      // As in the synchronous call: the lookup is charged, the comparison is not kept unpaid.
-      if (!ok) log.warn({ referenceId }, 'asynchronous face match found but its comparison could not be paid; not kept');
+      const paid = await repo.settleFaceOutcome(tx, { referenceId, orgId: stored.orgId, recordEnc: sealJson([sealing], kept, referenceId).data, keyId: sealing.id, units: extra });
+      // The wallet was drained since the request's check (concurrent calls took the units): the
+      // lookup is charged and the comparison is the answer (settled with it above), so its extra
+      // units are waived rather than a 402 that would read as "nothing charged". The ledger shows
+      // the lookup's unit alone; a race only.
+      if (!paid) log.warn({ referenceId }, 'face match compared but its extra units could not be paid; waived');
     },
   };
 }
