@@ -27,7 +27,7 @@ let smtp: SmtpSink;
 let stack: Stack;
 beforeAll(async () => {
   smtp = await startSmtpSink();
-  stack = await startStack({ env: { SMTP_URL: smtp.url, RATE_LIMIT_PER_TOKEN: '10000', RATE_LIMIT_PER_ORG: '10000' } });
+  stack = await startStack({ captureLogs: true, env: { SMTP_URL: smtp.url, RATE_LIMIT_PER_TOKEN: '10000', RATE_LIMIT_PER_ORG: '10000' } });
 });
 afterAll(async () => {
   await stack?.close();
@@ -230,6 +230,28 @@ describe('issue 34 item 6: automatic top-up', () => {
     expect(charged).toBe(1);
     expect(await units(org.orgId)).toBe(290);
     expect(await charges(org.orgId)).toEqual([expect.objectContaining({ status: 'credited' })]);
+  });
+
+  it('When a card is saved and charged, then its authorization code is stored only sealed and appears in no log, event, ledger line, e-mail or job', { timeout: 60_000 }, async () => {
+    const org = await newOrg(10);
+    const cardReference = await topUpByCard(org);
+    const code = (await stack.workers!.deps.processor.verify(cardReference)).authorization!.code;
+    expect(code).toMatch(/^AUTH_/);
+    expect((await putAuto(org, settings({ below_units: 110, units: 100 }))).status).toBe(200);
+    await verify(org);
+    expect(await chargesSettled(org.orgId)).toEqual([expect.objectContaining({ status: 'credited' })]);
+    await waitFor(() => mailsTo(org.email, /Subject: Automatic top-up: payment receipt/)[0], { what: 'the receipt' });
+
+    const sealed = await stack.db.one(q`SELECT key_id, authorization_enc FROM saved_cards WHERE org_id = ${org.orgId}`);
+    expect(sealed.authorization_enc.includes(Buffer.from(code))).toBe(false);
+    const stored = await stack.db.oneFirst(q`
+      SELECT concat_ws(' ', (SELECT string_agg(payload::text, ' ') FROM processor_events), (SELECT string_agg(details::text, ' ') FROM audit_events),
+                       (SELECT string_agg(details::text, ' ') FROM wallet_transactions), (SELECT string_agg(payload::text, ' ') FROM outbox),
+                       (SELECT string_agg(coalesce(detail, '') || coalesce(card, ''), ' ') FROM auto_topup_charges))`);
+    expect(stored).not.toContain(code);
+    expect(stack.logs.length).toBeGreaterThan(0);
+    expect(stack.logs.filter((l) => l.includes(code))).toEqual([]);
+    expect(smtp.messages.filter((m) => m.raw.includes(code))).toEqual([]);
   });
 
   it('When settings are read before any were saved, then automatic top-up is off with no numbers, and no card until a card top-up', async () => {
