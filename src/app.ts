@@ -21,7 +21,7 @@ import { portalRoutes } from './modules/portal/index.ts';
 import { openApiRoutes } from './openapi/openapi.routes.ts';
 import { reasonsRoutes } from './modules/reasons/index.ts';
 import { settingsRoutes, teamRoutes } from './modules/team/index.ts';
-import { topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';
+import { autoTopupRoutes, topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';
 import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
 import { ledgerRoutes } from './modules/wallet/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
@@ -147,6 +147,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(batchRoutes(ctx));
   api.use(reasonsRoutes(ctx));
   api.use(topupRoutes(ctx));
+  api.use(autoTopupRoutes(ctx));
   api.use(platformRoutes(ctx));
   api.use(topupHistoryRoutes(ctx));
   api.use(verificationHistoryRoutes(ctx));

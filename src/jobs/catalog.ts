@@ -86,6 +86,20 @@ export const JOBS = {
     attempts: 8,
     backoffMs: 1000,
   },
+  // An automatic top-up's charge of the saved card (issue 34 item 6): queued by a debit (the trigger on
+  // wallets), charged and credited here. A rerun asks the processor what the first run did first.
+  'topup.auto_charge': {
+    queue: QUEUES.credits,
+    payload: z.object({ chargeId: z.number().int().positive(), requestId }),
+    result: z.object({
+      outcome: z.enum(['credited', 'already_credited', 'declined', 'skipped', 'pending', 'ended', 'missing', 'not_paid', 'amount_mismatch', 'unknown_reference', 'refund_due', 'charged_back']),
+      // The top-up it charged, once there is one.
+      reference: z.string().optional(),
+      detail: z.string().optional(),
+    }),
+    attempts: 5,
+    backoffMs: 2000,
+  },
   'outbox.deliver': {
     queue: QUEUES.emails,
     payload: z.object({ outboxId: z.number().int().positive() }),
@@ -199,6 +213,7 @@ export const jobIds = {
   creditFromVerify: (reference: string, nonce: string) => `credit-${reference}-v-${nonce}`,
   creditFromSweep: (reference: string, window: string) => `credit-${reference}-s-${window}`,
   outbox: (outboxId: number) => `outbox-${outboxId}`,
+  autoCharge: (chargeId: number) => `auto-charge-${chargeId}`,
   batchStart: (batchId: string) => `batch-start-${batchId}`,
   batchWake: (orgId: number, reference: string) => `batch-wake-${orgId}-${reference}`,
   batchSettled: (referenceId: string) => `batch-settled-${referenceId}`,

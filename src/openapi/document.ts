@@ -9,7 +9,7 @@ import { registerOpsOpenApi as ops } from '../modules/ops/index.ts';
 import { registerPlatformOpenApi as platform } from '../modules/platform/index.ts';
 import { registerReasonsOpenApi as reasons } from '../modules/reasons/index.ts';
 import { registerSettingsOpenApi as settings, registerTeamOpenApi as team } from '../modules/team/index.ts';
-import { registerTopupHistoryOpenApi as topupHistory, registerTopupOpenApi as topup } from '../modules/topup/index.ts';
+import { registerAutoTopupOpenApi as autoTopup, registerTopupHistoryOpenApi as topupHistory, registerTopupOpenApi as topup } from '../modules/topup/index.ts';
 import { registerVerificationHistoryOpenApi as verificationHistory, registerVerificationOpenApi as verification } from '../modules/verification/index.ts';
 import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
 import { registerWebhooksOpenApi as webhooks } from '../modules/webhooks/index.ts';
@@ -17,7 +17,7 @@ import { registerStatementsOpenApi as statements } from '../modules/statements/i
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, ledger, topupHistory, verificationHistory, audit, webhooks, platform, ops, statements];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, audit, webhooks, platform, ops, statements];
 
 export const API_VERSION = '1.0.0';
 

@@ -9,6 +9,7 @@ import { signPaystackBody } from '../../src/adapters/payment-processor/signature
 import { loadConfig } from '../../src/config.ts';
 import { DEV_JWT_SECRET } from '../../src/config.ts';
 import { keyIdOf } from '../../src/modules/auth/jwt-keys.ts';
+import { findSavedCard, openSavedCard, saveCard } from '../../src/modules/topup/saved-card.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until, waitFor } from '../setup/wait.ts';
 
@@ -105,7 +106,8 @@ const keyCounts = sql.type(z.object({ t: z.string(), key_id: z.string().nullable
   SELECT 'verifications' AS t, key_id, count(*) AS n FROM verifications WHERE query_enc IS NOT NULL OR record_enc IS NOT NULL GROUP BY key_id
   UNION ALL SELECT 'idempotency_keys', key_id, count(*) FROM idempotency_keys WHERE response_enc IS NOT NULL GROUP BY key_id
   UNION ALL SELECT 'outbox', key_id, count(*) FROM outbox WHERE body_enc IS NOT NULL GROUP BY key_id
-  UNION ALL SELECT 'user_mfa', key_id, count(*) FROM user_mfa GROUP BY key_id`;
+  UNION ALL SELECT 'user_mfa', key_id, count(*) FROM user_mfa GROUP BY key_id
+  UNION ALL SELECT 'saved_cards', key_id, count(*) FROM saved_cards GROUP BY key_id`;
 
 async function sealedRowsMetric(): Promise<string[]> {
   const r = await fetch(`${stack.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
@@ -133,10 +135,17 @@ describe('crypto:reencrypt', () => {
     const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token: mfaUser.token });
     const totp = new TOTP({ secret: Secret.fromBase32(enrol.body.secret), algorithm: 'SHA1', digits: 6, period: 30 });
     expect((await stack.api('POST', '/v1/me/mfa/totp/confirm', { token: mfaUser.token, json: { code: totp.generate() } })).status).toBe(200);
+    // Automatic top-up's saved card (issue 34 item 6): the authorization code of a credited top-up.
+    const cardTopup = `TOP-${org.orgId}-00000000000000aa`;
+    await stack.db.query(sql.unsafe`
+      INSERT INTO topups (reference, org_id, units, unit_cost_kobo, base_amount, vat_amount, service_charge, total_amount, currency, status, created_at)
+      VALUES (${cardTopup}, ${org.orgId}, 100, 10000, 1000000, 75000, 10000, 1085000, 'NGN', 'pending', now())`);
+    const authorization = { code: 'AUTH_k1sealed00', email: 'payer@example.com', cardType: 'visa', last4: '4081', bank: 'TEST BANK', expMonth: '12', expYear: '2030' };
+    await saveCard(stack.db, stack.config.encryptionKeys, { orgId: org.orgId, reference: cardTopup, authorization, at: new Date() });
     // The reset e-mail is queued once the 202 has gone; no worker runs here, so it stays sealed in the outbox.
     await waitFor(async () => (await stack.db.any(keyCounts)).some((r) => r.t === 'outbox'), { what: 'the sealed reset e-mail in the outbox' });
     const counts = await stack.db.any(keyCounts);
-    expect(new Set(counts.map((r) => r.t))).toEqual(new Set(['verifications', 'idempotency_keys', 'outbox', 'user_mfa']));
+    expect(new Set(counts.map((r) => r.t))).toEqual(new Set(['verifications', 'idempotency_keys', 'outbox', 'user_mfa', 'saved_cards']));
     expect(counts.every((r) => r.key_id === 'k1')).toBe(true);
 
     // The rotation: k2 first, k1 kept to read. Changing the ring in place is what restarting every
@@ -145,6 +154,7 @@ describe('crypto:reencrypt', () => {
     expect((await sealedRowsMetric()).sort()).toEqual([
       'sealed_rows{table="idempotency_keys",key_id="k1",process="api"} 7',
       'sealed_rows{table="outbox",key_id="k1",process="api"} 1',
+      'sealed_rows{table="saved_cards",key_id="k1",process="api"} 1',
       'sealed_rows{table="user_mfa",key_id="k1",process="api"} 1',
       'sealed_rows{table="verifications",key_id="k1",process="api"} 8',
       'sealed_rows{table="webhook_endpoints",key_id="k1",process="api"} 0',
@@ -163,12 +173,13 @@ describe('crypto:reencrypt', () => {
     const { stdout } = await cli;
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
     expect(result.key_id).toBe('k2');
-    expect(result.moved).toMatchObject({ verifications: 8, idempotency_keys: 7, outbox: 1, user_mfa: 1 });
+    expect(result.moved).toMatchObject({ verifications: 8, idempotency_keys: 7, outbox: 1, user_mfa: 1, saved_cards: 1 });
     expect(result.remaining).toEqual([]);
     expect((await stack.db.any(keyCounts)).filter((r) => r.key_id !== 'k2')).toEqual([]);
     expect((await sealedRowsMetric()).sort()).toEqual([
       'sealed_rows{table="idempotency_keys",key_id="k1",process="api"} 0',
       'sealed_rows{table="outbox",key_id="k1",process="api"} 0',
+      'sealed_rows{table="saved_cards",key_id="k1",process="api"} 0',
       'sealed_rows{table="user_mfa",key_id="k1",process="api"} 0',
       'sealed_rows{table="verifications",key_id="k1",process="api"} 0',
       'sealed_rows{table="webhook_endpoints",key_id="k1",process="api"} 0',
@@ -193,12 +204,13 @@ describe('crypto:reencrypt', () => {
     stack.config.encryptionKeys.splice(1);
     expect((await requery(refs[3]!)).status).toBe(200);
     expect((await requery(pendingRef)).status).toBe(200);
+    expect(openSavedCard(stack.config.encryptionKeys, (await findSavedCard(stack.db, org.orgId))!)).toEqual({ authorizationCode: 'AUTH_k1sealed00', email: 'payer@example.com' });
     const login = await stack.api('POST', '/v1/login', { form: { username: mfaUser.username, password: mfaUser.password, otp: totp.generate({ timestamp: Date.now() + 30_000 }) } });
     expect(login.status).toBe(200);
     // A second run finds nothing to move.
     const again = await run(process.execPath, ['src/cli/admin.ts', 'crypto:reencrypt'], {
       env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: stack.config.DATABASE_URL, ENCRYPTION_KEYS: spec(K2, K1), LOG_LEVEL: 'silent', SANDBOX_SEED: 'false' },
     });
-    expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!).moved).toEqual({ verifications: 0, idempotency_keys: 0, outbox: 0, user_mfa: 0, webhook_endpoints: 0 });
+    expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!).moved).toEqual({ verifications: 0, idempotency_keys: 0, outbox: 0, user_mfa: 0, webhook_endpoints: 0, saved_cards: 0 });
   });
 });

@@ -9,9 +9,9 @@ import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WI
 
 if (!hasChromium) console.warn(`SKIPPED test/e2e/i34-portal-finance.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Issue 34 items 1, 5 and 7: an administrator invites a finance officer from the Team page; the officer
-// accepts from the e-mail's link, signs in, sees the finance menu and naira, tops up, and downloads the
-// top-up's invoice and the month's statement.
+// Issue 34 items 1, 5, 6 and 7: an administrator invites a finance officer from the Team page; the
+// officer accepts from the e-mail's link, signs in, sees the finance menu and naira, tops up, downloads
+// the top-up's invoice and the month's statement, and sets automatic top-up with the card just used.
 
 const naira = (kobo: number) => new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' }).format(kobo / 100);
 
@@ -47,7 +47,7 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
     return { name: dl.suggestedFilename(), body: await readFile((await dl.path())!) };
   }
 
-  it('issue 34: item 7: When an administrator invites a finance officer by e-mail and they accept in the portal, then they see the finance menu and naira, top up, and download the invoice and the month statement; axe finds nothing serious', { timeout: 120_000 }, async () => {
+  it('issue 34: items 6 and 7: When an administrator invites a finance officer by e-mail and they accept in the portal, then they see the finance menu and naira, top up, download the invoice and the month statement, and set automatic top-up by keyboard; axe finds nothing serious', { timeout: 120_000 }, async () => {
     const username = `i34-fin-${randomBytes(3).toString('hex')}`;
     const email = `${username}@example.test`;
     const password = `chosen-${randomBytes(6).toString('hex')}`;
@@ -138,6 +138,33 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
     expect(csv.name).toBe(`statement-${month}.csv`);
     expect(csv.body.toString()).toContain('opening_balance');
     expect(csv.body.toString()).toContain(topup.reference);
+
+    // Item 6: on the Top up page the finance officer sets automatic top-up, by keyboard, with the card
+    // of the top-up just paid; the units read in naira at the unit price; a wrong password is refused.
+    await page.getByRole('navigation').getByRole('link', { name: 'Top up' }).click();
+    const auto = page.getByRole('form', { name: 'Automatic top-up' });
+    await page.getByTestId('saved-card').getByText(`Saved card: visa ending 4081, from the top-up ${topup.reference}`).waitFor();
+    const typeInto = async (label: string, text: string) => {
+      await auto.getByLabel(label, { exact: true }).focus();
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.type(text);
+    };
+    await auto.getByLabel('Top up automatically with the saved card').focus();
+    await page.keyboard.press('Space');
+    await typeInto('When the balance falls below (units)', '30');
+    await typeInto('Units to buy each time', '1000');
+    await page.getByTestId('auto-units-naira').getByText(`1,000 units = ${naira(1000 * unitCost)} at ${naira(unitCost)} a unit`).waitFor();
+    await typeInto('At most, charges a day', '2');
+    await typeInto('Your password', `${password}-wrong`);
+    await page.keyboard.press('Enter');
+    await auto.getByText('Password is incorrect: automatic top-up was not changed').waitFor();
+    await typeInto('Your password', password);
+    await page.keyboard.press('Enter');
+    await auto.getByText('Automatic top-up is on: 1,000 units when the balance falls below 30 units.').waitFor();
+    expect(await auto.getByLabel('Your password', { exact: true }).inputValue()).toBe('');
+    const setting = (await stack.api('GET', '/v1/settings/auto-topup', { token: await stack.login(username, password) })).body;
+    expect(setting).toMatchObject({ enabled: true, below_units: 30, units: 1000, max_per_day: 2, card: { last4: '4081', from_reference: topup.reference } });
+    for (const width of Object.values(WIDTHS)) await checkPage(page, 'auto-top-up', width);
     await page.context().close();
   });
 });

@@ -3,25 +3,42 @@ import { describe } from '../../src/lib/errors.ts';
 import { ProcessorError } from '../../src/adapters/payment-processor/paystack.ts';
 import { wakeBatches } from '../../src/modules/batches/index.ts';
 import { deliverMail, sweepOutbox } from '../../src/modules/mail/index.ts';
-import { creditTopup, recheckAbandoned, sweepTopups } from '../../src/modules/topup/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import { creditTopup, recheckAbandoned, runAutoCharge, sweepTopups } from '../../src/modules/topup/index.ts';
+import type { Logger } from '../../src/lib/logger.ts';
+import type { ProcessorMap, WorkerDeps } from '../context.ts';
+
+/** A refused key or a malformed answer will not fix itself by waiting: fail now, loudly. */
+async function failFastOnFinalProcessorError<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ProcessorError && !err.retryable) throw new UnrecoverableError(`processor ${err.code}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** A credited wallet resumes its organisation's paused batches (the periodic feed would, later). */
+async function afterCredit(deps: WorkerDeps, outcome: string, reference: string | null | undefined, log: Logger): Promise<void> {
+  const orgId = Number(/^TOP-(\d+)-/.exec(reference ?? '')?.[1]);
+  if (outcome === 'credited' && reference && orgId > 0) {
+    await wakeBatches(deps.producer, orgId, reference).catch((err: unknown) => log.warn({ err: describe(err) }, 'batches not woken; the periodic feed resumes them'));
+  }
+}
 
 export const topupProcessors: ProcessorMap = {
-  'topup.credit': async (payload, _job, deps, log) => {
-    try {
+  'topup.credit': (payload, _job, deps, log) =>
+    failFastOnFinalProcessorError(async () => {
       const result = await creditTopup(deps, payload.reference, payload.source, log);
-      // A credited wallet resumes its organisation's paused batches (the periodic feed would, later).
-      const orgId = Number(/^TOP-(\d+)-/.exec(payload.reference)?.[1]);
-      if (result.outcome === 'credited' && orgId > 0) {
-        await wakeBatches(deps.producer, orgId, payload.reference).catch((err: unknown) => log.warn({ err: describe(err) }, 'batches not woken; the periodic feed resumes them'));
-      }
+      await afterCredit(deps, result.outcome, payload.reference, log);
       return result;
-    } catch (err) {
-      // A refused key or a malformed answer will not fix itself by waiting: fail now, loudly.
-      if (err instanceof ProcessorError && !err.retryable) throw new UnrecoverableError(`processor ${err.code}: ${err.message}`);
-      throw err;
-    }
-  },
+    }),
+
+  'topup.auto_charge': (payload, _job, deps, log) =>
+    failFastOnFinalProcessorError(async () => {
+      const result = await runAutoCharge(deps, payload.chargeId, log);
+      await afterCredit(deps, result.outcome, result.reference, log);
+      return result;
+    }),
 
   'outbox.deliver': async (payload, job, deps, log) => {
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

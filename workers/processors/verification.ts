@@ -3,6 +3,7 @@ import { jobIds } from '../../src/jobs/catalog.ts';
 import { describe } from '../../src/lib/errors.ts';
 import { eraseExpired, faceOfPayload, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
 import { checkLowBalance } from '../../src/modules/alerts/index.ts';
+import { queueAutoTopup } from '../../src/modules/topup/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
 export const verificationProcessors: ProcessorMap = {
@@ -53,6 +54,9 @@ export const verificationProcessors: ProcessorMap = {
       // check is not the lookup's failure; the next debit checks again.
       if (result.outcome === 'found' && orgId !== undefined) {
         await checkLowBalance(deps, orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId }, 'low-balance check failed'));
+        // The debit may have queued an automatic top-up (in its own statement): start it now. Should
+        // this fail, the top-up sweep starts it within a minute.
+        await queueAutoTopup(deps, orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId }, 'automatic top-up not started; the sweep starts it'));
       }
     };
     // For a background lookup, one more step of the background lane (background-lane.ts).

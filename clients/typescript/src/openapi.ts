@@ -957,6 +957,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/settings/auto-topup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Automatic top-up: the settings, the saved card and the latest charges
+         * @description Organisation administrators and finance officers, signed in as themselves: API clients are refused (403). Before the first `PUT`, `enabled` is false and the numbers are null.
+         */
+        get: operations["getAutoTopup"];
+        /**
+         * Turn automatic top-up on or off, with its line, its units and its daily limit
+         * @description Organisation administrators and finance officers, signed in as themselves: API clients are refused (403). Every field is sent each time, with the caller's password re-entered (a wrong one counts as a failed sign-in, as on `POST /login`). While on, a debit that leaves the balance below `below_units` buys `units` with the card of the organisation's last successful top-up, at most one charge at a time and `max_per_day` charges a Lagos day. Turning it on needs such a card, one the processor will charge again (409 otherwise). Saving charges nothing by itself: the next debit below the line does.
+         */
+        put: operations["setAutoTopup"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage/daily": {
         parameters: {
             query?: never;
@@ -1437,7 +1461,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1458,6 +1482,59 @@ export interface components {
             data: components["schemas"]["AuditEvent"][];
             /** @description Pass as `cursor` for the next page; null when this is the last page */
             next_cursor: string | null;
+        };
+        AutoTopupCharge: {
+            /** @enum {string} */
+            status: "queued" | "charging" | "credited" | "declined" | "failed" | "skipped";
+            units: number;
+            below_units: number;
+            /** @description The balance the debit that queued it left */
+            balance_units: number;
+            /** @description The top-up it charged (its invoice, once credited) */
+            reference: string | null;
+            /** @example visa ending 4081 */
+            card: string | null;
+            /** @description Why it was declined, failed or skipped */
+            detail: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        AutoTopupSettings: {
+            enabled: boolean;
+            /** @description null until first set */
+            below_units: number | null;
+            units: number | null;
+            max_per_day: number | null;
+            /** @description Set when the service turned it off (a declined card); cleared when a person saves the settings again */
+            turned_off: {
+                /** @enum {string} */
+                reason: "card_declined";
+                /** Format: date-time */
+                at: string;
+            } | null;
+            card: components["schemas"]["SavedCard"];
+            /** @description Charges counted against max_per_day today (Lagos) */
+            charges_today: number;
+            /** @description The last 10 charges, newest first */
+            recent_charges: components["schemas"]["AutoTopupCharge"][];
+        };
+        AutoTopupSettingsPut: {
+            /** @description On: a debit that leaves the balance below `below_units` buys `units` with the saved card */
+            enabled: boolean;
+            /** @example 200 */
+            below_units: number;
+            /**
+             * @description Units each charge buys: as for a top-up, a multiple of 100, at least the organisation's minimum, at most 1000000
+             * @example 1000
+             */
+            units: number;
+            /**
+             * @description Charges at most per Lagos calendar day
+             * @example 2
+             */
+            max_per_day: number;
+            /** @description The caller's own password, re-entered: automatic top-up spends money without asking again */
+            password: string;
         };
         Batch: {
             id: string;
@@ -2120,6 +2197,25 @@ export interface components {
             /** @description Shown once */
             client_secret: string;
         };
+        /** @description The card of the organisation's last successful top-up, when the processor may charge it again */
+        SavedCard: {
+            /** @example visa */
+            card_type: string;
+            /** @example 4081 */
+            last4: string;
+            bank: string | null;
+            exp_month: string | null;
+            exp_year: string | null;
+            /** @description The top-up paid with it */
+            from_reference: string;
+            /** Format: date-time */
+            saved_at: string;
+            /**
+             * Format: date-time
+             * @description A charge was declined: not charged again until a new top-up saves a card
+             */
+            declined_at: string | null;
+        } | null;
         ServerError: {
             detail: string;
             /** @description Quote it to support */
@@ -5290,6 +5386,96 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getAutoTopup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoTopupSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not an administrator or finance officer, or an API client */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setAutoTopup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AutoTopupSettingsPut"];
+            };
+        };
+        responses: {
+            /** @description Saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoTopupSettings"];
+                };
+            };
+            /** @description A value breaks a rule: below_units, units (a top-up's rule: a multiple of 100, at least the minimum) or max_per_day */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The password is incorrect, or the caller is not an administrator or finance officer, or is an API client */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Turning it on without a card to charge: no saved card, one the processor will not charge again, or one that was declined */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     dailyUsage: {
         parameters: {
             query?: {
@@ -5618,7 +5804,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */

@@ -50,6 +50,8 @@ export const operations = {
   quoteTopup: { method: "GET", base: "/v1", path: "/topup/quote", auth: true, contentType: null },
   verifyTopup: { method: "POST", base: "/v1", path: "/topup/verify", auth: true, contentType: "application/x-www-form-urlencoded" },
   receivePaystackEvent: { method: "POST", base: "/v1", path: "/webhooks/paystack", auth: false, contentType: "application/json" },
+  getAutoTopup: { method: "GET", base: "/v1", path: "/settings/auto-topup", auth: true, contentType: null },
+  setAutoTopup: { method: "PUT", base: "/v1", path: "/settings/auto-topup", auth: true, contentType: "application/json" },
   dailyUsage: { method: "GET", base: "/v1", path: "/usage/daily", auth: true, contentType: null },
   listTransactions: { method: "GET", base: "/v1", path: "/transactions", auth: true, contentType: null },
   listTopups: { method: "GET", base: "/v1", path: "/topups", auth: true, contentType: null },

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, formatNaira, formatUnits, get } from '../api.ts';
 import { AccountsOnly } from '../layout.tsx';
+import { AutoTopUp } from './auto-top-up.tsx';
 import { useSession } from '../session.tsx';
 import { ErrorText, Field, Notice, Page, useAction } from '../ui.tsx';
 
@@ -49,6 +50,7 @@ export function TopUp() {
           </div>
         ) : null}
         <ErrorText error={action.error} />
+        <AutoTopUp />
       </Page>
     </AccountsOnly>
   );

@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = [
   'wallet.adjusted',
   'topup.credited',
   'topup.refunded',
+  'auto_topup.settings_changed',
+  'auto_topup.declined',
   'organisation.settings_changed',
   'verification.requeried',
   'verification.slip_printed',

@@ -62,6 +62,8 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
   'POST /api-clients/:client_id/adopt': 'person',
   'POST /api-clients/:client_id/rotate': 'person',
   'PATCH /me/organisation': 'person',
+  'GET /settings/auto-topup': 'person',
+  'PUT /settings/auto-topup': 'person',
   'POST /me/mfa/totp': 'person',
   'POST /me/mfa/totp/confirm': 'person',
   'DELETE /me/mfa/totp': 'person',

@@ -18,12 +18,17 @@ export const receiptPayload = z.object({
   tenancy: z.enum(['hosted', 'self-hosted']),
   loyalty_badge: z.enum(['silver', 'gold', 'diamond']).nullable(),
   credited_at: z.string(),
+  /** An automatic top-up (issue 34 item 6): the line its balance fell below and the card charged. */
+  automatic: z.object({ below_units: z.number(), card: z.string() }).optional(),
 });
 export type ReceiptPayload = z.infer<typeof receiptPayload>;
 
+/** The outbox's e-mails whose whole body is sealed (sealed-mail.ts): every kind but the receipt. */
+export type SealedMailKind = 'password_reset_email' | 'low_balance_email' | 'webhook_disabled_email' | 'invitation_email' | 'auto_topup_declined_email';
+
 export const outboxRow = z.object({
   id: int,
-  kind: z.enum(['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email']),
+  kind: z.enum(['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email', 'auto_topup_declined_email']),
   body_enc: z.instanceof(Buffer).nullable(),
   key_id: z.string().nullable(),
   dedupe_key: z.string(),

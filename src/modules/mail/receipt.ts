@@ -36,8 +36,13 @@ export function renderReceipt(p: ReceiptPayload, newBalance: number | null): Mai
   // Badges exist for self-hosted tenants only; hosted tenants' receipts say nothing about them.
   if (p.tenancy === 'self-hosted') lines.push(['Loyalty badge', p.loyalty_badge ? capitalise(p.loyalty_badge) : 'none yet (Silver from 20,000 lifetime units)']);
   const note = 'There is no per-print charge for verification slips.';
-  const text = [`Payment receipt for ${p.organisation}`, '', ...lines.map(([k, v]) => `${k}: ${v}`), '', note, ''].join('\n');
+  // An automatic top-up was paid by nobody at that moment: the receipt says why and with which card.
+  const why = p.automatic
+    ? `Automatic top-up: the balance fell below ${units(p.automatic.below_units)} units, so ${units(p.units)} units were charged to the ${p.automatic.card}. Turn it off or change it on the portal's Top up page.`
+    : null;
+  const intro = why ? [why, ''] : [];
+  const text = [`Payment receipt for ${p.organisation}`, '', ...intro, ...lines.map(([k, v]) => `${k}: ${v}`), '', note, ''].join('\n');
   const rows = lines.map(([k, v]) => `<tr><th align="left">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
-  const html = `<!doctype html><html><body><h1>Payment receipt</h1><table>${rows}</table><p>${escapeHtml(note)}</p></body></html>`;
-  return { subject: `Payment receipt ${p.reference}`, text, html };
+  const html = `<!doctype html><html><body><h1>Payment receipt</h1>${why ? `<p>${escapeHtml(why)}</p>` : ''}<table>${rows}</table><p>${escapeHtml(note)}</p></body></html>`;
+  return { subject: `${p.automatic ? 'Automatic top-up: payment receipt' : 'Payment receipt'} ${p.reference}`, text, html };
 }

@@ -6,6 +6,7 @@ import { resealMfaSecrets, sealedMfaCounts } from '../mfa/index.ts';
 import { resealOutbox, sealedOutboxCounts } from '../mail/index.ts';
 import { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from '../verification/index.ts';
 import { resealWebhookSecrets, sealedWebhookCounts } from '../webhooks/index.ts';
+import { resealSavedCards, sealedCardCounts } from '../topup/index.ts';
 
 /**
  * Everything stored sealed with the encryption key ring, each by the module that owns its table.
@@ -17,10 +18,17 @@ const SEALED: readonly { table: string; reseal: (db: DatabasePool, ring: KeyRing
   { table: 'outbox', reseal: resealOutbox },
   { table: 'user_mfa', reseal: resealMfaSecrets },
   { table: 'webhook_endpoints', reseal: resealWebhookSecrets },
+  { table: 'saved_cards', reseal: resealSavedCards },
 ];
 
 export async function sealedRowCounts(db: DatabasePool, activeKeyId: string): Promise<SealedCount[]> {
-  const parts = await Promise.all([sealedVerificationCounts(db, activeKeyId), sealedOutboxCounts(db, activeKeyId), sealedMfaCounts(db, activeKeyId), sealedWebhookCounts(db, activeKeyId)]);
+  const parts = await Promise.all([
+    sealedVerificationCounts(db, activeKeyId),
+    sealedOutboxCounts(db, activeKeyId),
+    sealedMfaCounts(db, activeKeyId),
+    sealedWebhookCounts(db, activeKeyId),
+    sealedCardCounts(db, activeKeyId),
+  ]);
   return parts.flat();
 }
 

@@ -4,6 +4,7 @@ import { recordAudit, type AuditActor } from '../audit/index.ts';
 import { queueReceipt } from '../mail/index.ts';
 import { addUnits } from '../wallet/index.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
+import { findChargeOf, markChargeCredited } from './auto.repository.ts';
 import { issueInvoice } from './invoice.repository.ts';
 import type { TopupRow } from './topup.schemas.ts';
 
@@ -28,6 +29,8 @@ export async function bookCredit(
   c: { claimed: TopupRow; recipients: string[]; now: Date; details: Record<string, unknown>; by?: AuditActor },
 ) {
   const { claimed } = c;
+  // An automatic top-up's charge: its receipt and audit event say so, and it ends with this credit.
+  const auto = await findChargeOf(tx, claimed.reference);
   // The organisation row is locked from here to COMMIT, so a retirement either committed before
   // (seen here) or waits for this credit.
   const org = await addLifetimeUnits(tx, claimed.org_id, claimed.units);
@@ -47,6 +50,7 @@ export async function bookCredit(
     tenancy: org.tenancy,
     loyalty_badge: loyaltyBadge(org.tenancy, org.lifetime_units),
     credited_at: c.now.toISOString(),
+    ...(auto ? { automatic: { below_units: auto.below_units, card: auto.card ?? 'saved card' } } : {}),
   });
   // The wallet row is the hot lock shared with every verification: touched last, then COMMIT. The
   // receipt reads the new balance from this ledger line when it is sent.
@@ -61,6 +65,8 @@ export async function bookCredit(
     details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, ...c.details },
   });
   if (!moved) throw new Error(`no wallet for organisation ${claimed.org_id}`);
+  // After the wallet row, as a debit's trigger reads the charges while it holds that row.
+  if (auto) await markChargeCredited(tx, claimed.reference, c.now);
   // The organisation's webhook endpoints hear of it with the credit (one indexed read when none listens).
   await recordWebhookEvent(tx, {
     orgId: claimed.org_id,
@@ -82,7 +88,7 @@ export async function bookCredit(
     actor: c.by ?? 'system',
     action: 'topup.credited',
     target: claimed.reference,
-    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, invoice: invoiceNumber, ...c.details },
+    details: { units: claimed.units, bonus_units: claimed.bonus_units, total_amount: claimed.total_amount, units_after: moved.units_after, invoice: invoiceNumber, ...(auto ? { automatic: true } : {}), ...c.details },
   });
   return { moved, outboxId, invoiceNumber };
 }

@@ -6,13 +6,14 @@ import type { Logger } from '../../lib/logger.ts';
 import { getOrganisation, receiptRecipients } from '../organisations/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import { bookCredit, RetiredOrganisation } from './book.ts';
+import { saveCard } from './saved-card.ts';
 import type { TopupDeps } from './deps.ts';
 import * as repo from './topup.repository.ts';
 import type { TopupRow } from './topup.schemas.ts';
 import * as troubled from './troubled.repository.ts';
 
-/** `reversal`: a dispute or refund notification; `recheck`: the daily re-check of abandoned top-ups. */
-export type CreditSource = 'webhook' | 'verify' | 'sweep' | 'reversal' | 'recheck';
+/** `reversal`: a dispute or refund notification; `recheck`: the daily re-check of abandoned top-ups; `auto`: an automatic top-up's charge. */
+export type CreditSource = 'webhook' | 'verify' | 'sweep' | 'reversal' | 'recheck' | 'auto';
 export type CreditResult = JobResult<'topup.credit'>;
 
 const TERMINAL_UNPAID = new Set<VerifyStatus>(['failed', 'reversed', 'not_found']);
@@ -88,6 +89,8 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
     credited = await deps.db.transaction(async (tx) => {
       const claimed = await repo.claimCredit(tx, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, at: now });
       if (!claimed) return null;
+      // A card the processor will charge again becomes the organisation's saved card (automatic top-up).
+      if (checked.authorization) await saveCard(tx, deps.config.encryptionKeys, { orgId: claimed.org_id, reference, authorization: checked.authorization, at: now });
       return { claimed, ...(await bookCredit(tx, { claimed, recipients, now, details: { source } })) };
     });
   } catch (err) {

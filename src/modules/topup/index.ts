@@ -12,3 +12,7 @@ export { topupHistoryRoutes } from './history.routes.ts';
 export { webhookRoutes } from './webhook.routes.ts';
 export { lastCreditedTopups } from './latest.ts';
 export { invoiceNumbers, refundsBetween } from './invoice.repository.ts';
+export { autoTopupRoutes } from './auto.routes.ts';
+export { register as registerAutoTopupOpenApi } from './auto.openapi.ts';
+export { queueAutoTopup, runAutoCharge } from './auto-charge.ts';
+export { resealSavedCards, sealedCardCounts } from './saved-card.ts';

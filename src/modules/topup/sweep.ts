@@ -1,6 +1,7 @@
 import type { JobResult } from '../../jobs/catalog.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { sweepAutoCharges } from './auto-charge.ts';
 import { settleTopup } from './credit.ts';
 import type { TopupDeps } from './deps.ts';
 import { reconcileRefunds } from './refund.ts';
@@ -14,7 +15,8 @@ const SWEEP_PARALLELISM = 4;
  * because crediting is idempotent per reference. It ends at TOPUP_SWEEP_MAX_AGE_HOURS, after which a
  * still-unpaid top-up is marked abandoned (a late webhook or verify still credits it). LIMIT bounds
  * each run; the least recently checked rows come first, so a backlog is worked through in turns.
- * Claimed refunds whose outcome is not known yet are checked against the processor too.
+ * Claimed refunds whose outcome is not known yet are checked against the processor too, and the
+ * automatic top-ups' charges are reconciled (auto-charge.ts).
  */
 export async function sweepTopups(deps: TopupDeps, log: Logger): Promise<JobResult<'topup.sweep'>> {
   const c = deps.config;
@@ -48,6 +50,8 @@ export async function sweepTopups(deps: TopupDeps, log: Logger): Promise<JobResu
   if (abandoned > 0) deps.metrics.topups.inc({ state: 'abandoned' }, abandoned);
   closed += abandoned;
   const refundsChecked = await reconcileRefunds(deps, log);
+  // After the pending top-ups were settled above: automatic charges whose top-up ended without a credit end too.
+  await sweepAutoCharges(deps, log);
   if (checked + abandoned + refundsChecked > 0) log.info({ checked, credited, closed, refundsChecked }, 'top-up sweep');
   return { checked, credited, closed };
 }

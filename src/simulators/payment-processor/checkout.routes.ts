@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import { bodyOf, param } from './request.ts';
-import { transactionData, type Outcome, type SimTransaction, type TransactionStore } from './transactions.ts';
+import { isTestCard, TEST_CARDS, transactionData, type Outcome, type SimTransaction, type TransactionStore } from './transactions.ts';
 import { isWebhookMode, WEBHOOK_MODES } from './webhooks.ts';
 
 function escapeHtml(s: string): string {
@@ -38,8 +38,12 @@ export function checkoutRoutes(store: TransactionStore): Router {
       return;
     }
     const modes = WEBHOOK_MODES.map((m) => `<option value="${m}">${m}</option>`).join('');
+    const cards = Object.entries(TEST_CARDS)
+      .map(([number, c]) => `<option value="${number}">${escapeHtml(number.replace(/(\d{4})(?=\d)/g, '$1 '))} (${escapeHtml(c.label)})</option>`)
+      .join('');
     // No action attribute: the form posts back to this same address, whatever prefix a proxy adds.
     const form = `<form method="post">
+<p><label>Card: <select name="card">${cards}</select></label></p>
 <label>Webhook (simulator): <select name="webhook"><option value="">default</option>${modes}</select></label>
 <p><button type="submit" name="action" value="pay">Pay</button><button type="submit" name="action" value="cancel">Cancel</button></p>
 </form>`;
@@ -68,8 +72,10 @@ export function checkoutRoutes(store: TransactionStore): Router {
     const body = bodyOf(req);
     const webhook = body['webhook'];
     if (webhook !== undefined && webhook !== '' && !isWebhookMode(webhook)) return answer(400, `webhook must be one of ${WEBHOOK_MODES.join(', ')}`);
+    const card = body['card'];
+    if (card !== undefined && card !== '' && !isTestCard(card)) return answer(400, `card must be one of ${Object.keys(TEST_CARDS).join(', ')}`);
     let outcome: Outcome;
-    if (body['action'] === 'pay') outcome = store.pay(tx, isWebhookMode(webhook) ? webhook : undefined);
+    if (body['action'] === 'pay') outcome = store.pay(tx, isWebhookMode(webhook) ? webhook : undefined, isTestCard(card) ? card : undefined);
     else if (body['action'] === 'cancel') outcome = store.cancel(tx);
     else return answer(400, 'action must be pay or cancel');
     if (!outcome.ok) return answer(outcome.httpStatus, outcome.message);

@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { param } from './request.ts';
 import { isRefundState, refundData, REFUND_STATES, type RefundOutcome, type RefundStore } from './refunds.ts';
-import { parseAmount, transactionData, type Outcome, type SimTransaction, type TransactionStore } from './transactions.ts';
+import { isTestCard, parseAmount, TEST_CARDS, transactionData, type Outcome, type SimTransaction, type TransactionStore } from './transactions.ts';
 import { isWebhookMode, WEBHOOK_MODES, type Delivery } from './webhooks.ts';
 
 /**
@@ -29,7 +29,12 @@ export function controlRoutes(o: { store: TransactionStore; refunds: RefundStore
       res.status(400).json({ status: false, message: `webhook must be one of ${WEBHOOK_MODES.join(', ')}` });
       return;
     }
-    simAnswer(res, o.store.pay(tx, isWebhookMode(webhook) ? webhook : undefined));
+    const card: unknown = req.body?.card;
+    if (card !== undefined && !isTestCard(card)) {
+      res.status(400).json({ status: false, message: `card must be one of ${Object.keys(TEST_CARDS).join(', ')}` });
+      return;
+    }
+    simAnswer(res, o.store.pay(tx, isWebhookMode(webhook) ? webhook : undefined, isTestCard(card) ? card : undefined));
   });
   sim.post('/transactions/:reference/fail', (req, res) => {
     const tx = findTx(req, res);

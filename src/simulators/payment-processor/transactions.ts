@@ -6,6 +6,26 @@ import { isWebhookMode, type WebhookEvent, type WebhookMode } from './webhooks.t
 /** `reversed`: paid, then the money went back (a processed full refund or a chargeback). */
 export type TxStatus = 'abandoned' | 'success' | 'failed' | 'reversed';
 
+/**
+ * The test cards a payer may pay with at the checkout (README.md, "Cards"). A card's authorization is
+ * what a later charge_authorization charges: `laterDeclined` cards give a reusable one whose charges
+ * are all declined (a card that was stopped after the first payment).
+ */
+export const TEST_CARDS = {
+  '4084084084084081': { brand: 'visa', bin: '408408', bank: 'TEST BANK', reusable: true, laterDeclined: false, label: 'Visa, later charges succeed' },
+  '4084080000000409': { brand: 'visa', bin: '408408', bank: 'TEST BANK', reusable: true, laterDeclined: true, label: 'Visa, later charges declined' },
+  '5060666666666666666': { brand: 'verve', bin: '506066', bank: 'TEST BANK', reusable: false, laterDeclined: false, label: 'Verve, not reusable' },
+} as const;
+export type TestCard = keyof typeof TEST_CARDS;
+export const DEFAULT_CARD: TestCard = '4084084084084081';
+
+export function isTestCard(v: unknown): v is TestCard {
+  return typeof v === 'string' && Object.hasOwn(TEST_CARDS, v);
+}
+
+/** A card authorization as Paystack keeps it: the code a merchant charges again, bound to the customer's e-mail. */
+export type SimAuthorization = { code: string; card: TestCard; email: string; signature: string };
+
 export type SimTransaction = {
   id: number;
   reference: string;
@@ -28,6 +48,8 @@ export type SimTransaction = {
   createdAt: string;
   paidAt: string | null;
   fees: number | null;
+  /** The card paid with (checkout) or charged (charge_authorization); null until then. */
+  authorization: SimAuthorization | null;
 };
 
 export type Outcome = { ok: true; tx: SimTransaction; message: string } | { ok: false; httpStatus: number; message: string };
@@ -71,9 +93,28 @@ export function webhookModeOf(metadata: unknown): { mode: WebhookMode | undefine
   return isWebhookMode(v) ? { mode: v, invalid: false } : { mode: undefined, invalid: true };
 }
 
+/** The `authorization` object of a charge, shaped like Paystack's (https://paystack.com/docs/payments/recurring-charges/). */
+export function authorizationData(a: SimAuthorization): Record<string, unknown> {
+  const card = TEST_CARDS[a.card];
+  return {
+    authorization_code: a.code,
+    bin: card.bin,
+    last4: a.card.slice(-4),
+    exp_month: '12',
+    exp_year: '2030',
+    channel: 'card',
+    card_type: card.brand,
+    bank: card.bank,
+    country_code: 'NG',
+    brand: card.brand,
+    reusable: card.reusable,
+    signature: a.signature,
+    account_name: null,
+  };
+}
+
 /** The `data` of a verify answer, shaped like Paystack's. */
 export function transactionData(tx: SimTransaction): Record<string, unknown> {
-  const paid = tx.status === 'success';
   return {
     id: tx.id,
     domain: 'test',
@@ -96,23 +137,7 @@ export function transactionData(tx: SimTransaction): Record<string, unknown> {
     log: null,
     fees: tx.fees,
     fees_split: null,
-    authorization: paid
-      ? {
-          authorization_code: `AUTH_${tx.accessCode.slice(0, 10)}`,
-          bin: '408408',
-          last4: '4081',
-          exp_month: '12',
-          exp_year: '2030',
-          channel: 'card',
-          card_type: 'visa',
-          bank: 'TEST BANK',
-          country_code: 'NG',
-          brand: 'visa',
-          reusable: true,
-          signature: `SIG_${tx.accessCode.slice(0, 12)}`,
-          account_name: null,
-        }
-      : {},
+    authorization: tx.authorization ? authorizationData(tx.authorization) : {},
     customer: {
       id: tx.customerId,
       first_name: null,
@@ -137,60 +162,91 @@ export function createTransactionStore(o: { dispatch: (event: WebhookEvent, mode
   const byAccessCode = new Map<string, SimTransaction>();
   const byId = new Map<number, SimTransaction>();
   const customers = new Map<string, { id: number; code: string }>();
+  const authorizations = new Map<string, SimAuthorization>();
   let nextId = 4_000_000_001;
   let nextCustomerId = 90_000_001;
+
+  /** Records an unpaid transaction; the caller has checked the input and that the reference is new. */
+  function create(input: NewTransaction): SimTransaction {
+    let customer = customers.get(input.email.toLowerCase());
+    if (!customer) {
+      customer = { id: nextCustomerId++, code: `CUS_${randomBytes(8).toString('hex')}` };
+      customers.set(input.email.toLowerCase(), customer);
+    }
+    const tx: SimTransaction = {
+      id: nextId++,
+      reference: input.reference,
+      accessCode: randomBytes(8).toString('hex').slice(0, 15),
+      email: input.email,
+      customerId: customer.id,
+      customerCode: customer.code,
+      requestedAmount: input.amount,
+      amount: input.amount,
+      currency: input.currency,
+      metadata: input.metadata,
+      callbackUrl: input.callbackUrl,
+      webhookMode: input.webhookMode,
+      status: 'abandoned',
+      cancelled: false,
+      gatewayResponse: 'The transaction was not completed',
+      createdAt: new Date().toISOString(),
+      paidAt: null,
+      fees: null,
+      authorization: null,
+    };
+    byReference.set(tx.reference, tx);
+    byAccessCode.set(tx.accessCode, tx);
+    byId.set(tx.id, tx);
+    return tx;
+  }
+
+  function settle(tx: SimTransaction, override: WebhookMode | undefined, gatewayResponse: string): Outcome {
+    tx.status = 'success';
+    tx.paidAt = new Date().toISOString();
+    tx.fees = paystackLocalFee(tx.amount);
+    tx.gatewayResponse = gatewayResponse;
+    const data = transactionData(tx);
+    // Paystack's charge.success event does not carry the verify-only fields.
+    delete data['requested_amount'];
+    delete data['transaction_date'];
+    o.dispatch({ event: 'charge.success', data: { ...data, reference: tx.reference } }, override ?? tx.webhookMode ?? o.defaultMode);
+    return { ok: true, tx, message: 'Charge successful' };
+  }
 
   return {
     byReference: (reference: string) => byReference.get(reference),
     byAccessCode: (accessCode: string) => byAccessCode.get(accessCode),
     byId: (id: number) => byId.get(id),
 
-    /** Records an unpaid transaction; the caller has checked the input and that the reference is new. */
-    create(input: NewTransaction): SimTransaction {
-      let customer = customers.get(input.email.toLowerCase());
-      if (!customer) {
-        customer = { id: nextCustomerId++, code: `CUS_${randomBytes(8).toString('hex')}` };
-        customers.set(input.email.toLowerCase(), customer);
-      }
-      const tx: SimTransaction = {
-        id: nextId++,
-        reference: input.reference,
-        accessCode: randomBytes(8).toString('hex').slice(0, 15),
-        email: input.email,
-        customerId: customer.id,
-        customerCode: customer.code,
-        requestedAmount: input.amount,
-        amount: input.amount,
-        currency: input.currency,
-        metadata: input.metadata,
-        callbackUrl: input.callbackUrl,
-        webhookMode: input.webhookMode,
-        status: 'abandoned',
-        cancelled: false,
-        gatewayResponse: 'The transaction was not completed',
-        createdAt: new Date().toISOString(),
-        paidAt: null,
-        fees: null,
-      };
-      byReference.set(tx.reference, tx);
-      byAccessCode.set(tx.accessCode, tx);
-      byId.set(tx.id, tx);
-      return tx;
-    },
+    create,
 
-    pay(tx: SimTransaction, override: WebhookMode | undefined): Outcome {
+    byAuthorization: (code: string) => authorizations.get(code),
+
+    /** The payer pays with `card` (the default test card when not named): a new authorization for it and the payer's e-mail. */
+    pay(tx: SimTransaction, override: WebhookMode | undefined, card: TestCard = DEFAULT_CARD): Outcome {
       if (tx.status === 'success') return { ok: true, tx, message: 'Transaction already paid' };
       if (tx.status === 'failed' || tx.status === 'reversed' || tx.cancelled) return { ok: false, httpStatus: 400, message: 'Transaction is no longer payable' };
-      tx.status = 'success';
-      tx.paidAt = new Date().toISOString();
-      tx.fees = paystackLocalFee(tx.amount);
-      tx.gatewayResponse = 'Successful';
-      const data = transactionData(tx);
-      // Paystack's charge.success event does not carry the verify-only fields.
-      delete data['requested_amount'];
-      delete data['transaction_date'];
-      o.dispatch({ event: 'charge.success', data: { ...data, reference: tx.reference } }, override ?? tx.webhookMode ?? o.defaultMode);
-      return { ok: true, tx, message: 'Charge successful' };
+      const code = `AUTH_${randomBytes(5).toString('hex')}`;
+      tx.authorization = { code, card, email: tx.email, signature: `SIG_${randomBytes(10).toString('hex')}` };
+      authorizations.set(code, tx.authorization);
+      return settle(tx, override, 'Successful');
+    },
+
+    /**
+     * A charge of a saved authorization (POST /transaction/charge_authorization): a new transaction
+     * that is decided at once, `success` with its charge.success event, or `failed` (gateway response
+     * `Declined`, no event) for a card whose later charges are declined. The caller has checked the input.
+     */
+    chargeAuthorization(input: NewTransaction & { authorization: SimAuthorization }): SimTransaction {
+      const tx = create(input);
+      tx.authorization = input.authorization;
+      if (TEST_CARDS[input.authorization.card].laterDeclined) {
+        tx.status = 'failed';
+        tx.gatewayResponse = 'Declined';
+        return tx;
+      }
+      settle(tx, undefined, 'Approved');
+      return tx;
     },
 
     cancel(tx: SimTransaction): Outcome {
