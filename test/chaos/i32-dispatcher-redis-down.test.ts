@@ -63,6 +63,8 @@ it('issue 32: When a worker starts while Redis is cut, then it delivers the wait
   // A job through the queues too: a live verification is looked up by this worker.
   const live = await until(() => stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '23456789012', reason: 'corporate' } }), (a) => a.status !== 503, 30_000);
   expect(live.status, live.text).toBe(200);
-  const states = await stack.db.any(sql.type(z.object({ status: z.string(), n: z.number() }))`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
-  expect(states).toEqual([{ status: 'delivered', n: 4 }]);
+  // A receipt comes before the worker records it: wait for the records, then none lost, none left.
+  const states = () => stack.db.any(sql.type(z.object({ status: z.string(), n: z.number() }))`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
+  const final = await until(states, (rows) => rows.length === 1 && rows[0]!.status === 'delivered', 30_000);
+  expect(final).toEqual([{ status: 'delivered', n: 4 }]);
 });
