@@ -30,4 +30,3 @@ export { newReferenceId } from './run.ts';
 export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent } from './consent.ts';
 export { faceResultsOf, verifyForLink, type LinkOutcome } from './link-run.ts';
-export type { FaceAnswer } from './face-kept.ts';

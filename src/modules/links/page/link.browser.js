@@ -14,11 +14,7 @@
     return text.replace(/\{(\w+)\}/g, function (all, k) { return Object.prototype.hasOwnProperty.call(vars, k) ? String(vars[k]) : all; });
   }
   function say(text) { $('status').textContent = text || ''; }
-  function fail(text) {
-    var e = $('error');
-    e.textContent = text || '';
-    e.hidden = !text;
-  }
+  function fail(text) { $('error').textContent = text || ''; }
   function show(name, keepError) {
     ['consent', 'vnin', 'selfie', 'send', 'result'].forEach(function (s) {
       var el = $('step-' + s);

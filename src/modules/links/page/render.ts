@@ -87,7 +87,7 @@ export function renderPage(v: PageView): string {
 </header>
 <noscript><p class="error">${esc(m.noscript)}</p></noscript>
 <p id="status" class="status" role="status" aria-live="polite"></p>
-<p id="error" class="error" role="alert" hidden></p>
+<p id="error" class="error" role="alert"></p>
 
 <section id="step-consent" aria-labelledby="h-consent">
 <h1 id="h-consent" tabindex="-1">${esc(fill(m.intro.heading, { org: v.org }))}</h1>
