@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -347,5 +349,18 @@ describe("issue 33: the person's page", () => {
     expect((await submitPage(stack, link.url, { csrf, vnin: FIXTURE_VNIN }, { from: ownAddress() })).body).toMatchObject({ code: 'selfie_missing', step: 'selfie' });
     expect((await submitPage(stack, link.url, { csrf, vnin: FIXTURE_VNIN, selfie: hopperSelfie, consent: false }, { from: ownAddress() })).body).toMatchObject({ code: 'consent_missing', step: 'consent' });
     expect((await submitPage(stack, link.url, { csrf, vnin: 'AB12', selfie: hopperSelfie }, { from: ownAddress() })).body).toMatchObject({ code: 'vnin_format', step: 'vnin' });
+  });
+
+  it('issue 33: When an operator erases the person, then the consent they gave on the page keeps its time and words but no longer where it came from', { timeout: 60_000 }, async () => {
+    const org = await stack.createOrg({ units: 2 });
+    const nin = `3${randomBytes(5).readUIntBE(0, 5).toString().padStart(10, '0').slice(-10)}`;
+    const link = await makeLink(stack, org.admin.token, { require_face: false });
+    const sent = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin: await sandboxVnin(stack, nin) }, { from: ownAddress(), headers: { 'user-agent': 'i33-erasure-test' } });
+    expect(sent.status, sent.text).toBe(200);
+    const ref = (await detail(org, link.id)).submissions[0].reference_id;
+    const env = { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, SUBJECT_HASH_KEY: stack.config.SUBJECT_HASH_KEY, LOG_LEVEL: 'silent' };
+    await promisify(execFile)(process.execPath, ['src/cli/admin.ts', 'subject:erase', '--nin', nin, '--confirm'], { env });
+    const consent = await stack.db.oneFirst(sql.type(z.object({ consent: z.record(z.string(), z.unknown()) }))`SELECT consent FROM verifications WHERE reference_id = ${ref}`);
+    expect(Object.keys(consent).sort()).toEqual(['channel', 'given_by', 'notice_version', 'obtained_at', 'text']);
   });
 });
