@@ -16,6 +16,7 @@
   function say(text) { $('status').textContent = text || ''; }
   function fail(text) { $('error').textContent = text || ''; }
   function show(name, keepError) {
+    if (name !== 'selfie') stopCamera();
     ['consent', 'vnin', 'selfie', 'send', 'result'].forEach(function (s) {
       var el = $('step-' + s);
       if (el) el.hidden = s !== name;
@@ -58,6 +59,7 @@
     if (state.stream) state.stream.getTracks().forEach(function (t) { t.stop(); });
     state.stream = null;
     if ($('camera')) $('camera').hidden = true;
+    if ($('camera-start')) $('camera-start').hidden = false;
   }
   /** A JPEG data: URL of the source, at most MAX_SIDE pixels on its longer side. */
   function toJpeg(source, width, height) {
@@ -88,6 +90,7 @@
         state.stream = stream;
         $('video').srcObject = stream;
         $('camera').hidden = false;
+        $('camera-start').hidden = true;
         $('preview').hidden = true;
         $('take').focus();
       }, function () {

@@ -67,7 +67,7 @@ export function renderPage(v: PageView): string {
 <video id="video" autoplay playsinline muted aria-label="${esc(m.selfie.camera_label)}"></video>
 <button type="button" id="take">${esc(m.selfie.take)}</button>
 </div>
-<p><button type="button" id="start-camera">${esc(m.selfie.start_camera)}</button></p>
+<p id="camera-start"><button type="button" id="start-camera">${esc(m.selfie.start_camera)}</button></p>
 <p class="file"><label for="file">${esc(m.selfie.file_label)}</label>
 <input type="file" id="file" name="selfie" accept="image/*" capture="user"></p>
 <div id="preview" hidden>
