@@ -68,6 +68,5 @@ export async function linkReceiver(stack: Stack, org: OrgFixture) {
   };
 }
 
-export const randomAddress = () => `203.0.113.${1 + (randomBytes(1)[0]! % 250)}`;
 /** An address no other test of the run uses (a documentation IPv6 prefix and random bits). */
 export const ownAddress = () => `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
