@@ -25,6 +25,7 @@ import { autoTopupRoutes, topupHistoryRoutes, topupRoutes, webhookRoutes } from 
 import { verificationHistoryRoutes, verificationRoutes } from './modules/verification/index.ts';
 import { ledgerRoutes } from './modules/wallet/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
+import { linkPageRoutes, linksRoutes } from './modules/links/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
 import { faceReadiness } from './modules/face/index.ts';
 
@@ -136,6 +137,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(opsRoutes(ctx));
   app.use(platformPageRoutes(ctx));
   app.use(docsRoutes());
+  // The page a verification link opens (/v/<token>): for a person, outside the versioned API.
+  app.use(linkPageRoutes(ctx));
 
   const api = Router();
   api.use(openApiRoutes());
@@ -154,6 +157,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(ledgerRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
   api.use(auditRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
   api.use(webhooksRoutes(ctx));
+  api.use(linksRoutes(ctx));
   api.use(statementRoutes(ctx));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));

@@ -324,6 +324,12 @@ export const configSchema = z
     // Days a webhook event and its deliveries stay in the deliveries log once none is pending (the
     // retention job, on RETENTION_CRON). Longer than the 3-day retry window, so nothing still tried goes.
     WEBHOOK_RETENTION_DAYS: z.coerce.number().min(4, 'must be at least 4 (the retry window is 3 days)').default(30),
+    // Submissions of a verification link's page (docs/links.md): per link, and per address over every
+    // link, in fixed windows of LINK_RATE_WINDOW_SECONDS. Each submission may be a charged lookup and a
+    // face match: a link that leaked must not empty a wallet at the speed of a script.
+    LINK_SUBMISSIONS_PER_LINK: z.coerce.number().int().min(1).max(100000).default(30),
+    LINK_SUBMISSIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100000).default(10),
+    LINK_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86400).default(600),
     // Bearer token for GET /metrics. Empty: /metrics answers 404.
     METRICS_TOKEN: z.string().default(''),
     // The worker process serves its own registry (jobs, upstream calls, credits) here, same token.

@@ -10,6 +10,7 @@ export const SCOPE_DESCRIPTIONS = {
   'history:read': 'Read the lists: verifications, transactions, top-ups, batches, daily usage, audit events',
   topup: "Buy units for the organisation's wallet (organisation administrators and the finance role only)",
   webhooks: "Manage the organisation's webhook endpoints and read their deliveries (organisation administrators only)",
+  links: 'Make, list and revoke verification links, and read their submissions (organisation administrators only)',
 } as const;
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
 export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as readonly Scope[];

@@ -42,11 +42,12 @@ export type RoleDefinition = {
 /** The one edit for a new role. */
 export const ROLE_TABLE = {
   org_admin: { label: 'admin', inOrganisation: true, scopes: SCOPES, capabilities: ['administer_organisation', 'keep_accounts'] },
-  // Topping up spends the organisation's money (administrators and the finance role only), and webhook
-  // endpoints send its events to a server of one's choosing (administrators only).
-  member: { label: 'member', inOrganisation: true, scopes: SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks'), capabilities: [] },
+  // Topping up spends the organisation's money (administrators and the finance role only), webhook
+  // endpoints send its events to a server of one's choosing, and a verification link lets anyone who
+  // holds it spend the organisation's units on verifications (administrators only).
+  member: { label: 'member', inOrganisation: true, scopes: SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks' && s !== 'links'), capabilities: [] },
   // Pays and reads the money (top-ups, invoices, statements, ledger, history, audit trail); never
-  // verifies, runs batches or manages the team, API clients or webhooks.
+  // verifies, runs batches or manages the team, API clients, webhooks or verification links.
   finance: { label: 'finance officer', inOrganisation: true, scopes: ['topup', 'history:read'], capabilities: ['keep_accounts'] },
   // Belongs to no organisation, so no scope: the platform's own pages and routes only.
   platform_admin: { label: 'platform administrator', inOrganisation: false, scopes: [], capabilities: ['operate_platform'] },

@@ -13,11 +13,12 @@ import { registerAutoTopupOpenApi as autoTopup, registerTopupHistoryOpenApi as t
 import { registerVerificationHistoryOpenApi as verificationHistory, registerVerificationOpenApi as verification } from '../modules/verification/index.ts';
 import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
 import { registerWebhooksOpenApi as webhooks } from '../modules/webhooks/index.ts';
+import { registerLinksOpenApi as links } from '../modules/links/index.ts';
 import { registerStatementsOpenApi as statements } from '../modules/statements/index.ts';
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, audit, webhooks, platform, ops, statements];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, audit, webhooks, links, platform, ops, statements];
 
 export const API_VERSION = '1.0.0';
 
@@ -39,6 +40,7 @@ const TAG_GUIDES: Partial<Record<TagName, string>> = {
   'Top-up': guide('../modules/topup/topup.guide.md'),
   'Inbound webhooks': guide('../modules/topup/webhooks.guide.md'),
   Webhooks: guide('../modules/webhooks/webhooks.guide.md'),
+  'Verification links': guide('../modules/links/links.guide.md'),
   History: guide('../modules/wallet/history.guide.md'),
   'Audit trail': guide('../modules/audit/audit.guide.md'),
 };

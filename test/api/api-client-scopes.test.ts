@@ -32,7 +32,7 @@ describe('Scoped, address-restricted, expiring API clients', () => {
     const admin = await create({ name: 'Admin default', role: 'org_admin' });
     expect(member.status).toBe(201);
     expect(member.body).toMatchObject({ scopes: ['verify', 'requery', 'history:read'], allowed_ips: [], expires_at: null });
-    expect(admin.body.scopes).toEqual(['verify', 'requery', 'history:read', 'topup', 'webhooks']);
+    expect(admin.body.scopes).toEqual(['verify', 'requery', 'history:read', 'topup', 'webhooks', 'links']);
     const expiresAt = new Date(stack.clock.now().getTime() + 86_400_000).toISOString();
     const narrow = await create({ name: 'Narrow', role: 'member', scopes: ['verify'], allowed_ips: ['203.0.113.0/24', '2001:DB8::1'], expires_at: expiresAt });
     expect(narrow.status).toBe(201);
@@ -100,7 +100,7 @@ describe('Scoped, address-restricted, expiring API clients', () => {
     const token = await tokenOf(legacy);
     expect((await stack.api('GET', '/v1/topups', { token })).status).toBe(200);
     const list = await stack.api('GET', '/v1/api-clients', { token: org.admin.token });
-    expect(list.body.data.find((c: { client_id: string }) => c.client_id === legacy.client_id).scopes).toEqual(['verify', 'requery', 'history:read', 'topup', 'webhooks']);
+    expect(list.body.data.find((c: { client_id: string }) => c.client_id === legacy.client_id).scopes).toEqual(['verify', 'requery', 'history:read', 'topup', 'webhooks', 'links']);
   });
 
   it('When a client is used from an address outside allowed_ips, then 401 at the token grant and 403 on use; IPv4 ranges and IPv6 addresses match', async () => {

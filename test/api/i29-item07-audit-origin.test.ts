@@ -45,6 +45,10 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /webhook-endpoints/:id/rotate-secret': 'webhook_endpoint.secret_rotated',
   'POST /webhook-endpoints/:id/test': exempt('queues a ping delivery, kept in the endpoint\'s deliveries log; no credential changes'),
   'POST /webhook-endpoints/deliveries/:delivery_id/redeliver': exempt('queues one more try of a delivery, kept in the deliveries log; no credential changes'),
+  'POST /verification-links': 'verification_link.created',
+  'POST /verification-links/:id/revoke': 'verification_link.revoked',
+  // Issue 33: the person's submission on a link's page runs a vNIN lookup (its own row) or a face match (its event).
+  'POST /v/:token/submit': exempt("a verification asked by the person on a link's page: its verification row (and a face match's verification.face_matched event) and the link's submission row keep it"),
   'POST /api-clients/:client_id/adopt': 'api_client.adopted',
   'POST /api-clients/:client_id/rotate': 'api_client.rotated',
   'DELETE /api-clients/:client_id': 'api_client.revoked',

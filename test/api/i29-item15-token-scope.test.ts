@@ -40,7 +40,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
   it('issue 29 item 15: When a token request names an unknown scope, or an empty one, then 400 invalid_scope with detail, for either grant', async () => {
     const client = await apiClient('org_admin');
     for (const [r, detail] of [
-      [await client('nonsense'), /^scope: unknown scope "nonsense"; choose from verify, requery, history:read, topup, webhooks$/],
+      [await client('nonsense'), /^scope: unknown scope "nonsense"; choose from verify, requery, history:read, topup, webhooks, links$/],
       [await client('verify nonsense'), /^scope: unknown scope "nonsense"/],
       [await client(''), /^scope: name at least one scope/],
       [await password(org.member, 'nonsense'), /^scope: unknown scope "nonsense"/],
@@ -72,17 +72,17 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
   });
 
   it('issue 29 item 15: When no scope is asked, then the token has everything allowed and the answer lists it; asked, the answer lists exactly the scopes granted', async () => {
-    expect((await (await apiClient('org_admin'))()).body).toMatchObject({ token_type: 'bearer', scope: 'verify requery history:read topup webhooks' });
+    expect((await (await apiClient('org_admin'))()).body).toMatchObject({ token_type: 'bearer', scope: 'verify requery history:read topup webhooks links' });
     expect((await (await apiClient('member'))()).body.scope).toBe('verify requery history:read');
     expect((await (await apiClient('org_admin', ['requery', 'verify']))()).body.scope).toBe('verify requery');
-    expect((await password(org.admin)).body.scope).toBe('verify requery history:read topup webhooks');
+    expect((await password(org.admin)).body.scope).toBe('verify requery history:read topup webhooks links');
     expect((await password(org.member)).body.scope).toBe('verify requery history:read');
     // Order and repeats carry no meaning (a set); the answer is in the table's order.
     expect((await password(org.admin, 'topup  history:read topup')).body.scope).toBe('history:read topup');
     expect((await (await apiClient('member'))('requery')).body.scope).toBe('requery');
     // Everything the role allows, asked by name, is the whole token: the team stays reachable.
-    const all = await password(org.admin, 'verify requery history:read topup webhooks');
-    expect(all.body.scope).toBe('verify requery history:read topup webhooks');
+    const all = await password(org.admin, 'verify requery history:read topup webhooks links');
+    expect(all.body.scope).toBe('verify requery history:read topup webhooks links');
     expect((await stack.api('GET', '/v1/team', { token: all.body.access_token })).status).toBe(200);
     const whole = (await password(org.admin)).body.access_token as string;
     expect((await stack.api('GET', '/v1/team', { token: whole })).status).toBe(200);

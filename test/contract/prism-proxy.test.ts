@@ -12,6 +12,7 @@ import { createUser } from '../../src/modules/organisations/index.ts';
 import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { freePort } from '../setup/npm-start.ts';
+import { openPage, submitPage } from '../setup/links.ts';
 import { until, waitFor } from '../setup/wait.ts';
 
 /*
@@ -249,6 +250,19 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('POST /webhook-endpoints/deliveries/{delivery_id}/redeliver', '/webhook-endpoints/deliveries/999999999/redeliver', { token: org.admin.token }), 404);
     expectStatus(await call('DELETE /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 204);
     expectStatus(await call('DELETE /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 404);
+
+    // ---- verification links (issue 33): one submission on the page (outside the document) first ----
+    const link = expectStatus(await call('POST /verification-links', '/verification-links', { token: org.admin.token, json: { reason: 'corporate', purpose: 'Contract check', require_face: false, client_ref: 'contract' } }), 201).body;
+    expectStatus(await call('POST /verification-links', '/verification-links', { token: org.admin.token, json: { reason: 'corporate', purpose: 'Contract check', max_uses: 0 } }), 400);
+    expectStatus(await call('POST /verification-links', '/verification-links', { token: org.admin.token, json: { purpose: 'Contract check' } }), 422);
+    expectStatus(await call('POST /verification-links', '/verification-links', { token: org.member.token, json: { reason: 'corporate', purpose: 'Contract check' } }), 403);
+    const linkPage = await openPage(stack, link.url);
+    expect((await submitPage(stack, link.url, { csrf: linkPage.csrf, vnin: 'AA000000000001ZZ' })).status).toBe(200);
+    expectStatus(await call('GET /verification-links', '/verification-links', { token: org.admin.token }), 200);
+    expect(expectStatus(await call('GET /verification-links/{id}', `/verification-links/${link.id}`, { token: org.admin.token }), 200).body.submissions).toHaveLength(1);
+    expectStatus(await call('GET /verification-links/{id}', '/verification-links/LNK-000000000000', { token: org.admin.token }), 404);
+    expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 200);
+    expectStatus(await call('POST /verification-links/{id}/revoke', '/verification-links/LNK-000000000000/revoke', { token: org.admin.token }), 404);
 
     expectStatus(await call('GET /me/organisation', '/me/organisation', { token: org.member.token }), 200);
     expectStatus(await call('PATCH /me/organisation', '/me/organisation', { token: org.admin.token, json: { require_consent: false } }), 200);

@@ -16,10 +16,11 @@ export function ensurePortalBuilt(): void {
   if (r.status !== 0) throw new Error('portal build failed');
 }
 
-export async function launch(): Promise<Browser> {
+/** `extraArgs`: more Chromium switches (a fake camera, say). */
+export async function launch(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 
@@ -39,10 +40,11 @@ const AXE = readFileSync('node_modules/axe-core/axe.min.js', 'utf8');
 
 /**
  * axe-core inside the page (evaluated over the DevTools protocol, which the page's CSP does not
- * govern), then a screenshot at the given width. No serious or critical violation is allowed.
+ * govern), then a screenshot at the given width (into `o.dir`, `<name>-<width>.png`; or `o.file`).
+ * No serious or critical violation is allowed.
  */
-export async function checkPage(page: Page, name: string, width: number): Promise<void> {
-  await page.setViewportSize({ width, height: 900 });
+export async function checkPage(page: Page, name: string, width: number, o: { height?: number; dir?: string; file?: string } = {}): Promise<void> {
+  await page.setViewportSize({ width, height: o.height ?? 900 });
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
     const r = await (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
@@ -52,8 +54,9 @@ export async function checkPage(page: Page, name: string, width: number): Promis
   // Evaluated in the page: written as text, since this file is compiled without the DOM library.
   const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
   expect(overflow, `${name} at ${width}px scrolls sideways`).toBeLessThanOrEqual(0);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: `${SCREENSHOTS}/${name}-${width}.png`, fullPage: true });
+  const dir = o.dir ?? SCREENSHOTS;
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: `${dir}/${o.file ?? `${name}-${width}`}.png`, fullPage: true });
 }
 
 /** RFC 6238 (SHA-1, 6 digits, 30 s) for the test's own authenticator. */

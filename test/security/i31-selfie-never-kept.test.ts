@@ -5,11 +5,13 @@ import { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { makeLink, openPage, sandboxVnin, submitPage } from '../setup/links.ts';
 import { until } from '../setup/wait.ts';
 
 /**
  * Issue 31: a selfie (and its descriptor) is never stored. After face matches of every outcome (match,
- * mismatch, match_only, no reference photo, fixture, refused), no window of the selfies' bytes, as
+ * mismatch, match_only, no reference photo, fixture, refused, and one sent on a verification link's
+ * page, issue 33, whose vNIN and link token are searched for too), no window of the selfies' bytes, as
  * base64 or hex, is in the database (pg_dump), in any Redis key of the stack (every type, streams
  * included: the face jobs are removed as they end) or in the API and worker logs at debug level.
  */
@@ -84,8 +86,16 @@ describe('issue 31: the selfie is never kept', () => {
     const requery = () => stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect((await until(requery, (r) => r.status !== 202, 30_000)).body.face.match).toBe(true);
     await until(() => redisDump(stack.config.REDIS_PREFIX), (d) => !d.keys.some((k) => k.includes(ref)), 10_000);
+    // Issue 33: a selfie (and a vNIN) sent on a verification link's page goes the same way.
+    const onPage = await sharp(`${FACES}grace-hopper.selfie.jpg`).jpeg({ quality: 81 }).toBuffer();
+    const link = await makeLink(stack, org.admin.token);
+    const vnin = await sandboxVnin(stack, '70000000001');
+    const sent = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin, selfie: `data:image/jpeg;base64,${onPage.toString('base64')}` });
+    expect(sent.status, sent.text).toBe(200);
 
-    const needles = [...windows(hopper), ...windows(collins), ...windows(blank)];
+    // The link's token too: kept as its hash only, and the access log names the route, not the path.
+    const token = new URL(link.url).pathname.split('/')[2]!;
+    const needles = [...windows(hopper), ...windows(collins), ...windows(blank), ...windows(onPage), vnin, token];
     expect(needles.length).toBeGreaterThan(30);
     const dump = (await run('pg_dump', ['--no-owner', stack.config.DATABASE_URL], { maxBuffer: 256 * 1024 * 1024 })).stdout;
     const redis = await redisDump(stack.config.REDIS_PREFIX);

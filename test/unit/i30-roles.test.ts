@@ -37,7 +37,7 @@ describe('issue 30 item 1: roles have one definition', () => {
     expect(roles.rolesWith('operate_platform')).toEqual(['platform_admin']);
     expect(roles.orgRoles).toEqual(['org_admin', 'member', 'finance']);
     expect(roles.scopes('org_admin')).toEqual([...SCOPES]);
-    expect(roles.scopes('member')).toEqual(SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks'));
+    expect(roles.scopes('member')).toEqual(SCOPES.filter((s) => s !== 'topup' && s !== 'webhooks' && s !== 'links'));
     expect(roles.scopes('platform_admin')).toEqual([]);
   });
 

@@ -1263,6 +1263,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/verification-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's links, newest first
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope.
+         */
+        get: operations["listVerificationLinks"];
+        put?: never;
+        /**
+         * Make a link for a person to verify themselves
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Send the `url` to the person (SMS, e-mail, WhatsApp): it is shown in this answer only. `reason` must be a key of `GET /nimc-reasons` (400 otherwise).
+         */
+        post: operations["createVerificationLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verification-links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One link, with its submissions
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Each submission names its verification: requery it (free) for the record.
+         */
+        get: operations["getVerificationLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verification-links/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw a link
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. From now on its page says it was withdrawn (410). Revoking a revoked link answers it as it is.
+         */
+        post: operations["revokeVerificationLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/platform/organisations": {
         parameters: {
             query?: never;
@@ -1401,7 +1465,7 @@ export interface components {
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
-            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
+            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks" | "links")[];
             /** @description Empty: any address */
             allowed_ips: string[];
             /** @description null: never expires */
@@ -1426,7 +1490,7 @@ export interface components {
                 created_at: string;
                 /** @description When the client last obtained a token; null: never */
                 last_used_at: string | null;
-                scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
+                scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks" | "links")[];
                 /** @description Empty: any address */
                 allowed_ips: string[];
                 /** @description null: never expires */
@@ -1461,7 +1525,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -1657,7 +1721,7 @@ export interface components {
         CreateApiClientRequest: {
             name: string;
             role: string;
-            /** @description From verify, requery, history:read, topup, webhooks (topup only for org_admin and finance, webhooks only for org_admin). Default: all the role allows */
+            /** @description From verify, requery, history:read, topup, webhooks, links (topup only for org_admin and finance, webhooks and links only for org_admin). Default: all the role allows */
             scopes?: string[];
             /** @description IPv4/IPv6 addresses and CIDR ranges the client may be used from (no zone ids such as `%eth0`). Default: any. An entry that matches every address (`0.0.0.0/0`, `::/0`, `::`, any /0) needs `allow_any: true` */
             allowed_ips?: string[];
@@ -1677,7 +1741,7 @@ export interface components {
             /** @enum {string} */
             role: "org_admin" | "member" | "finance";
             created_at: string;
-            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
+            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks" | "links")[];
             /** @description Empty: any address */
             allowed_ips: string[];
             /** @description null: never expires */
@@ -1923,6 +1987,38 @@ export interface components {
             /** @enum {string} */
             role: "org_admin" | "member" | "finance";
         };
+        NewVerificationLink: {
+            /**
+             * @description A key from `GET /nimc-reasons`; its label is shown to the person
+             * @example corporate
+             */
+            reason: string;
+            /**
+             * @description Shown to the person as why you ask (up to 200 characters)
+             * @example Opening your savings account
+             */
+            purpose: string;
+            /**
+             * @description Ask for a selfie and compare it with the photo the authority holds (a face match); default true
+             * @default true
+             */
+            require_face?: boolean;
+            /**
+             * @description 1 to 720; default 72
+             * @default 72
+             */
+            expires_in_hours?: number;
+            /**
+             * @description How many verifications the link may make, 1 to 1000; default 1
+             * @default 1
+             */
+            max_uses?: number;
+            /**
+             * @description Your own reference, returned with the link and its webhook events (not shown to the person; no personal data, please)
+             * @example applicant-8812
+             */
+            client_ref?: string;
+        };
         NewWebhookEndpoint: {
             /**
              * @description https, on a name that resolves only to public addresses (in the sandbox, http and loopback too)
@@ -1930,7 +2026,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive, or `["*"]` for all */
-            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping" | "verification_link.submitted")[];
             description?: string;
         };
         NotReady: {
@@ -2179,7 +2275,7 @@ export interface components {
             created_at: string;
             /** @description When the client last obtained a token; null: never */
             last_used_at: string | null;
-            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks")[];
+            scopes: ("verify" | "requery" | "history:read" | "topup" | "webhooks" | "links")[];
             /** @description Empty: any address */
             allowed_ips: string[];
             /** @description null: never expires */
@@ -2503,6 +2599,118 @@ export interface components {
              */
             reference_id: string;
         };
+        /** @description A link a person opens to verify themselves; its URL is shown only when it is made. */
+        VerificationLink: {
+            /** @example LNK-7K2M9Q4XD1AB */
+            id: string;
+            /**
+             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+             * @enum {string}
+             */
+            status: "active" | "expired" | "used_up" | "revoked";
+            reason: string;
+            purpose: string;
+            require_face: boolean;
+            expires_at: string;
+            max_uses: number;
+            /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
+            uses: number;
+            client_ref: string | null;
+            created_at: string;
+            revoked_at: string | null;
+        };
+        VerificationLinkDetail: {
+            /** @example LNK-7K2M9Q4XD1AB */
+            id: string;
+            /**
+             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+             * @enum {string}
+             */
+            status: "active" | "expired" | "used_up" | "revoked";
+            reason: string;
+            purpose: string;
+            require_face: boolean;
+            expires_at: string;
+            max_uses: number;
+            /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
+            uses: number;
+            client_ref: string | null;
+            created_at: string;
+            revoked_at: string | null;
+            /** @description The verifications made on the page, newest first (at most the last 200) */
+            submissions: {
+                /**
+                 * @description The verification (requery it, free, for the record)
+                 * @example REF-7K2M9Q4XD1AB
+                 */
+                reference_id: string;
+                /**
+                 * @description As `verification.completed`: `refused` is a vNIN the authority refused (used, expired, ...)
+                 * @enum {string}
+                 */
+                status: "found" | "not_found" | "failed" | "refused";
+                /** @description Why it did not end `found` (e.g. `vnin_used`), or null */
+                code: string | null;
+                /** @description As in the face match answer; null without a selfie, when no comparison was made, or once the verification was erased */
+                face: {
+                    /** @enum {string} */
+                    status: "compared" | "no_reference_photo";
+                    match: boolean | null;
+                    confidence: number | null;
+                    threshold: number;
+                    /** @enum {string} */
+                    liveness: "not_checked";
+                    model: string;
+                } | null;
+                submitted_at: string;
+            }[];
+        };
+        VerificationLinkPage: {
+            data: {
+                /** @example LNK-7K2M9Q4XD1AB */
+                id: string;
+                /**
+                 * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+                 * @enum {string}
+                 */
+                status: "active" | "expired" | "used_up" | "revoked";
+                reason: string;
+                purpose: string;
+                require_face: boolean;
+                expires_at: string;
+                max_uses: number;
+                /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
+                uses: number;
+                client_ref: string | null;
+                created_at: string;
+                revoked_at: string | null;
+            }[];
+            next_cursor: string | null;
+        };
+        VerificationLinkWithUrl: {
+            /** @example LNK-7K2M9Q4XD1AB */
+            id: string;
+            /**
+             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+             * @enum {string}
+             */
+            status: "active" | "expired" | "used_up" | "revoked";
+            reason: string;
+            purpose: string;
+            require_face: boolean;
+            expires_at: string;
+            max_uses: number;
+            /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
+            uses: number;
+            client_ref: string | null;
+            created_at: string;
+            revoked_at: string | null;
+            /**
+             * @description Send it to the person: `<PUBLIC_BASE_URL>/v/<token>`. Shown once, in this answer (only a hash of the token is kept)
+             * @example https://verify.example.com/v/3q2-7wPj1eXzZyV0mN4kAg
+             */
+            url: string;
+        };
         VerificationPage: {
             data: components["schemas"]["VerificationSummary"][];
             /** @description Pass as `cursor` for the next page; null when this is the last page */
@@ -2554,11 +2762,22 @@ export interface components {
                 /** @example KYC backend */
                 name: string;
             } | null;
-            /** @description The consent statement sent with the verification, or null */
+            /** @description The consent statement sent with the verification (or given by the person on a verification link), or null */
             consent: {
                 obtained_at: string;
                 channel: string;
                 notice_version: string;
+                /**
+                 * @description Present when the person gave it themselves, on a verification link's page
+                 * @enum {string}
+                 */
+                given_by?: "person";
+                /** @description A verification link: the address the person's consent came from (removed by subject erasure) */
+                address?: string;
+                /** @description A verification link: the person's browser, as it named itself (removed by subject erasure) */
+                user_agent?: string;
+                /** @description A verification link: the text the person agreed to */
+                text?: string;
             } | null;
             /** @description ISO 8601, UTC */
             created_at: string;
@@ -2789,7 +3008,7 @@ export interface components {
             /** @example evt_0c1d2e3f4a5b6c7d8e9f0a1b */
             event_id: string;
             /** @enum {string} */
-            type: "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping";
+            type: "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping" | "verification_link.submitted";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             attempts: number;
@@ -2810,7 +3029,7 @@ export interface components {
             /** @example we_5f2a9c0d1e3b4a6f7c8d9e0a */
             id: string;
             url: string;
-            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping" | "verification_link.submitted")[];
             description: string | null;
             enabled: boolean;
             /**
@@ -2823,7 +3042,7 @@ export interface components {
         /** @description At least one of `url`, `events`, `enabled`, `description`. */
         WebhookEndpointChange: {
             url?: string;
-            events?: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            events?: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping" | "verification_link.submitted")[];
             /** @description false stops deliveries (the pending ones fail); true starts them again for new events */
             enabled?: boolean;
             description?: string | null;
@@ -2833,7 +3052,7 @@ export interface components {
                 /** @example we_5f2a9c0d1e3b4a6f7c8d9e0a */
                 id: string;
                 url: string;
-                events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+                events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping" | "verification_link.submitted")[];
                 description: string | null;
                 enabled: boolean;
                 /**
@@ -2848,7 +3067,7 @@ export interface components {
             /** @example we_5f2a9c0d1e3b4a6f7c8d9e0a */
             id: string;
             url: string;
-            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping")[];
+            events: ("*" | "verification.completed" | "batch.completed" | "batch.paused" | "batch.cancelled" | "topup.credited" | "wallet.low_balance" | "ping" | "verification_link.submitted")[];
             description: string | null;
             enabled: boolean;
             /**
@@ -5804,7 +6023,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
@@ -6163,6 +6382,128 @@ export interface operations {
                     };
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listVerificationLinks: {
+        parameters: {
+            query?: {
+                /** @description Rows per page, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; opaque */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationLinkPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createVerificationLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewVerificationLink"];
+            };
+        };
+        responses: {
+            /** @description Link made */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationLinkWithUrl"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVerificationLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationLinkDetail"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeVerificationLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Link revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationLink"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

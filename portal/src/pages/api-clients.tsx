@@ -16,7 +16,9 @@ type Client = {
   last_used_at: string | null;
 };
 
-const SCOPES = ['verify', 'requery', 'history:read', 'topup'];
+const SCOPES = ['verify', 'requery', 'history:read', 'topup', 'webhooks', 'links'];
+// The scopes only an administrator client may hold (src/lib/roles.ts): offered to an administrator client only.
+const ADMIN_ONLY = ['topup', 'webhooks', 'links'];
 
 export function ApiClients() {
   const clients = useLoad(() => get<{ data: Client[] }>('/api-clients'), []);
@@ -32,7 +34,7 @@ export function ApiClients() {
   const create = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
-      const body: Record<string, unknown> = { name, role, scopes: scopes.filter((s) => s !== 'topup' || role === 'org_admin') };
+      const body: Record<string, unknown> = { name, role, scopes: scopes.filter((s) => !ADMIN_ONLY.includes(s) || role === 'org_admin') };
       const allowed = ips.split(/[\s,]+/).filter(Boolean);
       if (allowed.length) body.allowed_ips = allowed;
       if (allowAny) body.allow_any = true;
@@ -66,7 +68,7 @@ export function ApiClients() {
             <legend>Scopes</legend>
             {SCOPES.map((s) => (
               <div class="check" key={s}>
-                <input id={`scope-${s}`} type="checkbox" checked={scopes.includes(s)} disabled={s === 'topup' && role !== 'org_admin'} onChange={(e) => toggle(s, (e.target as HTMLInputElement).checked)} />
+                <input id={`scope-${s}`} type="checkbox" checked={scopes.includes(s)} disabled={ADMIN_ONLY.includes(s) && role !== 'org_admin'} onChange={(e) => toggle(s, (e.target as HTMLInputElement).checked)} />
                 <label for={`scope-${s}`}>{s}</label>
               </div>
             ))}

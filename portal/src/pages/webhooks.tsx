@@ -27,7 +27,7 @@ type Delivery = {
 };
 
 // The API's own list (webhooks.schemas.ts EVENT_TYPES); `*` is offered as "All events".
-const EVENTS = ['verification.completed', 'batch.completed', 'batch.paused', 'batch.cancelled', 'topup.credited', 'wallet.low_balance', 'ping'];
+const EVENTS = ['verification.completed', 'batch.completed', 'batch.paused', 'batch.cancelled', 'topup.credited', 'wallet.low_balance', 'ping', 'verification_link.submitted'];
 
 const DISABLED_WHY = { gone: 'the receiver answered 410 Gone', failing: 'every try failed for 3 days' } as const;
 

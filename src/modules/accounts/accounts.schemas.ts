@@ -34,7 +34,7 @@ export const apiClientRole = orgRoleSchema;
 export const createApiClientBody = z.object({
   name: z.string().trim().min(1, 'name must not be empty').max(100, 'name is too long'),
   role: z.string().pipe(apiClientRole),
-  scopes: z.array(z.string().max(40)).max(10).optional().meta({ description: 'From verify, requery, history:read, topup, webhooks (topup only for org_admin and finance, webhooks only for org_admin). Default: all the role allows' }),
+  scopes: z.array(z.string().max(40)).max(10).optional().meta({ description: 'From verify, requery, history:read, topup, webhooks, links (topup only for org_admin and finance, webhooks and links only for org_admin). Default: all the role allows' }),
   allowed_ips: z
     .array(z.string().max(64))
     .max(50)

@@ -30,7 +30,7 @@ export function acceptedAnswer(referenceId: string, headers: Record<string, stri
  */
 export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie: { keyId: string; data: string } }): Promise<Answer> {
   const { query } = run;
-  const ref = face?.ref ?? newReferenceId();
+  const ref = face?.ref ?? run.ref ?? newReferenceId();
   const now = deps.clock.now();
   const built = pendingOf(deps, run, ref, now);
   const { jobQuery, useOnce } = built;

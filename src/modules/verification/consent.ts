@@ -6,8 +6,14 @@ export const CONSENT_CHANNELS = ['web', 'mobile', 'in_person', 'ussd', 'other'] 
 export const CONSENT_MAX_AGE_DAYS = 90;
 export const CONSENT_REQUIRED = 'consent is required by your organisation';
 
-/** What is stored with a verification: when, how and under which notice the person agreed. Not personal data. */
-export type Consent = { obtained_at: string; channel: (typeof CONSENT_CHANNELS)[number]; notice_version: string };
+/**
+ * What is stored with a verification: when, how and under which notice the person agreed, as the caller
+ * states it (not personal data). A verification link records the person's own consent, given on its
+ * page: `given_by: "person"`, the address and browser it came from and the very text agreed to
+ * (subject erasure removes the address and the browser).
+ */
+export type Consent = { obtained_at: string; channel: (typeof CONSENT_CHANNELS)[number]; notice_version: string } & Partial<PersonsOwnConsent>;
+export type PersonsOwnConsent = { given_by: 'person'; address: string; user_agent: string; text: string };
 
 // The caller's clock and ours are never exactly together.
 const CLOCK_SLACK_MS = 60_000;

@@ -46,7 +46,7 @@ export function decodeSelfie(text: string): Buffer {
  * the comparison with the record's photo, stored with its extra units in one statement. The selfie
  * lives in this request's memory and, sealed, in its face jobs (removed as they end); never stored.
  */
-export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean }): Promise<Answer> {
+export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean; ref?: string }): Promise<Answer> {
   const orgId = requireOrgMember(req.principal);
   const b = req.body;
   if ((b.nin === undefined) === (b.vnin === undefined)) throw new AppError('bad_request', FACE_NEEDS_ONE_IDENTIFIER);
@@ -78,7 +78,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
     claim = c.claim;
   }
   try {
-    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId, respondAsync: req.respondAsync === true });
+    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId, respondAsync: req.respondAsync === true, ref: req.ref });
     // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay reads
     // the verification (202 while it waits, the final answer once it has ended), as verify.ts does.
     if (claim && !req.respondAsync) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
@@ -93,7 +93,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
 async function matchFace(
   deps: VerifyDeps,
   principal: Principal,
-  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string; respondAsync: boolean },
+  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string; respondAsync: boolean; ref?: string | undefined },
 ): Promise<Answer> {
   const { orgId, query, selfie, matchOnly, fixture } = m;
   const req = { principal, requestId: m.requestId };
@@ -107,7 +107,7 @@ async function matchFace(
       throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
     }
   }
-  const ref = newReferenceId();
+  const ref = m.ref ?? newReferenceId();
   const faceDeps = { producer: deps.producer, ring: deps.config.encryptionKeys, waitMs: deps.config.FACE_WAIT_MS, prefix: deps.config.REDIS_PREFIX };
   await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId);
 
@@ -119,7 +119,7 @@ async function matchFace(
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
     await recordAudit(deps.db, { ...auditContext(req.principal), action: 'verification.face_matched', target: ref });
   };
-  const run: Run = { orgId, userId: principal.userId, apiClientId: principal.apiClientId, query, consent: m.consent, claim: m.claim, requestId: m.requestId, maxInFlight: principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT };
+  const run: Run = { orgId, userId: principal.userId, apiClientId: principal.apiClientId, query, consent: m.consent, claim: m.claim, requestId: m.requestId, maxInFlight: principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT, ref };
 
   if (fixture) {
     if (fixture.kind !== 'found') return m.respondAsync ? runFixtureAsync(deps, run, fixture) : runFixture(deps, run, fixture);

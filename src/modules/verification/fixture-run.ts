@@ -25,7 +25,7 @@ export async function recordFixture(
   // A face match decides what it keeps (the comparison, the record unless match_only) before the row is written.
   face?: { ref: string; kept: object },
 ): Promise<{ ref: string; kept: object | null }> {
-  const ref = face?.ref ?? newReferenceId();
+  const ref = face?.ref ?? run.ref ?? newReferenceId();
   const now = deps.clock.now();
   const ring = deps.config.encryptionKeys;
   const mode = run.query.mode;

@@ -67,9 +67,17 @@ export const verificationSummary = z.object({
   username: z.string().nullable().meta({ description: 'The user of the organisation who asked; null when an API client asked' }),
   api_client: apiClientRef.nullable().meta({ description: 'The API client that asked; null when a user asked' }),
   consent: z
-    .object({ obtained_at: z.string(), channel: z.string(), notice_version: z.string() })
+    .object({
+      obtained_at: z.string(),
+      channel: z.string(),
+      notice_version: z.string(),
+      given_by: z.literal('person').optional().meta({ description: 'Present when the person gave it themselves, on a verification link\'s page' }),
+      address: z.string().optional().meta({ description: "A verification link: the address the person's consent came from (removed by subject erasure)" }),
+      user_agent: z.string().optional().meta({ description: "A verification link: the person's browser, as it named itself (removed by subject erasure)" }),
+      text: z.string().optional().meta({ description: 'A verification link: the text the person agreed to' }),
+    })
     .nullable()
-    .meta({ description: 'The consent statement sent with the verification, or null' }),
+    .meta({ description: 'The consent statement sent with the verification (or given by the person on a verification link), or null' }),
   created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
 });
 export type VerificationSummary = z.infer<typeof verificationSummary>;

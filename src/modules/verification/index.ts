@@ -22,3 +22,4 @@ export { ninBody, phoneBody, VNIN_INVALID } from './verification.schemas.ts';
 export { newReferenceId } from './run.ts';
 export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent } from './consent.ts';
+export { faceResultsOf, verifyForLink, type LinkOutcome } from './link-run.ts';

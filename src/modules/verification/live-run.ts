@@ -23,7 +23,7 @@ export type AfterLookup = (row: VerificationRow, fromJob: Sealed | null) => Prom
  */
 export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup; selfie?: { keyId: string; data: string } } = {}): Promise<Answer> {
   const { query } = run;
-  const ref = opts.ref ?? newReferenceId();
+  const ref = opts.ref ?? run.ref ?? newReferenceId();
   const then: AfterLookup = opts.then ?? (async (row) => answerOf(deps, row, 'verify'));
   const now = deps.clock.now();
   // The circuit is asked first; a lookup it lets through must still pass admission, which refuses

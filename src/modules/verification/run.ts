@@ -18,8 +18,12 @@ import { carriesVnin, storedQueryOf } from './vnin.ts';
 /** What the HTTP side needs; AppContext provides it. */
 export type VerifyDeps = ReasonsDeps & { db: DatabasePool; producer: Producer; clock: Clock; metrics: Metrics; fairShare: FairShare; circuit: CircuitView; lookupInline?: InlineLookup };
 
-/** One verification request after its checks: who asks, what, and the Idempotency-Key claim if any. */
-export type Run = { orgId: number; userId: number | null; apiClientId: number | null; query: VerificationQuery; consent: Consent | null; claim: idem.Claim | null; requestId: string; maxInFlight: number };
+/**
+ * One verification request after its checks: who asks, what, and the Idempotency-Key claim if any.
+ * `ref`: the reference to record it under, when the caller chose it (a verification link's submission
+ * must know it whatever the outcome); otherwise a new one.
+ */
+export type Run = { orgId: number; userId: number | null; apiClientId: number | null; query: VerificationQuery; consent: Consent | null; claim: idem.Claim | null; requestId: string; maxInFlight: number; ref?: string };
 
 /** Who asks for a verification, and what they stated with it. */
 export type Asker = Pick<Run, 'orgId' | 'userId' | 'apiClientId' | 'consent'> & { requestId: string | null };

@@ -40,7 +40,9 @@ const erasedRow = z.object({ reference_id: z.string(), org_id: int });
  */
 export async function eraseSubject(db: CommonQueryMethods, subjectHash: Buffer) {
   const rows = await db.any(sql.type(erasedRow)`
-    UPDATE verifications SET record_enc = NULL, query_enc = NULL, status = 'expired', subject_hash = NULL
+    UPDATE verifications SET record_enc = NULL, query_enc = NULL, status = 'expired', subject_hash = NULL,
+           -- A consent the person gave on a verification link's page keeps its time and text, not where it came from.
+           consent = consent - 'address' - 'user_agent'
     WHERE subject_hash = ${sql.binary(subjectHash)} AND status <> 'pending'
     RETURNING reference_id, org_id`);
   if (rows.length > 0) {

@@ -123,6 +123,12 @@ export async function findVerification(db: CommonQueryMethods, referenceId: stri
   return db.maybeOne(sql.type(verificationRow)`SELECT ${columns} FROM verifications WHERE reference_id = ${referenceId} ${scope}`);
 }
 
+/** An organisation's face verifications among these references (a verification link's submissions). */
+export async function faceVerificationsOf(db: CommonQueryMethods, orgId: number, refs: readonly string[]) {
+  return db.any(sql.type(verificationRow)`
+    SELECT ${columns} FROM verifications WHERE org_id = ${orgId} AND reference_id = ANY(${sql.array([...refs], 'text')}) AND mode = 'face'`);
+}
+
 // A live verification's unit is held, captured and released by the wallet module, each in the one
 // statement that also changes the verification row: the fragments below are the verification's part.
 

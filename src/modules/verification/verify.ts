@@ -65,7 +65,7 @@ function fixtureOf(query: VerificationQuery) {
  */
 export async function verify(
   deps: VerifyDeps,
-  req: { principal: Principal; input: VerifyInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean },
+  req: { principal: Principal; input: VerifyInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean; ref?: string },
 ): Promise<Answer> {
   const orgId = requireOrgMember(req.principal);
   const query = toQuery(req.input);
@@ -102,7 +102,7 @@ export async function verify(
   }
 
   const maxInFlight = req.principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT;
-  const run = { orgId, userId: req.principal.userId, apiClientId: req.principal.apiClientId, query, consent, claim, requestId: req.requestId, maxInFlight };
+  const run = { orgId, userId: req.principal.userId, apiClientId: req.principal.apiClientId, query, consent, claim, requestId: req.requestId, maxInFlight, ...(req.ref ? { ref: req.ref } : {}) };
   try {
     // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay
     // reads the verification (202 while it waits, the final answer once it has ended).

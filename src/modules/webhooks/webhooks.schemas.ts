@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** The events an endpoint may subscribe to (or `*`: every one). */
-export const EVENT_TYPES = ['verification.completed', 'batch.completed', 'batch.paused', 'batch.cancelled', 'topup.credited', 'wallet.low_balance', 'ping'] as const;
+export const EVENT_TYPES = ['verification.completed', 'batch.completed', 'batch.paused', 'batch.cancelled', 'topup.credited', 'wallet.low_balance', 'ping', 'verification_link.submitted'] as const;
 export type WebhookEventType = (typeof EVENT_TYPES)[number];
 const subscription = z.enum(['*', ...EVENT_TYPES]);
 

@@ -1,0 +1,115 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { SUBMISSION_STATUSES } from './links.schemas.ts';
+
+// The links module's tables: verification_links and verification_link_submissions. Only it writes them.
+
+const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString());
+
+export const linkRow = z.object({
+  id: z.string(),
+  seq: z.coerce.number(),
+  org_id: z.coerce.number(),
+  reason: z.string(),
+  purpose: z.string(),
+  require_face: z.boolean(),
+  expires_at: time,
+  max_uses: z.coerce.number(),
+  uses: z.coerce.number(),
+  client_ref: z.string().nullable(),
+  status: z.enum(['active', 'revoked']),
+  created_by_user: z.coerce.number().nullable(),
+  created_by_client: z.coerce.number().nullable(),
+  created_by_client_id: z.string().nullable(),
+  created_at: time,
+  revoked_at: time.nullable(),
+});
+export type LinkRow = z.infer<typeof linkRow>;
+
+const columns = sql.fragment`id, seq, org_id, reason, purpose, require_face, expires_at, max_uses, uses, client_ref, status, created_by_user, created_by_client, created_by_client_id, created_at, revoked_at`;
+
+export type NewLink = {
+  id: string;
+  orgId: number;
+  tokenHash: Buffer;
+  reason: string;
+  purpose: string;
+  requireFace: boolean;
+  expiresAt: Date;
+  maxUses: number;
+  clientRef: string | null;
+  maker: { userId: number | null; apiClientId: number | null; clientId: string | null };
+  createdAt: Date;
+};
+
+export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<LinkRow> {
+  return db.one(sql.type(linkRow)`
+    INSERT INTO verification_links (id, org_id, token_hash, reason, purpose, require_face, expires_at, max_uses, client_ref, created_by_user, created_by_client, created_by_client_id, created_at)
+    VALUES (${l.id}, ${l.orgId}, ${sql.binary(l.tokenHash)}, ${l.reason}, ${l.purpose}, ${l.requireFace}, ${sql.timestamp(l.expiresAt)}, ${l.maxUses}, ${l.clientRef},
+            ${l.maker.userId}, ${l.maker.apiClientId}, ${l.maker.clientId}, ${sql.timestamp(l.createdAt)})
+    RETURNING ${columns}`);
+}
+
+export async function findLink(db: CommonQueryMethods, orgId: number, id: string): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`SELECT ${columns} FROM verification_links WHERE id = ${id} AND org_id = ${orgId}`);
+}
+
+export async function findLinkByToken(db: CommonQueryMethods, tokenHash: Buffer): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`SELECT ${columns} FROM verification_links WHERE token_hash = ${sql.binary(tokenHash)}`);
+}
+
+/** A page of the organisation's links, newest first, after `before` (a seq) when given; one row more than `limit`. */
+export async function listLinks(db: CommonQueryMethods, orgId: number, p: { before: number | null; limit: number }): Promise<readonly LinkRow[]> {
+  const after = p.before === null ? sql.fragment`` : sql.fragment`AND seq < ${p.before}`;
+  return db.any(sql.type(linkRow)`
+    SELECT ${columns} FROM verification_links WHERE org_id = ${orgId} ${after} ORDER BY seq DESC LIMIT ${p.limit + 1}`);
+}
+
+/** Revoked at `at`, or as it was when already revoked; null for no such link. */
+export async function revokeLink(db: CommonQueryMethods, orgId: number, id: string, at: Date): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`
+    WITH revoked AS (
+      UPDATE verification_links SET status = 'revoked', revoked_at = ${sql.timestamp(at)}
+      WHERE id = ${id} AND org_id = ${orgId} AND status = 'active'
+      RETURNING ${columns})
+    SELECT ${columns} FROM revoked
+    UNION ALL
+    SELECT ${columns} FROM verification_links WHERE id = ${id} AND org_id = ${orgId} AND NOT EXISTS (SELECT 1 FROM revoked)`);
+}
+
+/**
+ * Takes one use of an active, unexpired link, in one statement: parallel submissions queue on the
+ * row's lock and each sees the count the one before left, so `uses` never passes `max_uses` (the
+ * CHECK says so too). False when there is none to take.
+ */
+export async function takeUse(db: CommonQueryMethods, id: string, now: Date): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE verification_links SET uses = uses + 1
+    WHERE id = ${id} AND status = 'active' AND expires_at > ${sql.timestamp(now)} AND uses < max_uses`);
+  return r.rowCount === 1;
+}
+
+/** A submission that charged nothing gives its use back. */
+export async function giveBackUse(db: CommonQueryMethods, id: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE verification_links SET uses = uses - 1 WHERE id = ${id} AND uses > 0`);
+}
+
+export async function insertSubmission(
+  db: CommonQueryMethods,
+  s: { linkId: string; referenceId: string; status: (typeof SUBMISSION_STATUSES)[number]; code: string | null; at: Date },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO verification_link_submissions (link_id, reference_id, status, code, submitted_at)
+    VALUES (${s.linkId}, ${s.referenceId}, ${s.status}, ${s.code}, ${sql.timestamp(s.at)})`);
+}
+
+const submissionRow = z.object({ reference_id: z.string(), status: z.enum(SUBMISSION_STATUSES), code: z.string().nullable(), submitted_at: time });
+export type SubmissionRow = z.infer<typeof submissionRow>;
+
+export const SUBMISSIONS_SHOWN = 200;
+
+export async function listSubmissions(db: CommonQueryMethods, linkId: string): Promise<readonly SubmissionRow[]> {
+  return db.any(sql.type(submissionRow)`
+    SELECT reference_id, status, code, submitted_at FROM verification_link_submissions
+    WHERE link_id = ${linkId} ORDER BY id DESC LIMIT ${SUBMISSIONS_SHOWN}`);
+}

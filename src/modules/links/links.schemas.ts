@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+export const LINK_ID_RE = /^LNK-[A-Z0-9]{12}$/;
+/** 128 random bits, base64url: the only secret of a link, in its URL. */
+export const TOKEN_RE = /^[A-Za-z0-9_-]{22}$/;
+
+export const DEFAULT_EXPIRES_IN_HOURS = 72;
+export const MAX_EXPIRES_IN_HOURS = 720;
+export const MAX_USES = 1000;
+
+const integerIn = (name: string, min: number, max: number) =>
+  z
+    .number()
+    .int(`${name} must be a whole number from ${min} to ${max}`)
+    .min(min, `${name} must be a whole number from ${min} to ${max}`)
+    .max(max, `${name} must be a whole number from ${min} to ${max}`);
+
+export const createLinkBody = z.object({
+  reason: z.string().max(64, 'reason is too long').meta({ description: 'A key from `GET /nimc-reasons`; its label is shown to the person', example: 'corporate' }),
+  purpose: z
+    .string()
+    .trim()
+    .min(1, 'purpose must not be empty')
+    .max(200, 'purpose must be at most 200 characters')
+    .meta({ description: 'Shown to the person as why you ask (up to 200 characters)', example: 'Opening your savings account' }),
+  require_face: z.boolean().default(true).meta({ description: 'Ask for a selfie and compare it with the photo the authority holds (a face match); default true' }),
+  expires_in_hours: integerIn('expires_in_hours', 1, MAX_EXPIRES_IN_HOURS).default(DEFAULT_EXPIRES_IN_HOURS).meta({ description: `1 to ${MAX_EXPIRES_IN_HOURS}; default ${DEFAULT_EXPIRES_IN_HOURS}` }),
+  max_uses: integerIn('max_uses', 1, MAX_USES).default(1).meta({ description: `How many verifications the link may make, 1 to ${MAX_USES}; default 1` }),
+  client_ref: z
+    .string()
+    .trim()
+    .min(1, 'client_ref must not be empty')
+    .max(100, 'client_ref must be at most 100 characters')
+    .optional()
+    .meta({ description: 'Your own reference, returned with the link and its webhook events (not shown to the person; no personal data, please)', example: 'applicant-8812' }),
+});
+export type CreateLink = z.infer<typeof createLinkBody>;
+
+export const LINK_STATUSES = ['active', 'expired', 'used_up', 'revoked'] as const;
+export const SUBMISSION_STATUSES = ['found', 'not_found', 'failed', 'refused'] as const;
+
+export const faceResult = z
+  .object({
+    status: z.enum(['compared', 'no_reference_photo']),
+    match: z.boolean().nullable(),
+    confidence: z.number().nullable(),
+    threshold: z.number(),
+    liveness: z.literal('not_checked'),
+    model: z.string(),
+  })
+  .meta({ description: 'As in the face match answer; null without a selfie, when no comparison was made, or once the verification was erased' });
+
+export const link = z.object({
+  id: z.string().meta({ example: 'LNK-7K2M9Q4XD1AB' }),
+  status: z.enum(LINK_STATUSES).meta({ description: '`active` until revoked, past `expires_at`, or `uses` reached `max_uses`' }),
+  reason: z.string(),
+  purpose: z.string(),
+  require_face: z.boolean(),
+  expires_at: z.string(),
+  max_uses: z.number().int(),
+  uses: z.number().int().meta({ description: 'Verifications made (those charging nothing, such as a refused vNIN, are not counted)' }),
+  client_ref: z.string().nullable(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+export type Link = z.infer<typeof link>;
+
+export const linkWithUrl = link.extend({
+  url: z.string().meta({ description: 'Send it to the person: `<PUBLIC_BASE_URL>/v/<token>`. Shown once, in this answer (only a hash of the token is kept)', example: 'https://verify.example.com/v/3q2-7wPj1eXzZyV0mN4kAg' }),
+});
+
+export const submission = z.object({
+  reference_id: z.string().meta({ description: 'The verification (requery it, free, for the record)', example: 'REF-7K2M9Q4XD1AB' }),
+  status: z.enum(SUBMISSION_STATUSES).meta({ description: 'As `verification.completed`: `refused` is a vNIN the authority refused (used, expired, ...)' }),
+  code: z.string().nullable().meta({ description: 'Why it did not end `found` (e.g. `vnin_used`), or null' }),
+  face: faceResult.nullable(),
+  submitted_at: z.string(),
+});
+
+export const linkDetail = link.extend({
+  submissions: z.array(submission).meta({ description: 'The verifications made on the page, newest first (at most the last 200)' }),
+});
+
+export const linkPage = z.object({ data: z.array(link), next_cursor: z.string().nullable() });

@@ -1,0 +1,187 @@
+// The verification link's page, in the person's browser (src/modules/links/page/render.ts writes its HTML): moves between the
+// steps, takes the selfie (the camera, or a chosen photo), and sends everything once, as JSON, with the
+// form's CSRF token. Every word comes from the server (messages.en.json); nothing is written as HTML.
+(function () {
+  'use strict';
+  var $ = function (id) { return document.getElementById(id); };
+  var data = JSON.parse($('page-data').textContent);
+  var m = data.messages;
+  var steps = data.requireFace ? ['consent', 'vnin', 'selfie', 'send'] : ['consent', 'vnin', 'send'];
+  var state = { vnin: '', selfie: null, pending: null, stream: null };
+  var MAX_SIDE = 1024;
+
+  function fill(text, vars) {
+    return text.replace(/\{(\w+)\}/g, function (all, k) { return Object.prototype.hasOwnProperty.call(vars, k) ? String(vars[k]) : all; });
+  }
+  function say(text) { $('status').textContent = text || ''; }
+  function fail(text) { $('error').textContent = text || ''; }
+  function show(name, keepError) {
+    if (name !== 'selfie') stopCamera();
+    ['consent', 'vnin', 'selfie', 'send', 'result'].forEach(function (s) {
+      var el = $('step-' + s);
+      if (el) el.hidden = s !== name;
+    });
+    var i = steps.indexOf(name);
+    $('progress').textContent = i >= 0 ? fill(m.step_of, { n: i + 1, total: steps.length }) : '';
+    if (!keepError) fail('');
+    say('');
+    var h = $('h-' + name);
+    if (h) h.focus();
+  }
+
+  $('consent-form').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    if (!$('agree').checked) {
+      fail(m.intro.must_agree);
+      $('agree').focus();
+      return;
+    }
+    show('vnin');
+  });
+
+  $('vnin-form').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    var input = $('vnin');
+    var v = input.value.replace(/\s+/g, '').toUpperCase();
+    if (!/^[A-Z0-9]{16}$/.test(v)) {
+      input.setAttribute('aria-invalid', 'true');
+      fail(m.vnin.invalid);
+      input.focus();
+      return;
+    }
+    input.removeAttribute('aria-invalid');
+    state.vnin = v;
+    show(data.requireFace ? 'selfie' : 'send');
+  });
+
+  // ---- the selfie ----
+  function stopCamera() {
+    if (state.stream) state.stream.getTracks().forEach(function (t) { t.stop(); });
+    state.stream = null;
+    if ($('camera')) $('camera').hidden = true;
+    if ($('camera-start')) $('camera-start').hidden = false;
+  }
+  /** A JPEG data: URL of the source, at most MAX_SIDE pixels on its longer side. */
+  function toJpeg(source, width, height) {
+    var scale = Math.min(1, MAX_SIDE / Math.max(width, height));
+    var canvas = document.createElement('canvas');
+    canvas.width = Math.round(width * scale);
+    canvas.height = Math.round(height * scale);
+    canvas.getContext('2d').drawImage(source, 0, 0, canvas.width, canvas.height);
+    return canvas.toDataURL('image/jpeg', 0.9);
+  }
+  /** Shown before anything is sent: the person keeps it or takes another. */
+  function preview(dataUrl) {
+    state.pending = dataUrl;
+    $('preview-img').src = dataUrl;
+    $('preview').hidden = false;
+    $('h-preview').focus();
+  }
+
+  if (data.requireFace) {
+    $('start-camera').addEventListener('click', function () {
+      fail('');
+      if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+        fail(m.selfie.camera_failed);
+        $('file').focus();
+        return;
+      }
+      navigator.mediaDevices.getUserMedia({ video: { facingMode: 'user', width: { ideal: 1280 }, height: { ideal: 1280 } }, audio: false }).then(function (stream) {
+        state.stream = stream;
+        $('video').srcObject = stream;
+        $('camera').hidden = false;
+        $('camera-start').hidden = true;
+        $('preview').hidden = true;
+        $('take').focus();
+      }, function () {
+        fail(m.selfie.camera_failed);
+        $('file').focus();
+      });
+    });
+    $('take').addEventListener('click', function () {
+      var video = $('video');
+      if (!video.videoWidth) return;
+      var url = toJpeg(video, video.videoWidth, video.videoHeight);
+      stopCamera();
+      preview(url);
+    });
+    $('file').addEventListener('change', function () {
+      var file = this.files && this.files[0];
+      if (!file) return;
+      fail('');
+      stopCamera();
+      createImageBitmap(file).then(function (bitmap) {
+        preview(toJpeg(bitmap, bitmap.width, bitmap.height));
+      }, function () {
+        fail(m.selfie.unreadable);
+      });
+    });
+    $('use').addEventListener('click', function () {
+      if (!state.pending) {
+        fail(m.selfie.needed);
+        return;
+      }
+      state.selfie = state.pending;
+      show('send');
+    });
+    $('retake').addEventListener('click', function () {
+      state.pending = null;
+      state.selfie = null;
+      $('preview').hidden = true;
+      $('file').value = '';
+      $('start-camera').focus();
+    });
+  }
+
+  // ---- sending ----
+  $('back').addEventListener('click', function () { show('vnin'); });
+  $('send-form').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    var form = ev.target;
+    var button = $('send');
+    if (data.requireFace && !state.selfie) {
+      show('selfie');
+      fail(m.selfie.needed);
+      return;
+    }
+    button.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    fail('');
+    say(m.send.sending);
+    var body = { csrf: form.elements.csrf.value, consent: true, vnin: state.vnin };
+    if (data.requireFace) body.selfie = state.selfie;
+    fetch(location.pathname.replace(/\/$/, '') + '/submit', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      credentials: 'omit',
+      body: JSON.stringify(body),
+    }).then(function (res) {
+      return res.json().then(function (answer) { return { ok: res.ok, answer: answer }; }, function () { return { ok: false, answer: {} }; });
+    }).then(function (r) {
+      button.disabled = false;
+      form.removeAttribute('aria-busy');
+      var step = r.answer.step || (r.ok ? 'result' : 'send');
+      if (r.ok || step === 'result') {
+        state.selfie = null;
+        $('h-result').textContent = r.ok ? m.result.heading : m.result.stopped_heading;
+        $('result-text').textContent = r.answer.detail || '';
+        show('result');
+        return;
+      }
+      if (step === 'vnin') $('vnin').value = '';
+      if (step === 'selfie') {
+        state.selfie = null;
+        state.pending = null;
+        $('preview').hidden = true;
+        $('file').value = '';
+      }
+      show(step, true);
+      fail(r.answer.detail || m.errors.network);
+    }, function () {
+      button.disabled = false;
+      form.removeAttribute('aria-busy');
+      say('');
+      fail(m.errors.network);
+    });
+  });
+})();

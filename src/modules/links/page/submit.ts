@@ -1,0 +1,154 @@
+import type { Request } from 'express';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import { z } from 'zod';
+import type { AppContext } from '../../../context.ts';
+import { AppError } from '../../../lib/errors.ts';
+import { parseInput } from '../../../lib/http.ts';
+import { consumeAll } from '../../../lib/rate-limit.ts';
+import { clientAddress } from '../../auth/index.ts';
+import { verifyForLink, type LinkOutcome } from '../../verification/index.ts';
+import { recordWebhookEvent } from '../../webhooks/index.ts';
+import * as repo from '../links.repository.ts';
+import { goneReason } from '../links.service.ts';
+import { checkCsrf, fromThisOrigin, type CsrfKeys } from './csrf.ts';
+import { consentText, fill, MESSAGES, NOTICE_VERSION, ussdOf } from './render.ts';
+
+/** Where the page goes back to with an answer: the step the person can act on. */
+export type Step = 'consent' | 'vnin' | 'selfie' | 'send' | 'result';
+
+export type LinkOrganisation = { name: string; subscriptionActive: boolean; maxInFlight: number | null };
+
+export type SubmitDeps = {
+  ctx: AppContext;
+  csrf: CsrfKeys;
+  /** Per link, and per address (its keyed hash: no address in a Redis key name). */
+  limits: { perLink: RateLimiterRedis; perAddress: RateLimiterRedis; addressKey: (address: string) => string };
+};
+
+const body = z.object({
+  csrf: z.string().max(200),
+  consent: z.boolean(),
+  vnin: z.string().max(64),
+  // A data: URL of the selfie; the face match's own limit (2 MiB decoded) is checked as the API checks it.
+  selfie: z.string().optional(),
+});
+
+const VNIN = /^[A-Z0-9]{16}$/;
+const VNIN_REFUSALS = new Set(['vnin_used', 'vnin_expired', 'vnin_not_found', 'vnin_wrong_enterprise']);
+
+/** An answer for the page: the person's own words, what it is (`code`), and the step to go back to. */
+function refusal(status: AppError['code'], words: string, code: string, step: Step, headers?: Record<string, string>): AppError {
+  return new AppError(status, words, { extra: { code, step }, ...(headers ? { headers } : {}) });
+}
+
+/** The 410 of a link that takes no more submissions, in the person's words. */
+export function goneError(why: 'expired' | 'used_up' | 'revoked'): AppError {
+  return refusal('gone', MESSAGES.gone[why], why, 'result');
+}
+
+/**
+ * A person's submission on a link's page (POST /v/<token>/submit): the CSRF token and origin, the
+ * limits, one use of the link taken, then the verification exactly as the API would run it. The
+ * submission's transaction records what came of it: the submission row, the use kept (the
+ * verification found the person, so it was charged) or given back, and the webhook event. Answers the
+ * words for the person; never the record.
+ */
+export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<{ detail: string }> {
+  const { ctx } = d;
+  const now = ctx.clock.now();
+  const words = (text: string, vars: Record<string, string | number> = {}) => fill(text, { org: org.name, ussd: ussdOf(ctx.config.nimcEnterpriseCode), ...vars });
+  if (!fromThisOrigin(req) || !checkCsrf(d.csrf, link.id, (req.body as { csrf?: unknown } | undefined)?.csrf, now)) {
+    throw refusal('forbidden', MESSAGES.errors.reload, 'csrf', 'send');
+  }
+  const b = parseInput(body, req.body);
+  if (b.consent !== true) throw refusal('bad_request', MESSAGES.errors.consent, 'consent_missing', 'consent');
+  const vnin = b.vnin.replace(/\s+/g, '').toUpperCase();
+  if (!VNIN.test(vnin)) throw refusal('bad_request', MESSAGES.errors.vnin_format, 'vnin_format', 'vnin');
+  if (link.require_face && !b.selfie) throw refusal('bad_request', MESSAGES.selfie.needed, 'selfie_missing', 'selfie');
+
+  const address = clientAddress(req);
+  try {
+    await consumeAll([
+      [d.limits.perLink, link.id],
+      [d.limits.perAddress, d.limits.addressKey(address)],
+    ]);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
+    const seconds = Number(err.headers?.['Retry-After'] ?? '60');
+    throw refusal('rate_limited', words(MESSAGES.errors.too_many, { minutes: Math.max(1, Math.ceil(seconds / 60)) }), 'rate_limited', 'send', err.headers);
+  }
+
+  if (!(await repo.takeUse(ctx.db, link.id, now))) {
+    // Revoked, expired or used up since the page was read; or every use is held by submissions in flight.
+    const current = await repo.findLink(ctx.db, link.org_id, link.id);
+    throw goneError((current && goneReason(current, now)) ?? 'used_up');
+  }
+
+  let outcome: LinkOutcome;
+  try {
+    outcome = await verifyForLink(ctx, {
+      orgId: link.org_id,
+      maker: { userId: link.created_by_user, apiClientId: link.created_by_client, clientId: link.created_by_client_id },
+      subscriptionActive: org.subscriptionActive,
+      maxInFlight: org.maxInFlight,
+      reason: link.reason,
+      vnin,
+      selfie: link.require_face ? b.selfie! : null,
+      consent: {
+        obtained_at: now.toISOString(),
+        channel: 'web',
+        notice_version: NOTICE_VERSION,
+        given_by: 'person',
+        address,
+        // As the browser names itself, without control characters (it is stored as text), and bounded.
+        user_agent: (req.get('user-agent') ?? '').replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 300),
+        text: consentText(org.name, link.purpose, link.require_face),
+      },
+      requestId: req.id,
+    });
+  } catch (err) {
+    // Refused before anything was recorded or charged (the selfie, the wallet, the limits): the use goes back.
+    await repo.giveBackUse(ctx.db, link.id);
+    throw err instanceof AppError ? forThePerson(err, words, link.require_face) : err;
+  }
+
+  // Found: charged (a fixture, free), so the use stays; a verification still pending may yet be charged.
+  const keep = outcome.status === 'found' || outcome.code === 'verification_pending';
+  await ctx.db.transaction(async (tx) => {
+    if (!keep) await repo.giveBackUse(tx, link.id);
+    await repo.insertSubmission(tx, { linkId: link.id, referenceId: outcome.referenceId, status: outcome.status, code: outcome.code, at: now });
+    await recordWebhookEvent(tx, {
+      orgId: link.org_id,
+      type: 'verification_link.submitted',
+      data: { link_id: link.id, client_ref: link.client_ref, reference_id: outcome.referenceId, status: outcome.status },
+    });
+  });
+  // Found: done, even when the comparison could not run (face workers away): the lookup was charged
+  // and the organisation has the record; it decides what follows.
+  if (outcome.status === 'found') return { detail: words(MESSAGES.result.done) };
+  throw forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face);
+}
+
+/** What the API would have answered, as the page says it: the person's words and the step to act on. */
+function forThePerson(err: AppError, words: (text: string, vars?: Record<string, string | number>) => string, withSelfie: boolean): AppError {
+  const code = typeof err.extra?.code === 'string' ? err.extra.code : null;
+  const e = MESSAGES.errors;
+  if (code !== null && code.startsWith('selfie_') && code in e) return refusal('validation', e[code as keyof typeof e], code, 'selfie');
+  if (code !== null && VNIN_REFUSALS.has(code)) return refusal('not_found', words(e[code as keyof typeof e]), code, 'vnin');
+  switch (err.code) {
+    case 'not_found':
+      return refusal('not_found', words(e.not_found), 'not_found', 'vnin');
+    case 'insufficient_units':
+    case 'forbidden':
+      return refusal(err.code, words(e.org_unavailable), 'org_unavailable', 'result');
+    case 'rate_limited':
+      return refusal('rate_limited', words(e.too_many, { minutes: 1 }), 'rate_limited', 'send', err.headers);
+    // The selfie as sent could not be taken (not base64, over 2 MiB): the page takes another.
+    case 'bad_request':
+    case 'payload_too_large':
+      if (withSelfie) return refusal(err.code, e.selfie_unreadable, 'selfie_unreadable', 'selfie');
+      return refusal(err.code, words(e.try_later), 'try_later', 'send');
+    default:
+      return refusal(err.code, words(e.try_later), code ?? 'try_later', 'send', err.headers);
+  }
+}
