@@ -14,6 +14,7 @@ import { History } from './pages/history.tsx';
 import { Team } from './pages/team.tsx';
 import { ApiClients } from './pages/api-clients.tsx';
 import { Webhooks } from './pages/webhooks.tsx';
+import { Links } from './pages/links.tsx';
 import { Audit } from './pages/audit.tsx';
 import { Settings } from './pages/settings.tsx';
 import { Account } from './pages/account.tsx';
@@ -111,6 +112,7 @@ function Routes() {
       <Route path="/portal/team" component={Team} />
       <Route path="/portal/api-clients" component={ApiClients} />
       <Route path="/portal/webhooks" component={Webhooks} />
+      <Route path="/portal/links" component={Links} />
       <Route path="/portal/audit" component={Audit} />
       <Route path="/portal/settings" component={Settings} />
       <Route path="/portal/account" component={Account} />

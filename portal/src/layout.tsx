@@ -15,6 +15,7 @@ const LINKS: { href: string; label: string; who: Who }[] = [
   { href: '/portal/team', label: 'Team', who: isAdmin },
   { href: '/portal/api-clients', label: 'API clients', who: isAdmin },
   { href: '/portal/webhooks', label: 'Webhooks', who: isAdmin },
+  { href: '/portal/links', label: 'Verification links', who: isAdmin },
   { href: '/portal/audit', label: 'Audit trail', who: keepsAccounts },
   { href: '/portal/settings', label: 'Settings', who: isAdmin },
   { href: '/portal/account', label: 'Account', who: everyone },
