@@ -14,12 +14,13 @@ import { startMetricsServer } from '../src/modules/ops/index.ts';
 import { startWebhookDispatcher } from '../src/modules/webhooks/index.ts';
 import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
+import { statementProcessors } from './processors/statements.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
 import { walletProcessors } from './processors/wallet.ts';
 import { webhookProcessors } from './processors/webhooks.ts';
 
-export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors };
+export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors, ...statementProcessors };
 
 /** The queues this worker runs: all but the face queue, which has its own process (workers/face.ts). */
 export const MAIN_QUEUES: QueueName[] = Object.values(QUEUES).filter((q) => q !== QUEUES.face);

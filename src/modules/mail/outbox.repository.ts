@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { outboxRow, type ReceiptPayload } from './mail.schemas.ts';
+import { outboxRow, type ReceiptPayload, type SealedMailKind } from './mail.schemas.ts';
 
 // The outbox table: every e-mail this service sends waits here, queued in the transaction of the
 // change it reports, until a delivery job (or the sweep) sends it.
@@ -23,7 +23,7 @@ export async function queueReceipt(db: CommonQueryMethods, dedupeKey: string, pa
  * Queues an e-mail of another module whose whole body (recipient, subject, text) is sealed; the
  * payload keeps nothing secret. Delivered by the same job and sweep as receipts.
  */
-export async function insertSealedMail(db: CommonQueryMethods, m: { kind: 'password_reset_email' | 'low_balance_email' | 'webhook_disabled_email' | 'invitation_email'; dedupeKey: string; keyId: string; body: Buffer }): Promise<number> {
+export async function insertSealedMail(db: CommonQueryMethods, m: { kind: SealedMailKind; dedupeKey: string; keyId: string; body: Buffer }): Promise<number> {
   return db.oneFirst(sql.type(idRow)`
     INSERT INTO outbox (kind, dedupe_key, payload, body_enc, key_id)
     VALUES (${m.kind}, ${m.dedupeKey}, '{}'::jsonb, ${sql.binary(m.body)}, ${m.keyId})

@@ -1,12 +1,12 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
+import type { SealedMailKind } from './mail.schemas.ts';
 import * as repo from './outbox.repository.ts';
 
 /** An e-mail another module has rendered whole; it waits in the outbox sealed, as nothing of it may be read there. */
 export const sealedMail = z.object({ to: z.string(), subject: z.string(), text: z.string() });
 export type SealedMail = z.infer<typeof sealedMail>;
-export type SealedMailKind = 'password_reset_email' | 'low_balance_email' | 'webhook_disabled_email' | 'invitation_email';
 
 // The associated data binds the ciphertext to its row, so a body copied onto another row does not open.
 export const sealedMailAad = (dedupeKey: string) => `outbox:${dedupeKey}`;
