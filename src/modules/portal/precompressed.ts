@@ -10,14 +10,12 @@ const ENCODINGS = [
   { token: 'gzip', suffix: '.gz' },
 ] as const;
 
-/** The encoding to send `file` in, if the request accepts one we have a file for. */
+/**
+ * The encoding to send `file` in: brotli when the request accepts it and it was built, else gzip, else
+ * none (the file as it is). Our order, not the header's: browsers list gzip first and mean no preference.
+ */
 export function pickEncoding(req: Request, file: string): (typeof ENCODINGS)[number] | null {
-  // `identity` is listed so that a request without Accept-Encoding (or refusing both) picks it.
-  const accepted = req.acceptsEncodings(['br', 'gzip', 'identity']);
-  const choice = ENCODINGS.find((e) => e.token === accepted);
-  if (choice && existsSync(file + choice.suffix)) return choice;
-  // Preferred br but only gzip was built (or the reverse): the other, if accepted at all.
-  return ENCODINGS.find((e) => e !== choice && req.acceptsEncodings(e.token) === e.token && existsSync(file + e.suffix)) ?? null;
+  return ENCODINGS.find((e) => req.acceptsEncodings(e.token) === e.token && existsSync(file + e.suffix)) ?? null;
 }
 
 /** The headers of an answer whose body depends on Accept-Encoding, compressed or not. */
