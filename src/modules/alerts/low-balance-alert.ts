@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import { systemClock, type Clock } from '../../lib/clock.ts';
-import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
-import { describe } from '../../lib/errors.ts';
 import { lagosMonthOf } from '../../lib/lagos-month.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { lowBalanceRecipients } from '../organisations/index.ts';
-import { queueSealedMail, type SealedMail } from '../mail/index.ts';
+import { deliverSoon, queueSealedMail, type SealedMail } from '../mail/index.ts';
 import { claimLowBalanceAlert, lowBalanceDue } from '../wallet/index.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
 
@@ -58,12 +56,6 @@ export async function checkLowBalance(deps: AlertDeps, orgId: number): Promise<b
   });
   if (outboxId === null) return false;
   deps.logger.info({ orgId, outboxId }, 'low-balance alert queued');
-  if (deps.producer) {
-    try {
-      await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
-    } catch (err) {
-      deps.logger.warn({ err: describe(err), outboxId }, 'low-balance alert not queued; the outbox sweep will send it');
-    }
-  }
+  await deliverSoon(deps.producer, outboxId, deps.logger, 'low-balance alert');
   return true;
 }

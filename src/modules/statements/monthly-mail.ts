@@ -1,13 +1,11 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { describe } from '../../lib/errors.ts';
 import { lagosMonth, previousLagosMonth } from '../../lib/lagos-month.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { queueSealedMail, type SealedMail } from '../mail/index.ts';
+import { deliverSoon, queueSealedMail, type SealedMail } from '../mail/index.ts';
 import { financeOfficers, type FinanceOfficer } from '../organisations/index.ts';
 
 export type MonthlyMailDeps = { db: DatabasePool; config: Config; clock: Clock; producer?: Producer };
@@ -73,15 +71,7 @@ export async function mailMonthlyStatements(deps: MonthlyMailDeps, log: Logger):
     if (page.length < PAGE) break;
     after = page[page.length - 1]!.user_id;
   }
-  if (deps.producer) {
-    for (const outboxId of queued) {
-      try {
-        await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
-      } catch (err) {
-        log.warn({ err: describe(err), outboxId }, 'statement e-mail not queued; the outbox sweep will send it');
-      }
-    }
-  }
+  for (const outboxId of queued) await deliverSoon(deps.producer, outboxId, log, 'statement e-mail');
   if (queued.length > 0) log.info({ month, queued: queued.length }, 'monthly statement e-mails queued');
   return { month, queued: queued.length };
 }
