@@ -249,6 +249,9 @@ export const configSchema = z
     TOPUP_RECHECK_DAYS: z.coerce.number().int().positive().default(30),
     LEDGER_AUDIT_CRON: z.string().default('*/10 * * * *'),
     RETENTION_CRON: z.string().default('17 * * * *'),
+    // The monthly statement e-mail to finance officers: checked daily (07:00 UTC, 08:00 in Lagos); the
+    // first run of a month sends the month that ended, later runs find it sent and catch up a missed day.
+    STATEMENT_MAIL_CRON: z.string().default('0 7 * * *'),
 
     DEFAULT_UNIT_COST_KOBO: z.coerce.number().int().positive().default(10000),
     DEFAULT_MIN_TOPUP_UNITS: z.coerce.number().int().positive().multipleOf(100).default(100),

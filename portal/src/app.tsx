@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router } from 'preact-iso';
-import { ApiError, call, loadSession, onSignedOut, setCsrfToken } from './api.ts';
+import { ApiError, call, loadSession, NetworkError, onSignedOut, setCsrfToken, setSessionExpiry } from './api.ts';
 import { Layout, VerifiersOnly } from './layout.tsx';
 import { AcceptInvitation } from './pages/accept-invitation.tsx';
 import { SignIn } from './pages/sign-in.tsx';
@@ -34,14 +34,18 @@ export function App() {
       const code = (e as { status?: number }).status;
       // 403 here is a first-login token: the password must be changed before anything else.
       if (code === 403) setState({ kind: 'change-password' });
-      else setState({ kind: 'signed-out' });
+      else setState({ kind: 'signed-out', ...(e instanceof NetworkError ? { reason: e.message } : {}) });
     }
   };
 
   useEffect(() => {
-    loadSession().then((signedIn) => (signedIn ? loadMe() : setState({ kind: 'signed-out' })), () => setState({ kind: 'signed-out' }));
+    loadSession().then(
+      (signedIn) => (signedIn ? loadMe() : setState({ kind: 'signed-out' })),
+      (e: unknown) => setState({ kind: 'signed-out', ...(e instanceof Error ? { reason: e.message } : {}) }),
+    );
     return onSignedOut(() => {
       setCsrfToken(null);
+      setSessionExpiry(null);
       setState({ kind: 'signed-out', reason: 'Your session has ended. Sign in again.' });
     });
   }, []);
@@ -56,35 +60,34 @@ export function App() {
       if (!(err instanceof ApiError && err.status === 401)) throw err;
     }
     setCsrfToken(null);
+    setSessionExpiry(null);
     setState({ kind: 'signed-out', reason });
   };
 
-  if (location.pathname.startsWith('/portal/reset-password')) return <ResetPassword />;
-  if (location.pathname.startsWith('/portal/accept-invitation')) {
-    return <AcceptInvitation onAccepted={(username) => setState({ kind: 'signed-out', reason: `Your account ${username} is ready: sign in with the password you chose.` })} />;
-  }
-  switch (state.kind) {
-    case 'loading':
-      return <p class="loading">Loading…</p>;
-    case 'signed-out':
-    case 'change-password':
-      return (
-        <SignIn
-          reason={state.kind === 'signed-out' ? state.reason : undefined}
-          mustChange={state.kind === 'change-password'}
-          onSignedIn={loadMe}
-        />
-      );
-    case 'signed-in':
-      return (
-        <SessionContext.Provider value={{ me: state.me, refresh: loadMe, signOut }}>
-          <LocationProvider>
-            <Layout>
-              <Routes />
-            </Layout>
-          </LocationProvider>
-        </SessionContext.Provider>
-      );
+  return screen();
+
+  function screen() {
+    if (location.pathname.startsWith('/portal/reset-password')) return <ResetPassword />;
+    if (location.pathname.startsWith('/portal/accept-invitation')) {
+      return <AcceptInvitation onAccepted={(username) => setState({ kind: 'signed-out', reason: `Your account ${username} is ready: sign in with the password you chose.` })} />;
+    }
+    switch (state.kind) {
+      case 'loading':
+        return <p class="loading">Loading…</p>;
+      case 'signed-out':
+      case 'change-password':
+        return <SignIn reason={state.kind === 'signed-out' ? state.reason : undefined} mustChange={state.kind === 'change-password'} onSignedIn={loadMe} />;
+      case 'signed-in':
+        return (
+          <SessionContext.Provider value={{ me: state.me, refresh: loadMe, signOut }}>
+            <LocationProvider>
+              <Layout>
+                <Routes />
+              </Layout>
+            </LocationProvider>
+          </SessionContext.Provider>
+        );
+    }
   }
 }
 

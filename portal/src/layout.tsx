@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { isAdmin, keepsAccounts, useSession, verifies, type Me } from './session.tsx';
+import { SessionWarning } from './session-warning.tsx';
 
 type Who = (me: Me) => boolean;
 const everyone: Who = () => true;
@@ -62,6 +63,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
         </ul>
       </nav>
       <main id="main">{children}</main>
+      <SessionWarning />
     </div>
   );
 }

@@ -5,6 +5,8 @@ export type Me = {
   id: number;
   username: string | null;
   role: 'org_admin' | 'member' | 'finance' | 'platform_admin';
+  /** Whether this person's two-factor sign-in is on. */
+  mfa_enabled?: boolean;
   organisation: null | {
     id: number;
     name: string;
@@ -32,3 +34,6 @@ export const isAdmin = (me: Me) => me.role === 'org_admin';
 export const keepsAccounts = (me: Me) => me.role === 'org_admin' || me.role === 'finance';
 /** Those who may verify and run batches: not the finance role, which only pays and reads. */
 export const verifies = (me: Me) => me.role === 'org_admin' || me.role === 'member';
+
+/** How a role reads in a sentence ("Signed in as ... (finance officer)"). */
+export const ROLE_NAMES: Record<Me['role'], string> = { org_admin: 'administrator', member: 'team member', finance: 'finance officer', platform_admin: 'platform administrator' };

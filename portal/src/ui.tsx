@@ -1,23 +1,82 @@
-import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { createContext, type ComponentChildren, type JSX } from 'preact';
+import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
+import { keepsAccounts, SessionContext } from './session.tsx';
 
-/** Every failure is shown as the API's own `detail`, announced to screen readers. */
+/** A failure the page found itself (a field left empty, a value out of range), named by the field's `name`. */
+export class FieldError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/**
+ * The field a failure is about: the page's own check, a 422's `errors[].loc`, or a 400 whose detail
+ * starts with the API's field name ("units must be ...", "low_balance_units: ..."). Only a field of
+ * that name in the form is marked, so a detail that merely starts with a word marks nothing.
+ */
+export function fieldOf(error: unknown): string | null {
+  if (error instanceof FieldError) return error.field;
+  if (!(error instanceof ApiError)) return null;
+  const loc = (error.body.errors as { loc?: unknown[] }[] | undefined)?.[0]?.loc;
+  const last = Array.isArray(loc) ? loc.filter((x) => typeof x === 'string' && !/^\d+$/.test(x)).pop() : undefined;
+  if (typeof last === 'string') return last;
+  // "alert_emails.1: ..." (an item of a list) marks the list's field.
+  return /^([a-z][a-z0-9_]*)(?:\.[a-z0-9_]+)*(?=:| must | is | may | has )/.exec(error.message)?.[1] ?? null;
+}
+
+/** The form whose fields a failure marks (aria-invalid) and whose message describes them. */
+const FormContext = createContext<{ field: string | null; errorId: string } | null>(null);
+
+/** Where to top up: the page for those who may, else whom to ask. */
+export function TopUpHint() {
+  const session = useContext(SessionContext);
+  if (session && keepsAccounts(session.me)) {
+    return (
+      <a href="/portal/top-up" class="top-up-link">
+        Top up
+      </a>
+    );
+  }
+  return <span>Ask an administrator or a finance officer of your organisation to top up.</span>;
+}
+
+/**
+ * Every failure is shown as the API's own `detail` (plain words for a failed connection). The live
+ * region is there before any failure and stays (rendered whether or not there is one), so that a
+ * screen reader reads the text out when it appears: a region inserted together with its text often is not.
+ */
 export function ErrorText({ error }: { error: unknown }) {
-  if (!error) return null;
-  const text = error instanceof ApiError || error instanceof Error ? error.message : String(error);
+  const form = useContext(FormContext);
+  const text = !error ? '' : error instanceof Error ? error.message : String(error);
+  // 402: the wallet is empty; the way out is a top-up.
+  const empty = error instanceof ApiError && error.status === 402;
   return (
-    <p class="error" role="alert">
-      {text}
-    </p>
+    <div class="live" aria-live="assertive" aria-atomic="true">
+      {error ? (
+        <p class="error" id={form?.errorId}>
+          {text}
+          {empty ? (
+            <>
+              {' '}
+              <TopUpHint />
+            </>
+          ) : null}
+        </p>
+      ) : null}
+    </div>
   );
 }
 
-export function Notice({ children }: { children: ComponentChildren }) {
+/** A result, read out politely when it appears: render it always, with nothing in it until there is something to say. */
+export function Notice({ children }: { children?: ComponentChildren }) {
+  const said = children !== null && children !== undefined && children !== false && children !== '';
   return (
-    <p class="notice" role="status">
-      {children}
-    </p>
+    <div class="live" aria-live="polite" aria-atomic="true">
+      {said ? <p class="notice">{children}</p> : null}
+    </div>
   );
 }
 
@@ -57,6 +116,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   return { data, error, reload: () => setVersion((v) => v + 1) };
 }
 
+export type Action = ReturnType<typeof useAction>;
+
 /** Runs an action from a form, keeping its error and a busy flag. */
 export function useAction() {
   const [busy, setBusy] = useState(false);
@@ -75,8 +136,47 @@ export function useAction() {
   return { busy, error, run, setError };
 }
 
+type FormProps = Omit<JSX.HTMLAttributes<HTMLFormElement>, 'onSubmit' | 'action'> & { action: Action; onSubmit(e: Event): void; children: ComponentChildren };
+
+/**
+ * A form whose failures are tied to its fields: the field a failure names is marked aria-invalid and
+ * described by the message. The browser's own checks (required, min, step, type) run here rather than
+ * as the browser's bubble, so that their message is shown, announced and linked the same way.
+ */
+export function Form({ action, onSubmit, children, ...rest }: FormProps) {
+  const errorId = useId();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const bad = [...form.elements].find((el): el is HTMLInputElement => el instanceof HTMLInputElement && !el.disabled && !el.checkValidity());
+    if (bad) {
+      const label = bad.labels?.[0]?.textContent?.trim() ?? bad.name;
+      action.setError(new FieldError(bad.name, `${label}: ${bad.validationMessage}`));
+      bad.focus();
+      return;
+    }
+    onSubmit(e);
+  };
+  return (
+    <FormContext.Provider value={{ field: fieldOf(action.error), errorId }}>
+      <form {...rest} noValidate onSubmit={submit}>
+        {children}
+      </form>
+    </FormContext.Provider>
+  );
+}
+
+/** aria-invalid and aria-describedby for a field of the given name in the enclosing Form. */
+function useInvalid(name: string, hintId: string | undefined): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
+  const form = useContext(FormContext);
+  const invalid = form !== null && form.field === name;
+  const described = [hintId, invalid ? form.errorId : undefined].filter(Boolean).join(' ');
+  return { ...(invalid ? { 'aria-invalid': 'true' as const } : {}), ...(described ? { 'aria-describedby': described } : {}) };
+}
+
 export function Field(props: { label: string; name: string; type?: string; value: string; onInput(v: string): void; required?: boolean; autocomplete?: string; hint?: string; inputMode?: string; min?: string; step?: string }) {
   const id = `f-${props.name}`;
+  const aria = useInvalid(props.name, props.hint ? `${id}-hint` : undefined);
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
@@ -90,7 +190,7 @@ export function Field(props: { label: string; name: string; type?: string; value
         inputMode={props.inputMode as never}
         min={props.min}
         step={props.step}
-        aria-describedby={props.hint ? `${id}-hint` : undefined}
+        {...aria}
         onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
       />
       {props.hint ? (
@@ -104,10 +204,11 @@ export function Field(props: { label: string; name: string; type?: string; value
 
 export function Select(props: { label: string; name: string; value: string; onChange(v: string): void; options: { value: string; label: string }[] }) {
   const id = `f-${props.name}`;
+  const aria = useInvalid(props.name, undefined);
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <select id={id} name={props.name} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
+      <select id={id} name={props.name} value={props.value} {...aria} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
         {props.options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
@@ -115,6 +216,98 @@ export function Select(props: { label: string; name: string; value: string; onCh
         ))}
       </select>
     </div>
+  );
+}
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal <dialog>: the rest of the page is inert while it is open, Tab and Shift+Tab go round its own
+ * controls only, Escape cancels, and the focus goes back to where it was (or to the page's heading when
+ * that control is gone) once it closes.
+ */
+export function Modal({ labelledBy, describedBy, onCancel, children, class: className }: { labelledBy: string; describedBy?: string; onCancel(): void; children: ComponentChildren; class?: string }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current!;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    if (!dialog.open) dialog.showModal();
+    // The first control that is not the title: for a confirmation, the safe choice (Cancel) comes first.
+    (dialog.querySelector<HTMLElement>('[data-autofocus]') ?? dialog.querySelector<HTMLElement>(FOCUSABLE))?.focus();
+    return () => {
+      if (dialog.open) dialog.close();
+      // After the caller's re-render: the control that opened it may have been replaced meanwhile.
+      setTimeout(() => {
+        const back = opener?.isConnected && !(opener as HTMLButtonElement).disabled ? opener : document.getElementById('page-title');
+        back?.focus();
+      }, 0);
+    };
+  }, []);
+  const trap = (e: KeyboardEvent) => {
+    if (e.key !== 'Tab') return;
+    const controls = [...ref.current!.querySelectorAll<HTMLElement>(FOCUSABLE)];
+    const first = controls[0];
+    const last = controls[controls.length - 1];
+    if (!first || !last) return;
+    if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
+  return (
+    <dialog
+      ref={ref}
+      class={className ? `modal ${className}` : 'modal'}
+      aria-labelledby={labelledBy}
+      aria-describedby={describedBy}
+      onKeyDown={trap}
+      onCancel={(e) => {
+        // Escape: closed by our own state, so the dialog and the page agree.
+        e.preventDefault();
+        onCancel();
+      }}
+    >
+      {children}
+    </dialog>
+  );
+}
+
+export type ConfirmOptions = { title: string; body: ComponentChildren; confirm: string };
+
+/**
+ * Asks before a change that cannot be taken back (revoke, disable, a role change, delete):
+ * `await confirm.ask({...})` is true only when the person chose the confirming button.
+ */
+export function useConfirm() {
+  const [open, setOpen] = useState<(ConfirmOptions & { resolve(ok: boolean): void }) | null>(null);
+  const ask = (o: ConfirmOptions) => new Promise<boolean>((resolve) => setOpen({ ...o, resolve }));
+  const close = (ok: boolean) => {
+    open?.resolve(ok);
+    setOpen(null);
+  };
+  const dialog = open ? <ConfirmDialog {...open} onClose={close} /> : null;
+  return { ask, dialog };
+}
+
+function ConfirmDialog({ title, body, confirm, onClose }: ConfirmOptions & { onClose(ok: boolean): void }) {
+  const titleId = useId();
+  const bodyId = useId();
+  return (
+    <Modal labelledBy={titleId} describedBy={bodyId} onCancel={() => onClose(false)}>
+      <h2 id={titleId}>{title}</h2>
+      <div id={bodyId}>{body}</div>
+      <p class="actions">
+        <button type="button" class="secondary" data-autofocus onClick={() => onClose(false)}>
+          Cancel
+        </button>
+        <button type="button" class="danger" onClick={() => onClose(true)}>
+          {confirm}
+        </button>
+      </p>
+    </Modal>
   );
 }
 

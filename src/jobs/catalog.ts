@@ -176,6 +176,14 @@ export const JOBS = {
     attempts: 3,
     backoffMs: 1000,
   },
+  // The monthly e-mail to finance officers linking the statement of the Lagos month that ended.
+  'statements.mail': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ month: z.string(), queued: z.number().int() }),
+    attempts: 3,
+    backoffMs: 60_000,
+  },
   'outbox.sweep': {
     queue: QUEUES.maintenance,
     payload: z.object({}),
@@ -230,4 +238,5 @@ export const SCHEDULES = {
   'verification.sweep': 'RECONCILE_CRON',
   'outbox.sweep': 'RECONCILE_CRON',
   'batch.feed': 'BATCH_FEED_CRON',
+  'statements.mail': 'STATEMENT_MAIL_CRON',
 } as const satisfies Partial<Record<JobName, string>>;

@@ -222,9 +222,9 @@ describe('POST /logout and ending tokens', () => {
     expect(await client.forgotPassword(u.username)).toEqual({ detail: 'If the account exists, a reset link has been sent' });
   });
 
-  it('When GET /me is called by a user, then the answer keeps its shape (id, username, role, organisation)', async () => {
+  it('When GET /me is called by a user, then the answer keeps its shape (id, username, role, two-factor state, organisation)', async () => {
     const r = await me(org.member.token);
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body).sort()).toEqual(['id', 'organisation', 'role', 'username']);
+    expect(Object.keys(r.body).sort()).toEqual(['id', 'mfa_enabled', 'organisation', 'role', 'username']);
   });
 });

@@ -99,7 +99,10 @@ describe('issue 29 item 6: the session cookie is __Host- wherever it is Secure',
     expect(s.set).toMatch(/^__Host-idv_portal_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
     expect(s.set).not.toMatch(/domain=/i);
     const status = await stack.api('GET', '/portal/session', { headers: { cookie: s.pair, ...HTTPS } });
-    expect(status.body).toEqual({ signed_in: true, csrf_token: s.csrf });
+    // expires_in: the seconds the session has left (the page warns five minutes before the end).
+    expect(status.body).toEqual({ signed_in: true, csrf_token: s.csrf, expires_in: expect.any(Number) });
+    expect(status.body.expires_in).toBeGreaterThan(stack.config.JWT_TTL_SECONDS - 60);
+    expect(status.body.expires_in).toBeLessThanOrEqual(stack.config.JWT_TTL_SECONDS);
     expect((await me(s.pair, HTTPS)).status).toBe(200);
     const out = await stack.api('POST', '/portal/api/logout', { headers: { cookie: s.pair, 'x-csrf-token': s.csrf, ...HTTPS } });
     expect(out.status).toBe(204);
@@ -110,7 +113,7 @@ describe('issue 29 item 6: the session cookie is __Host- wherever it is Secure',
     const s = await portalSignIn(HTTPS);
     const planted = `${PLAIN}=${s.value}`;
     expect((await me(planted, HTTPS)).status).toBe(401);
-    expect((await stack.api('GET', '/portal/session', { headers: { cookie: planted, ...HTTPS } })).body).toEqual({ signed_in: false, csrf_token: null });
+    expect((await stack.api('GET', '/portal/session', { headers: { cookie: planted, ...HTTPS } })).body).toEqual({ signed_in: false, csrf_token: null, expires_in: null });
     // A change with it is no one's: no CSRF check passes it to the API as a session.
     const change = await stack.api('PATCH', '/portal/api/me/organisation', { json: { require_consent: false }, headers: { cookie: planted, 'x-csrf-token': s.csrf, ...HTTPS } });
     expect(change.status).toBe(401);

@@ -51,6 +51,15 @@ async function enable(token: string, user?: { username: string; password: string
 }
 
 describe('Two-factor sign-in (TOTP)', () => {
+  it('issue 34: item 7: When a user turns two-factor sign-in on, then GET /me says mfa_enabled true (false before, merely enrolled included), so the portal shows it on instead of offering a set-up', async () => {
+    const u = await newUser('member');
+    expect((await stack.api('GET', '/v1/me', { token: u.token })).body.mfa_enabled).toBe(false);
+    expect((await stack.api('POST', '/v1/me/mfa/totp', { token: u.token })).status).toBe(201);
+    expect((await stack.api('GET', '/v1/me', { token: u.token })).body.mfa_enabled).toBe(false);
+    const on = await enable(u.token, u);
+    expect((await stack.api('GET', '/v1/me', { token: on.token! })).body.mfa_enabled).toBe(true);
+  });
+
   it('When a user enrols, then 201 with a base32 secret and an otpauth URI (SHA-1, 6 digits, 30 s); a wrong code is 400, the right one turns it on with 10 recovery codes', async () => {
     const u = await newUser('member');
     const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token: u.token });

@@ -34,6 +34,9 @@ describe.skipIf(!hasChromium)('issue 29 item 2: the portal turns two-factor sign
     // The confirming code's step is spent: the next step's code signs in, a recovery code turns it off.
     await signIn(page, stack.url, org.member.username, org.member.password, () => totp(secret, Date.now(), 1));
     await page.getByRole('link', { name: 'Account' }).click();
+    // Issue 34 item 7: once on, the page says so and offers no set-up.
+    await page.getByText('Two-factor sign-in is on.').waitFor();
+    expect(await page.getByRole('button', { name: 'Set up two-factor sign-in' }).count()).toBe(0);
     const off = page.getByRole('form', { name: 'Turn off two-factor sign-in' });
     await off.getByLabel('Code to turn it off').fill('000000');
     await off.getByLabel('Your password, to turn it off').fill('not-the-password');

@@ -98,7 +98,7 @@ describe.skipIf(!hasChromium)('issue 32: portal webhooks page in headless Chromi
     await page.getByText(`${hook} disabled.`).waitFor();
     expect((await stack.api('GET', '/v1/webhook-endpoints', { token: org.admin.token })).body.data[0].enabled).toBe(false);
     await page.getByRole('button', { name: `Delete ${hook}` }).click();
-    await page.getByRole('group', { name: `Delete ${hook}?` }).getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete this endpoint?' }).getByRole('button', { name: 'Delete endpoint' }).click();
     await page.getByText(`Endpoint ${hook} deleted.`).waitFor();
     expect((await stack.api('GET', '/v1/webhook-endpoints', { token: org.admin.token })).body.data).toEqual([]);
     await context.close();

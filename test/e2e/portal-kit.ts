@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -70,4 +70,44 @@ export function totp(base32Secret: string, at = Date.now(), stepOffset = 0): str
   const h = createHmac('sha1', key).update(counter).digest();
   const o = h[h.length - 1]! & 0xf;
   return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+
+// Keyboard only: the focus is moved with Tab (Shift+Tab) and controls are used with Enter, Space and
+// typing, as a person without a mouse does.
+// Runs in the page; typed loosely, since this file is compiled without the DOM library.
+const HAS_FOCUS = (el: unknown) => el === (el as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement;
+
+/** Presses Tab (Shift+Tab with `back`) until `target` has the focus; fails after `max` presses. */
+export async function tabTo(page: Page, target: Locator, o: { back?: boolean; max?: number } = {}): Promise<void> {
+  for (let i = 0; i < (o.max ?? 120); i++) {
+    if ((await target.evaluate(HAS_FOCUS)) === true) return;
+    await page.keyboard.press(o.back ? 'Shift+Tab' : 'Tab');
+  }
+  throw new Error(`Tab never reached ${target.toString()}`);
+}
+
+/** Tabs to `target` and presses `key` on it (Enter for links and buttons, Space for buttons and checkboxes). */
+export async function press(page: Page, target: Locator, key = 'Enter'): Promise<void> {
+  await tabTo(page, target);
+  await page.keyboard.press(key);
+}
+
+/** Tabs to a text field and types `text` in place of what it held. */
+export async function typeIn(page: Page, field: Locator, text: string): Promise<void> {
+  await tabTo(page, field);
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Backspace');
+  await page.keyboard.type(text);
+}
+
+/** Whether `target` has the focus now. */
+export const hasFocus = async (target: Locator): Promise<boolean> => (await target.evaluate(HAS_FOCUS)) === true;
+
+/** Signs in with the keyboard only: Tab to each field, type, Enter. */
+export async function signInByKeyboard(page: Page, base: string, username: string, password: string): Promise<void> {
+  await page.goto(`${base}/portal`);
+  await typeIn(page, page.getByLabel('Username'), username);
+  await typeIn(page, page.getByLabel('Password'), password);
+  await page.keyboard.press('Enter');
+  await page.getByRole('navigation').getByRole('link', { name: 'Overview' }).waitFor();
 }

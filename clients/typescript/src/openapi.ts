@@ -1430,7 +1430,7 @@ export interface paths {
         };
         /**
          * A month's statement of the wallet
-         * @description Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups (with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. `Accept: text/csv` or `application/pdf` for a file, else JSON.
+         * @description Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups (with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. `Accept: text/csv` or `application/pdf` for a file, else JSON. On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.
          */
         get: operations["getStatement"];
         put?: never;
@@ -1950,6 +1950,8 @@ export interface components {
             name?: string;
             /** @enum {string} */
             role: "org_admin" | "member" | "finance" | "platform_admin";
+            /** @description Whether the user's two-factor sign-in is on; absent for an API client */
+            mfa_enabled?: boolean;
             organisation: {
                 id: number;
                 org_number: number;
@@ -2057,6 +2059,8 @@ export interface components {
             tin: string | null;
             /** @description A face match is `confidence >= face_match_threshold` (0-100 scale; default 75) */
             face_match_threshold: number;
+            /** @description Who gets the organisation's low-balance alerts; empty: its administrators (else its billing address) */
+            alert_emails: string[];
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -2071,6 +2075,8 @@ export interface components {
             tin?: string | null;
             /** @description Face matches (`POST /verify-nin/face`) match at `confidence >= face_match_threshold`. Default 75 (descriptor distance 0.545, between the same-person and different-person distances we measured); higher refuses more of the right people, lower accepts more of the wrong ones */
             face_match_threshold?: number;
+            /** @description Who gets the low-balance alerts (at most 10 addresses, each once); an empty list: the administrators, else the billing address */
+            alert_emails?: string[];
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {

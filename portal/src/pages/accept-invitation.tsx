@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.ts';
-import { ErrorText, Field, useAction } from '../ui.tsx';
+import { ErrorText, Field, FieldError, Form, useAction } from '../ui.tsx';
 
 /**
  * The page an invitation e-mail links to (`/portal/accept-invitation#token=...`). The token rides in the
@@ -21,7 +21,7 @@ export function AcceptInvitation({ onAccepted }: { onAccepted(username: string):
   const submit = (e: Event) => {
     e.preventDefault();
     if (password !== again) {
-      action.setError(new Error('The two passwords differ: type the same password twice.'));
+      action.setError(new FieldError('password_again', 'The two passwords differ: type the same password twice.'));
       return;
     }
     void action.run(async () => {
@@ -35,7 +35,7 @@ export function AcceptInvitation({ onAccepted }: { onAccepted(username: string):
     <main id="main" class="sign-in">
       <h1>Accept your invitation</h1>
       {token ? (
-        <form onSubmit={submit} aria-label="Choose your password">
+        <Form action={action} onSubmit={submit} aria-label="Choose your password">
           <p>Choose the password you will sign in with.</p>
           <Field label="Password" name="password" type="password" value={password} onInput={setPassword} required autocomplete="new-password" />
           <Field label="Password again" name="password_again" type="password" value={again} onInput={setAgain} required autocomplete="new-password" />
@@ -43,7 +43,7 @@ export function AcceptInvitation({ onAccepted }: { onAccepted(username: string):
           <button type="submit" disabled={action.busy}>
             Create my account
           </button>
-        </form>
+        </Form>
       ) : (
         <p class="error" role="alert">
           This link carries no invitation. Open the link of your invitation e-mail again, or ask an administrator for a new one.

@@ -1,8 +1,8 @@
 import QRCode from 'qrcode';
 import { useState } from 'preact/hooks';
 import { call } from '../api.ts';
-import { useSession } from '../session.tsx';
-import { ErrorText, Field, Page, useAction } from '../ui.tsx';
+import { ROLE_NAMES, useSession } from '../session.tsx';
+import { ErrorText, Field, Form, Page, useAction } from '../ui.tsx';
 
 export function Account() {
   const { me, signOut } = useSession();
@@ -20,9 +20,9 @@ export function Account() {
   return (
     <Page title="Account">
       <p>
-        Signed in as <strong>{me.username}</strong> ({me.role === 'org_admin' ? 'administrator' : 'team member'}).
+        Signed in as <strong>{me.username}</strong> ({ROLE_NAMES[me.role]}).
       </p>
-      <form onSubmit={change} aria-label="Change password">
+      <Form action={pw} onSubmit={change} aria-label="Change password">
         <h2>Change password</h2>
         <Field label="Current password" name="current_password" type="password" value={current} onInput={setCurrent} required autocomplete="current-password" />
         <Field label="New password" name="new_password" type="password" value={next} onInput={setNext} required autocomplete="new-password" hint="At least 8 characters, not containing your username" />
@@ -30,8 +30,8 @@ export function Account() {
         <button type="submit" disabled={pw.busy}>
           Change password
         </button>
-      </form>
-      <TwoFactor />
+      </Form>
+      <TwoFactor on={me.mfa_enabled === true} />
     </Page>
   );
 }
@@ -41,7 +41,7 @@ export function Account() {
  * codes once. Turning it on or off ends every session of this user, this one included, as a new
  * password does: the codes stay on screen until the user chooses to sign in again.
  */
-function TwoFactor() {
+function TwoFactor({ on }: { on: boolean }) {
   const { signOut } = useSession();
   const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
   const [code, setCode] = useState('');
@@ -74,24 +74,32 @@ function TwoFactor() {
   return (
     <section aria-labelledby="mfa-title">
       <h2 id="mfa-title">Two-factor sign-in</h2>
+      {/* Once on, the state is said and the way to turn it off is offered; the set-up is not. */}
+      <p class="mfa-state">
+        Two-factor sign-in is <strong>{on || recovery ? 'on' : 'off'}</strong>.
+      </p>
       <p>With two-factor sign-in on, you also enter a one-time code from an authenticator app when you sign in.</p>
-      {enrolment ? (
-        <form onSubmit={confirm} aria-label="Confirm two-factor sign-in">
+      {on || recovery ? null : enrolment ? (
+        <Form action={action} onSubmit={confirm} aria-label="Confirm two-factor sign-in">
           <img src={enrolment.qr} alt="QR code to scan with your authenticator app" width={200} height={200} />
           <p>
             Or type this key into the app: <code>{enrolment.secret}</code>
           </p>
           <Field label="Code from the app" name="code" value={code} onInput={setCode} required autocomplete="one-time-code" inputMode="numeric" />
+          <ErrorText error={action.error} />
           <button type="submit" disabled={action.busy}>
             Turn on two-factor sign-in
           </button>
-        </form>
+        </Form>
       ) : (
-        <p>
-          <button type="button" onClick={start} disabled={action.busy}>
-            Set up two-factor sign-in
-          </button>
-        </p>
+        <>
+          <p>
+            <button type="button" onClick={start} disabled={action.busy}>
+              Set up two-factor sign-in
+            </button>
+          </p>
+          <ErrorText error={action.error} />
+        </>
       )}
       {recovery ? (
         <div class="notice" role="status">
@@ -109,14 +117,16 @@ function TwoFactor() {
           </button>
         </div>
       ) : null}
-      <form onSubmit={disable} aria-label="Turn off two-factor sign-in">
-        <Field label="Code to turn it off" name="off_code" value={offCode} onInput={setOffCode} autocomplete="one-time-code" hint="A code from the app or a recovery code" />
-        <Field label="Your password, to turn it off" name="off_password" type="password" value={offPassword} onInput={setOffPassword} autocomplete="current-password" />
-        <button type="submit" class="secondary" disabled={action.busy || offCode === '' || offPassword === ''}>
-          Turn off two-factor sign-in
-        </button>
-      </form>
-      <ErrorText error={action.error} />
+      {on ? (
+        <Form action={action} onSubmit={disable} aria-label="Turn off two-factor sign-in">
+          <Field label="Code to turn it off" name="off_code" value={offCode} onInput={setOffCode} required autocomplete="one-time-code" hint="A code from the app or a recovery code" />
+          <Field label="Your password, to turn it off" name="off_password" type="password" value={offPassword} onInput={setOffPassword} required autocomplete="current-password" />
+          <ErrorText error={action.error} />
+          <button type="submit" class="secondary" disabled={action.busy}>
+            Turn off two-factor sign-in
+          </button>
+        </Form>
+      ) : null}
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { call, get } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
-import { ErrorText, Field, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, Page, Select, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
 type Client = {
   client_id: string;
@@ -29,17 +29,22 @@ export function ApiClients() {
   const [allowAny, setAllowAny] = useState(false);
   const [expires, setExpires] = useState('');
   const [secret, setSecret] = useState<{ client_id: string; client_secret: string } | null>(null);
+  const [result, setResult] = useState<string | null>(null);
+  // The form's failures stay in the form (and mark its fields); a row's, above the list.
+  const creating = useAction();
   const action = useAction();
+  const confirm = useConfirm();
 
   const create = (e: Event) => {
     e.preventDefault();
-    void action.run(async () => {
+    void creating.run(async () => {
       const body: Record<string, unknown> = { name, role, scopes: scopes.filter((s) => !ADMIN_ONLY.includes(s) || role === 'org_admin') };
       const allowed = ips.split(/[\s,]+/).filter(Boolean);
       if (allowed.length) body.allowed_ips = allowed;
       if (allowAny) body.allow_any = true;
       if (expires) body.expires_at = new Date(expires).toISOString();
       const r = await call<{ client_id: string; client_secret: string }>('POST', '/api-clients', { json: body });
+      setResult(null);
       setSecret(r.data);
       setName('');
       clients.reload();
@@ -47,20 +52,31 @@ export function ApiClients() {
   };
   const rotate = (c: Client) =>
     void action.run(async () => {
+      setResult(null);
       setSecret((await call<{ client_id: string; client_secret: string }>('POST', `/api-clients/${c.client_id}/rotate`)).data);
       clients.reload();
     });
-  const revoke = (c: Client) =>
-    void action.run(async () => {
+  const revoke = async (c: Client) => {
+    const sure = await confirm.ask({
+      title: `Revoke ${c.name}?`,
+      body: <p>Its secret and every token issued with it stop working at once. This cannot be undone: a server still using it gets 401 until it is given a new client.</p>,
+      confirm: `Revoke ${c.name}`,
+    });
+    if (!sure) return;
+    await action.run(async () => {
       await call('DELETE', `/api-clients/${c.client_id}`);
+      // A revoked client's secret is worthless, and nothing worthless stays on screen looking usable.
+      setSecret((shown) => (shown?.client_id === c.client_id ? null : shown));
+      setResult(`${c.name} is revoked: its secret and tokens no longer work.`);
       clients.reload();
     });
+  };
   const toggle = (s: string, on: boolean) => setScopes(on ? [...scopes, s] : scopes.filter((x) => x !== s));
 
   return (
     <AdminOnly>
       <Page title="API clients">
-        <form onSubmit={create} aria-label="Create an API client">
+        <Form action={creating} onSubmit={create} aria-label="Create an API client">
           <h2>Create a client</h2>
           <Field label="Name" name="name" value={name} onInput={setName} required />
           <Select label="Role" name="role" value={role} onChange={setRole} options={[{ value: 'member', label: 'Team member' }, { value: 'org_admin', label: 'Administrator' }]} />
@@ -79,15 +95,19 @@ export function ApiClients() {
             <label for="f-allow-any">An entry may match every address (0.0.0.0/0, ::/0)</label>
           </div>
           <Field label="Expires at" name="expires_at" type="datetime-local" value={expires} onInput={setExpires} hint="Optional" />
-          <button type="submit" disabled={action.busy}>
+          <ErrorText error={creating.error} />
+          <button type="submit" disabled={creating.busy}>
             Create client
           </button>
-        </form>
-        {secret ? (
-          <Notice>
-            Client <code>{secret.client_id}</code>, secret <code>{secret.client_secret}</code>: copy it now, it is shown only once.
-          </Notice>
-        ) : null}
+        </Form>
+        <Notice>
+          {secret ? (
+            <>
+              Client <code>{secret.client_id}</code>, secret <code data-testid="client-secret">{secret.client_secret}</code>: copy it now, it is shown only once.
+            </>
+          ) : null}
+        </Notice>
+        <Notice>{result}</Notice>
         <ErrorText error={action.error ?? clients.error} />
         <table class="list" tabIndex={0}>
           <caption>Your organisation's API clients</caption>
@@ -120,7 +140,7 @@ export function ApiClients() {
                   <button type="button" class="secondary" onClick={() => rotate(c)}>
                     Rotate secret of {c.name}
                   </button>
-                  <button type="button" class="danger" onClick={() => revoke(c)}>
+                  <button type="button" class="danger" onClick={() => void revoke(c)}>
                     Revoke {c.name}
                   </button>
                 </td>
@@ -128,6 +148,7 @@ export function ApiClients() {
             ))}
           </tbody>
         </table>
+        {confirm.dialog}
       </Page>
     </AdminOnly>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, downloadCsv, get, query } from '../api.ts';
-import { ErrorText, Field, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, Page, Select, TopUpHint, useAction, useLoad, when } from '../ui.tsx';
 import { CHANNELS } from './verify.tsx';
 
 type Batch = {
@@ -76,7 +76,7 @@ export function Batches() {
 
   return (
     <Page title="Batches">
-      <form onSubmit={upload} aria-label="Upload a batch">
+      <Form action={action} onSubmit={upload} aria-label="Upload a batch">
         <div class="field">
           <label for="f-file">CSV file</label>
           <input id="f-file" type="file" accept=".csv,text/csv" onChange={(e) => void choose(e)} aria-describedby="f-file-hint" />
@@ -120,7 +120,7 @@ export function Batches() {
         <button type="submit" disabled={!file || action.busy}>
           Upload batch
         </button>
-      </form>
+      </Form>
       {current ? <BatchProgress id={current} onChange={list.reload} /> : null}
       <h2>Your batches</h2>
       <ErrorText error={list.error} />
@@ -194,13 +194,18 @@ function BatchProgress({ id, onChange }: { id: string; onChange(): void }) {
       <label for="batch-progress">
         {batch.status === 'paused' ? `Paused: ${batch.paused_reason === 'insufficient_units' ? 'the wallet has no units left; it resumes by itself after a top-up' : batch.paused_reason}` : `Status: ${batch.status}`}
       </label>
+      {batch.status === 'paused' && batch.paused_reason === 'insufficient_units' ? (
+        <p class="paused-top-up">
+          <TopUpHint />
+        </p>
+      ) : null}
       <progress id="batch-progress" max={Math.max(1, batch.total)} value={batch.done}>
         {batch.done} of {batch.total}
       </progress>
       <p role="status" aria-live="polite">
         {batch.done} of {batch.total} rows done: {batch.found} found, {batch.not_found} not found, {batch.failed} failed, {batch.invalid} invalid, {batch.cancelled} cancelled; {batch.units_charged} units charged.
       </p>
-      {finished ? <Notice>This batch has {batch.status === 'completed' ? 'completed' : 'been cancelled'}.</Notice> : null}
+      <Notice>{finished ? `This batch has ${batch.status === 'completed' ? 'completed' : 'been cancelled'}.` : null}</Notice>
       <ErrorText error={action.error ?? error} />
       <p class="actions">
         <button type="button" onClick={() => void action.run(() => downloadCsv(`/verify-nin/batches/${batch.id}/results`, `${batch.id}.csv`))}>

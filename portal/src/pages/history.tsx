@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { API, download, downloadCsv, formatNaira, get, query } from '../api.ts';
 import { keepsAccounts, useSession } from '../session.tsx';
-import { ErrorText, Pager, Field, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Pager, Field, Form, Page, Select, useAction, useLoad, when } from '../ui.tsx';
 
 type Tab = 'verifications' | 'transactions' | 'topups';
 type PageOf<T> = { data: T[]; next_cursor: string | null };
@@ -117,15 +117,34 @@ function lagosMonth(): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Lagos', year: 'numeric', month: '2-digit' }).format(new Date()).slice(0, 7);
 }
 
+/** The month a link asks for (`?statement=yyyy-mm`: the monthly and the low-balance e-mails link it). */
+function linkedMonth(): string | null {
+  const m = new URLSearchParams(location.search).get('statement');
+  return m && /^\d{4}-(0[1-9]|1[0-2])$/.test(m) ? m : null;
+}
+
 /** A month's statement (opening balance, movements, closing balance) as a PDF or CSV file. */
 function Statements() {
-  const [month, setMonth] = useState(lagosMonth);
+  const [linked] = useState(linkedMonth);
+  const [month, setMonth] = useState(() => linked ?? lagosMonth());
+  const heading = useRef<HTMLHeadingElement>(null);
   const action = useAction();
+  // Arriving from an e-mail's link: the statement is what the reader came for, not the list above it.
+  useEffect(() => {
+    if (!linked) return;
+    const t = setTimeout(() => {
+      heading.current?.scrollIntoView();
+      heading.current?.focus();
+    }, 0);
+    return () => clearTimeout(t);
+  }, []);
   const fetchStatement = (ext: 'pdf' | 'csv') => void action.run(() => download(`/statements/${encodeURIComponent(month)}`, `statement-${month}.${ext}`, ext === 'pdf' ? 'application/pdf' : 'text/csv'));
   return (
     <section aria-labelledby="statements-title" class="statements">
-      <h2 id="statements-title">Statements</h2>
-      <form class="filters" aria-labelledby="statements-title" onSubmit={(e) => e.preventDefault()}>
+      <h2 id="statements-title" tabIndex={-1} ref={heading}>
+        Statements
+      </h2>
+      <Form action={action} class="filters" aria-labelledby="statements-title" onSubmit={() => fetchStatement('pdf')}>
         <Field label="Month" name="statement_month" type="month" value={month} onInput={setMonth} required hint="Months run in Lagos time" />
         <button type="button" class="secondary" disabled={action.busy || !month} onClick={() => fetchStatement('pdf')}>
           Download statement (PDF)
@@ -133,8 +152,8 @@ function Statements() {
         <button type="button" class="secondary" disabled={action.busy || !month} onClick={() => fetchStatement('csv')}>
           Download statement (CSV)
         </button>
-      </form>
-      <ErrorText error={action.error} />
+        <ErrorText error={action.error} />
+      </Form>
     </section>
   );
 }

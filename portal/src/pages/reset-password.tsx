@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.ts';
-import { ErrorText, Field, Notice, useAction } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, useAction } from '../ui.tsx';
 
 /** The page a reset e-mail links to (PASSWORD_RESET_URL = <portal>/portal/reset-password?token={token}). */
 export function ResetPassword() {
@@ -28,13 +28,13 @@ export function ResetPassword() {
           </p>
         </>
       ) : (
-        <form onSubmit={submit} aria-label="Set a new password">
+        <Form action={action} onSubmit={submit} aria-label="Set a new password">
           <Field label="New password" name="new_password" type="password" value={password} onInput={setPassword} required autocomplete="new-password" />
           <ErrorText error={action.error} />
           <button type="submit" disabled={action.busy}>
             Set password
           </button>
-        </form>
+        </Form>
       )}
     </main>
   );

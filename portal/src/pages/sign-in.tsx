@@ -1,17 +1,8 @@
 import { useState } from 'preact/hooks';
-import { ApiError, call, setCsrfToken } from '../api.ts';
-import { ErrorText, Field, Notice, useAction } from '../ui.tsx';
+import { ApiError, call, passwordSignIn as signIn } from '../api.ts';
+import { ErrorText, Field, Form, Notice, useAction } from '../ui.tsx';
 
 type Props = { reason?: string | undefined; mustChange: boolean; onSignedIn(): Promise<void> };
-
-/** Signs in with the API's password grant; the token goes into the HttpOnly cookie, never to this page. */
-async function signIn(username: string, password: string, otp: string): Promise<{ requirePasswordChange: boolean }> {
-  const form: Record<string, string> = { grant_type: 'password', username, password };
-  if (otp) form.otp = otp;
-  const r = await call<{ csrf_token: string; require_password_change: boolean }>('POST', '/login', { form }, { quiet401: true });
-  setCsrfToken(r.data.csrf_token);
-  return { requirePasswordChange: r.data.require_password_change };
-}
 
 export function SignIn({ reason, mustChange, onSignedIn }: Props) {
   const [mode, setMode] = useState<'sign-in' | 'forgot' | 'change'>(mustChange ? 'change' : 'sign-in');
@@ -66,9 +57,9 @@ export function SignIn({ reason, mustChange, onSignedIn }: Props) {
   return (
     <main id="main" class="sign-in">
       <h1>idverify portal</h1>
-      {reason ? <Notice>{reason}</Notice> : null}
+      <Notice>{reason}</Notice>
       {mode === 'sign-in' ? (
-        <form onSubmit={submit} aria-label="Sign in">
+        <Form action={action} onSubmit={submit} aria-label="Sign in">
           <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="username" />
           <Field label="Password" name="password" type="password" value={password} onInput={setPassword} required autocomplete="current-password" />
           {askOtp ? <Field label="One-time code" name="otp" value={otp} onInput={setOtp} autocomplete="one-time-code" inputMode="numeric" hint="From your authenticator app, or one of your recovery codes" /> : null}
@@ -81,10 +72,10 @@ export function SignIn({ reason, mustChange, onSignedIn }: Props) {
               Forgot your password?
             </button>
           </p>
-        </form>
+        </Form>
       ) : null}
       {mode === 'change' ? (
-        <form onSubmit={change} aria-label="Change your password">
+        <Form action={action} onSubmit={change} aria-label="Change your password">
           <h2>Choose a new password</h2>
           <p>Your password was set by someone else. Choose your own before you go on.</p>
           <Field label="Current password" name="current_password" type="password" value={password} onInput={setPassword} required autocomplete="current-password" />
@@ -93,14 +84,14 @@ export function SignIn({ reason, mustChange, onSignedIn }: Props) {
           <button type="submit" disabled={action.busy}>
             Change password
           </button>
-        </form>
+        </Form>
       ) : null}
       {mode === 'forgot' ? (
-        <form onSubmit={forgot} aria-label="Reset your password">
+        <Form action={action} onSubmit={forgot} aria-label="Reset your password">
           <h2>Reset your password</h2>
           <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="username" />
           <ErrorText error={action.error} />
-          {sent ? <Notice>{sent}</Notice> : null}
+          <Notice>{sent}</Notice>
           <button type="submit" disabled={action.busy}>
             Send reset link
           </button>
@@ -109,7 +100,7 @@ export function SignIn({ reason, mustChange, onSignedIn }: Props) {
               Back to sign in
             </button>
           </p>
-        </form>
+        </Form>
       ) : null}
     </main>
   );

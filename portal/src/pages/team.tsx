@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { call, get } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
-import { ErrorText, Field, Notice, Page, Select, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, Page, Select, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
 type Member = { id: number; username: string; email: string | null; role: 'org_admin' | 'member' | 'finance'; disabled: boolean; created_at: string };
 type Invitation = { id: number; email: string; username: string; role: Member['role']; status: 'pending' | 'accepted' | 'revoked' | 'expired'; created_at: string; expires_at: string };
@@ -19,10 +19,11 @@ function Invitations() {
   const [username, setUsername] = useState('');
   const [role, setRole] = useState('member');
   const [sent, setSent] = useState<string | null>(null);
+  const inviting = useAction();
   const action = useAction();
   const invite = (e: Event) => {
     e.preventDefault();
-    void action.run(async () => {
+    void inviting.run(async () => {
       setSent(null);
       const r = await call<Invitation>('POST', '/team/invitations', { json: { email, username, role } });
       setSent(`Invitation sent to ${r.data.email} for ${r.data.username} (${roleLabel(r.data.role)}); the link is valid until ${when(r.data.expires_at)}.`);
@@ -41,16 +42,17 @@ function Invitations() {
   const rows = list.data?.data ?? [];
   return (
     <section aria-labelledby="invite-title" class="invitations">
-      <form onSubmit={invite} aria-labelledby="invite-title">
+      <Form action={inviting} onSubmit={invite} aria-labelledby="invite-title">
         <h2 id="invite-title">Invite by e-mail</h2>
         <Field label="E-mail" name="invite_email" type="email" value={email} onInput={setEmail} required autocomplete="off" />
         <Field label="Username" name="invite_username" value={username} onInput={setUsername} required autocomplete="off" />
         <Select label="Role" name="invite_role" value={role} onChange={setRole} options={ROLES} />
-        <button type="submit" disabled={action.busy}>
+        <ErrorText error={inviting.error} />
+        <button type="submit" disabled={inviting.busy}>
           Send invitation
         </button>
-      </form>
-      {sent ? <Notice>{sent}</Notice> : null}
+      </Form>
+      <Notice>{sent}</Notice>
       <ErrorText error={action.error ?? list.error} />
       {rows.length === 0 ? (
         <p>No invitations yet.</p>
@@ -97,10 +99,15 @@ export function Team() {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const [created, setCreated] = useState<{ username: string; temporary_password: string } | null>(null);
+  const [result, setResult] = useState<string | null>(null);
+  // A role chosen in a row's list, not yet applied: the change waits for its button and a confirmation.
+  const [chosen, setChosen] = useState<Record<number, Member['role']>>({});
+  const adding = useAction();
   const action = useAction();
+  const confirm = useConfirm();
   const add = (e: Event) => {
     e.preventDefault();
-    void action.run(async () => {
+    void adding.run(async () => {
       const r = await call<Member & { temporary_password: string }>('POST', '/team', { json: { username, email, role } });
       setCreated({ username: r.data.username, temporary_password: r.data.temporary_password });
       setUsername('');
@@ -108,29 +115,55 @@ export function Team() {
       team.reload();
     });
   };
-  const change = (m: Member, patch: Partial<Pick<Member, 'role' | 'disabled'>>) =>
-    void action.run(async () => {
+  const change = (m: Member, patch: Partial<Pick<Member, 'role' | 'disabled'>>, said: string) =>
+    action.run(async () => {
+      setResult(null);
       await call('PATCH', `/team/${m.id}`, { json: patch });
+      setChosen(({ [m.id]: _done, ...rest }) => rest);
+      setResult(said);
       team.reload();
     });
+  const changeRole = async (m: Member) => {
+    const next = chosen[m.id];
+    if (!next || next === m.role) return;
+    const sure = await confirm.ask({
+      title: `Make ${m.username} ${article(roleLabel(next))}?`,
+      body: <p>{m.username} is now {article(roleLabel(m.role))}. Their sessions end at once, and they sign in again with what the new role allows.</p>,
+      confirm: `Change role to ${roleLabel(next)}`,
+    });
+    if (sure) await change(m, { role: next }, `${m.username} is now ${article(roleLabel(next))}.`);
+  };
+  const toggle = async (m: Member) => {
+    if (m.disabled) return change(m, { disabled: false }, `${m.username} is enabled: they can sign in again.`);
+    const sure = await confirm.ask({
+      title: `Disable ${m.username}?`,
+      body: <p>They are signed out at once and cannot sign in until an administrator enables them again. API clients they created stop working while they are disabled.</p>,
+      confirm: `Disable ${m.username}`,
+    });
+    if (sure) await change(m, { disabled: true }, `${m.username} is disabled.`);
+  };
   return (
     <AdminOnly>
       <Page title="Team">
         <Invitations />
-        <form onSubmit={add} aria-label="Add a user">
+        <Form action={adding} onSubmit={add} aria-label="Add a user">
           <h2>Add a user</h2>
           <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="off" />
           <Field label="E-mail" name="email" type="email" value={email} onInput={setEmail} required autocomplete="off" />
           <Select label="Role" name="role" value={role} onChange={setRole} options={ROLES} />
-          <button type="submit" disabled={action.busy}>
+          <ErrorText error={adding.error} />
+          <button type="submit" disabled={adding.busy}>
             Add user
           </button>
-        </form>
-        {created ? (
-          <Notice>
-            {created.username} can sign in with the temporary password <code>{created.temporary_password}</code> (shown once; they must change it at first sign-in).
-          </Notice>
-        ) : null}
+        </Form>
+        <Notice>
+          {created ? (
+            <>
+              {created.username} can sign in with the temporary password <code>{created.temporary_password}</code> (shown once; they must change it at first sign-in).
+            </>
+          ) : null}
+        </Notice>
+        <Notice>{result}</Notice>
         <ErrorText error={action.error ?? team.error} />
         <table class="list" tabIndex={0}>
           <caption>Users of your organisation</caption>
@@ -148,21 +181,26 @@ export function Team() {
               <tr key={m.id}>
                 <td>{m.username}</td>
                 <td>
-                  <label class="visually-hidden" for={`role-${m.id}`}>
-                    Role of {m.username}
-                  </label>
-                  <select id={`role-${m.id}`} value={m.role} onChange={(e) => change(m, { role: (e.target as HTMLSelectElement).value as Member['role'] })}>
-                    {ROLES.map((r) => (
-                      <option key={r.value} value={r.value}>
-                        {r.label}
-                      </option>
-                    ))}
-                  </select>
+                  <div class="role-change">
+                    <label class="visually-hidden" for={`role-${m.id}`}>
+                      Role of {m.username}
+                    </label>
+                    <select id={`role-${m.id}`} value={chosen[m.id] ?? m.role} onChange={(e) => setChosen({ ...chosen, [m.id]: (e.target as HTMLSelectElement).value as Member['role'] })}>
+                      {ROLES.map((r) => (
+                        <option key={r.value} value={r.value}>
+                          {r.label}
+                        </option>
+                      ))}
+                    </select>
+                    <button type="button" class="secondary" disabled={(chosen[m.id] ?? m.role) === m.role} onClick={() => void changeRole(m)}>
+                      Change role of {m.username}
+                    </button>
+                  </div>
                 </td>
                 <td>{m.disabled ? 'Disabled' : 'Active'}</td>
                 <td>{when(m.created_at)}</td>
                 <td>
-                  <button type="button" class="secondary" onClick={() => change(m, { disabled: !m.disabled })}>
+                  <button type="button" class={m.disabled ? 'secondary' : 'danger'} onClick={() => void toggle(m)}>
                     {m.disabled ? `Enable ${m.username}` : `Disable ${m.username}`}
                   </button>
                 </td>
@@ -170,7 +208,13 @@ export function Team() {
             ))}
           </tbody>
         </table>
+        {confirm.dialog}
       </Page>
     </AdminOnly>
   );
+}
+
+/** "a finance officer", "an administrator". */
+function article(label: string): string {
+  return `${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label.toLowerCase()}`;
 }

@@ -3,7 +3,7 @@ import { call, formatNaira, formatUnits, get } from '../api.ts';
 import { AccountsOnly } from '../layout.tsx';
 import { AutoTopUp } from './auto-top-up.tsx';
 import { useSession } from '../session.tsx';
-import { ErrorText, Field, Notice, Page, useAction } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, Page, useAction } from '../ui.tsx';
 
 type Quote = { units: number; unit_cost: number; base_amount: number; vat_amount: number; service_charge: number; total_amount: number; bonus_units: number };
 
@@ -11,6 +11,7 @@ export function TopUp() {
   const [units, setUnits] = useState('500');
   const [quote, setQuote] = useState<Quote | null>(null);
   const action = useAction();
+  const paying = useAction();
   const price = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
@@ -18,7 +19,7 @@ export function TopUp() {
     });
   };
   const pay = () =>
-    void action.run(async () => {
+    void paying.run(async () => {
       const r = await call<{ authorization_url: string }>('POST', '/topup/initialize', { form: { units } });
       // The processor's checkout page brings the payer back to /portal/top-up/return.
       location.assign(r.data.authorization_url);
@@ -26,12 +27,13 @@ export function TopUp() {
   return (
     <AccountsOnly>
       <Page title="Top up">
-        <form onSubmit={price} aria-label="Price a top-up">
+        <Form action={action} onSubmit={price} aria-label="Price a top-up">
           <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={(v) => { setUnits(v); setQuote(null); }} required hint="A multiple of 100" />
+          <ErrorText error={action.error} />
           <button type="submit" disabled={action.busy}>
             Show price
           </button>
-        </form>
+        </Form>
         {quote ? (
           <div class="quote">
             <table>
@@ -44,12 +46,12 @@ export function TopUp() {
                 <tr class="total"><th scope="row">Total to pay</th><td>{formatNaira(quote.total_amount)}</td></tr>
               </tbody>
             </table>
-            <button type="button" onClick={pay} disabled={action.busy}>
+            <button type="button" onClick={pay} disabled={paying.busy}>
               Pay {formatNaira(quote.total_amount)}
             </button>
+            <ErrorText error={paying.error} />
           </div>
         ) : null}
-        <ErrorText error={action.error} />
         <AutoTopUp />
       </Page>
     </AccountsOnly>
@@ -96,11 +98,8 @@ export function TopUpReturn() {
     <AccountsOnly>
       <Page title="Top-up payment">
         <ErrorText error={error} />
-        {row?.status === 'credited' ? (
-          <Notice>
-            Credited: {formatUnits(row.units + row.bonus_units)}. New balance: {formatUnits(me.organisation?.units ?? 0)}.
-          </Notice>
-        ) : (
+        <Notice>{row?.status === 'credited' ? `Credited: ${formatUnits(row.units + row.bonus_units)}. New balance: ${formatUnits(me.organisation?.units ?? 0)}.` : null}</Notice>
+        {row?.status === 'credited' ? null : (
           <p role="status" aria-live="polite">
             {row && row.status !== 'pending' ? `The payment of ${reference} is ${row.status.replace('_', ' ')}: nothing was credited.` : `Waiting for the payment of ${reference || 'your top-up'} to be confirmed…`}
           </p>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { API, call, get } from '../api.ts';
-import { ErrorText, Field, Page, Select, useAction, useLoad } from '../ui.tsx';
+import { ErrorText, Field, Form, Page, Select, useAction, useLoad } from '../ui.tsx';
 
 type Reason = { key: string; label: string };
 type Kind = 'nin' | 'vnin' | 'phone' | 'demography' | 'face';
@@ -77,7 +77,7 @@ export function Verify() {
   const reasonOptions = (reasons.data?.data ?? [{ key: 'corporate', label: 'Corporate' }]).map((r) => ({ value: r.key, label: r.label }));
   return (
     <Page title="Verify">
-      <form onSubmit={submit} aria-label="Verify a person">
+      <Form action={action} onSubmit={submit} aria-label="Verify a person">
         <Select label="Look up by" name="kind" value={kind} onChange={(v) => { setKind(v as Kind); setValue(''); }} options={KINDS} />
         {kind === 'nin' || kind === 'face' ? <Field label="NIN" name="nin" value={value} onInput={setValue} required inputMode="numeric" hint="11 digits" /> : null}
         {kind === 'face' ? (
@@ -117,7 +117,7 @@ export function Verify() {
         <button type="submit" disabled={action.busy}>
           Verify
         </button>
-      </form>
+      </Form>
       {face ? <FaceCard face={face} /> : null}
       {person ? <PersonCard person={person} slip={kind !== 'face'} /> : null}
     </Page>

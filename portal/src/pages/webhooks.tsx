@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, get, query } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
-import { ErrorText, Field, Notice, Page, Pager, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, Page, Pager, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
 type Endpoint = {
   id: string;
@@ -152,8 +152,9 @@ export function Webhooks() {
   const [secret, setSecret] = useState<{ endpoint: string; value: string } | null>(null);
   const [result, setResult] = useState<string | null>(null);
   const [shown, setShown] = useState<string | null>(null);
-  const [confirming, setConfirming] = useState<string | null>(null);
+  const adding = useAction();
   const action = useAction();
+  const confirm = useConfirm();
 
   const run = (f: () => Promise<string | void>) =>
     void action.run(async () => {
@@ -165,7 +166,8 @@ export function Webhooks() {
 
   const create = (e: Event) => {
     e.preventDefault();
-    run(async () => {
+    void adding.run(async () => {
+      setResult(null);
       const body: Record<string, unknown> = { url, events };
       if (description.trim()) body.description = description;
       const r = await call<Endpoint & { secret: string }>('POST', '/webhook-endpoints', { json: body });
@@ -173,7 +175,8 @@ export function Webhooks() {
       setUrl('');
       setDescription('');
       setEvents(['*']);
-      return `Endpoint ${r.data.url} added.`;
+      setResult(`Endpoint ${r.data.url} added.`);
+      endpoints.reload();
     });
   };
   const toggle = (ev: Endpoint) =>
@@ -193,13 +196,23 @@ export function Webhooks() {
       setShown(ev.id);
       return `Test event (ping) sent to ${ev.url}.`;
     });
-  const remove = (ev: Endpoint) =>
+  const remove = async (ev: Endpoint) => {
+    const sure = await confirm.ask({
+      title: 'Delete this endpoint?',
+      body: (
+        <p class="wrap">
+          <code>{ev.url}</code> stops receiving events at once, and its pending deliveries stop. This cannot be undone.
+        </p>
+      ),
+      confirm: 'Delete endpoint',
+    });
+    if (!sure) return;
     run(async () => {
       await call('DELETE', `/webhook-endpoints/${ev.id}`);
-      setConfirming(null);
       if (shown === ev.id) setShown(null);
       return `Endpoint ${ev.url} deleted.`;
     });
+  };
   const pick = (name: string, on: boolean) => {
     if (name === '*') setEvents(on ? ['*'] : []);
     else setEvents(on ? [...events.filter((x) => x !== '*'), name] : events.filter((x) => x !== name));
@@ -212,7 +225,7 @@ export function Webhooks() {
     <AdminOnly>
       <Page title="Webhooks">
         <p>Your server receives signed events (a verification completed, a batch ended, a top-up credited) instead of polling. Each delivery carries no personal data: read the record with the free requery.</p>
-        <form onSubmit={create} aria-label="Add a webhook endpoint">
+        <Form action={adding} onSubmit={create} aria-label="Add a webhook endpoint">
           <h2>Add an endpoint</h2>
           <Field label="URL" name="url" type="url" value={url} onInput={setUrl} required hint="https, on a public address" />
           <fieldset>
@@ -229,12 +242,15 @@ export function Webhooks() {
             ))}
           </fieldset>
           <Field label="Description" name="description" value={description} onInput={setDescription} hint="Optional, for your own records" />
-          <button type="submit" disabled={action.busy || events.length === 0}>
+          <ErrorText error={adding.error} />
+          <button type="submit" disabled={adding.busy || events.length === 0}>
             Add endpoint
           </button>
-        </form>
+        </Form>
         {secret ? <SecretOnce secret={secret} onDone={() => setSecret(null)} /> : null}
-        <p class="wrap" aria-live="polite">{result}</p>
+        <div class="wrap">
+          <Notice>{result}</Notice>
+        </div>
         <ErrorText error={action.error ?? endpoints.error} />
         <table class="list" tabIndex={0}>
           <caption>Your organisation's webhook endpoints</caption>
@@ -275,21 +291,9 @@ export function Webhooks() {
                   <button type="button" class="secondary" onClick={() => setShown(ev.id)} aria-label={`Deliveries to ${ev.url}`}>
                     Deliveries
                   </button>
-                  {confirming === ev.id ? (
-                    <span class="confirm" role="group" aria-label={`Delete ${ev.url}?`}>
-                      <span>Delete it? Pending deliveries stop.</span>
-                      <button type="button" class="danger" disabled={action.busy} onClick={() => remove(ev)}>
-                        Yes, delete
-                      </button>
-                      <button type="button" class="secondary" onClick={() => setConfirming(null)}>
-                        Keep it
-                      </button>
-                    </span>
-                  ) : (
-                    <button type="button" class="danger" onClick={() => setConfirming(ev.id)} aria-label={`Delete ${ev.url}`}>
-                      Delete
-                    </button>
-                  )}
+                  <button type="button" class="danger" onClick={() => void remove(ev)} aria-label={`Delete ${ev.url}`}>
+                    Delete
+                  </button>
                 </td>
               </tr>
             ))}
@@ -297,6 +301,7 @@ export function Webhooks() {
         </table>
         {endpoints.data && list.length === 0 ? <p>No endpoints yet.</p> : null}
         {open ? <Deliveries key={open.id} endpoint={open} onClose={() => setShown(null)} /> : null}
+        {confirm.dialog}
       </Page>
     </AdminOnly>
   );

@@ -1,5 +1,6 @@
 import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
+import { mfaIsOn } from '../mfa/index.ts';
 import { getOrganisation } from '../organisations/index.ts';
 import { roles } from '../../lib/roles.ts';
 import { principalOf } from './auth.middleware.ts';
@@ -14,7 +15,11 @@ export function authRoutes(ctx: AppContext): Router {
 
   const me = async (req: express.Request, res: express.Response) => {
     const p = principalOf(req);
-    const org = p.orgId === null ? null : await getOrganisation(ctx.db, p.orgId);
+    const [org, mfa] = await Promise.all([
+      p.orgId === null ? null : getOrganisation(ctx.db, p.orgId),
+      // A person's own two-factor state, so the portal's Account page says "on" instead of offering a set-up.
+      p.clientId === null && p.userId !== null ? mfaIsOn(ctx.db, p.userId) : null,
+    ]);
     // Every member sees the balance; the price and the rest of the wallet, those who keep the accounts.
     const accounts = roles.may(p.role, 'keep_accounts');
     res.json({
@@ -22,6 +27,7 @@ export function authRoutes(ctx: AppContext): Router {
       username: p.clientId === null ? p.username : null,
       ...(p.clientId === null ? {} : { client_id: p.clientId, name: p.username }),
       role: p.role,
+      ...(mfa === null ? {} : { mfa_enabled: mfa }),
       organisation: org && {
         id: org.id,
         org_number: org.id,

@@ -82,6 +82,7 @@ export const meResponse = z.object({
   client_id: z.string().optional().meta({ description: 'Present for an API client' }),
   name: z.string().optional().meta({ description: "An API client's name" }),
   role: roleSchema,
+  mfa_enabled: z.boolean().optional().meta({ description: "Whether the user's two-factor sign-in is on; absent for an API client" }),
   organisation: z
     .object({
       id: z.number(),

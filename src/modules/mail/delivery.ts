@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import { jobIds, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
+import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import * as repo from './outbox.repository.ts';
 import { receiptPayload } from './mail.schemas.ts';
@@ -53,6 +54,19 @@ export async function deliverMail(
   await repo.markOutboxSent(deps.db, outboxId);
   log.info({ outboxId, kind: row.kind, transport: deps.config.SMTP_URL ? 'smtp' : 'json' }, 'e-mail sent');
   return { outcome: 'sent' };
+}
+
+/**
+ * After the commit that queued an e-mail: its delivery job, at once. Without a producer (an operator's
+ * command), or if Redis refuses it, the outbox sweep sends it within a minute, so a failure is a warning.
+ */
+export async function deliverSoon(producer: Producer | undefined, outboxId: number, log: Logger, what: string): Promise<void> {
+  if (!producer) return;
+  try {
+    await producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
+  } catch (err) {
+    log.warn({ err: describe(err), outboxId }, `${what} not queued; the outbox sweep will send it`);
+  }
 }
 
 const OUTBOX_SWEEP_LIMIT = 100;

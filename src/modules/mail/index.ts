@@ -3,5 +3,5 @@
 // entry points import mail from here only.
 export { queueReceipt } from './outbox.repository.ts';
 export { queueSealedMail, type SealedMail } from './sealed-mail.ts';
-export { deliverMail, sweepOutbox } from './delivery.ts';
+export { deliverMail, deliverSoon, sweepOutbox } from './delivery.ts';
 export { resealOutbox, sealedOutboxCounts } from './reseal.ts';

@@ -23,12 +23,13 @@ export const receiptPayload = z.object({
 });
 export type ReceiptPayload = z.infer<typeof receiptPayload>;
 
-/** The outbox's e-mails whose whole body is sealed (sealed-mail.ts): every kind but the receipt. */
-export type SealedMailKind = 'password_reset_email' | 'low_balance_email' | 'webhook_disabled_email' | 'invitation_email' | 'auto_topup_declined_email';
+/** Every kind of e-mail the outbox holds (the table's CHECK lists the same); all but receipts are sealed whole. */
+export const OUTBOX_KINDS = ['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email', 'statement_email', 'auto_topup_declined_email'] as const;
+export type SealedMailKind = Exclude<(typeof OUTBOX_KINDS)[number], 'receipt_email'>;
 
 export const outboxRow = z.object({
   id: int,
-  kind: z.enum(['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email', 'auto_topup_declined_email']),
+  kind: z.enum(OUTBOX_KINDS),
   body_enc: z.instanceof(Buffer).nullable(),
   key_id: z.string().nullable(),
   dedupe_key: z.string(),

@@ -40,4 +40,4 @@ export { findTeamMember, listTeamMembers, updateTeamMember, type TeamMember } fr
 export { findUsernameProblems, listOrganisations, usersByOrganisation } from './directory.ts';
 export { usernameSchema } from './usernames.ts';
 export { organisationSettings, organisationSettingsRow, settingsPatch, updateOrganisationSettings, type SettingsPatch } from './settings.ts';
-export { lowBalanceRecipients } from './low-balance.ts';
+export { financeOfficers, lowBalanceRecipients, type FinanceOfficer } from './low-balance.ts';

@@ -15,8 +15,11 @@ export const organisationSettingsRow = z.object({
   address: z.string().nullable().meta({ description: "The organisation's postal address, printed on its invoices; null: not on file" }),
   tin: z.string().nullable().meta({ description: 'Tax identification number, printed on its invoices; null: not on file' }),
   face_match_threshold: z.number().int().meta({ description: 'A face match is `confidence >= face_match_threshold` (0-100 scale; default 75)' }),
+  alert_emails: z.array(z.string()).meta({ description: "Who gets the organisation's low-balance alerts; empty: its administrators (else its billing address)" }),
 });
 export type OrganisationSettings = z.infer<typeof organisationSettingsRow>;
+
+export const ALERT_EMAILS_MAX = 10;
 
 export const settingsPatch = z
   .object({
@@ -58,6 +61,13 @@ export const settingsPatch = z
         description:
           'Face matches (`POST /verify-nin/face`) match at `confidence >= face_match_threshold`. Default 75 (descriptor distance 0.545, between the same-person and different-person distances we measured); higher refuses more of the right people, lower accepts more of the wrong ones',
       }),
+    alert_emails: z
+      .array(z.string().trim().toLowerCase().pipe(z.email('alert_emails must hold e-mail addresses (e.g. accounts@example.com)').max(254, 'alert_emails: an address is at most 254 characters')))
+      .max(ALERT_EMAILS_MAX, `alert_emails may hold at most ${ALERT_EMAILS_MAX} addresses`)
+      // The same address twice would get every alert twice.
+      .transform((list) => [...new Set(list)])
+      .optional()
+      .meta({ description: `Who gets the low-balance alerts (at most ${ALERT_EMAILS_MAX} addresses, each once); an empty list: the administrators, else the billing address` }),
   })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'Send at least one setting to change')
@@ -66,7 +76,7 @@ export type SettingsPatch = z.infer<typeof settingsPatch>;
 
 export const ORGANISATION_NOT_FOUND = 'Organisation not found';
 
-const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold`;
+const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold, alert_emails`;
 
 /** Read on each live verification: one primary-key row, no join. */
 export async function organisationSettings(db: CommonQueryMethods, orgId: number): Promise<OrganisationSettings> {
@@ -85,6 +95,7 @@ export async function updateOrganisationSettings(db: CommonQueryMethods, orgId: 
   if (patch.low_balance_units !== undefined) sets.push(sql.fragment`low_balance_units = ${patch.low_balance_units}`);
   if (patch.address !== undefined) sets.push(sql.fragment`address = ${patch.address}`);
   if (patch.tin !== undefined) sets.push(sql.fragment`tin = ${patch.tin}`);
+  if (patch.alert_emails !== undefined) sets.push(sql.fragment`alert_emails = ${sql.array(patch.alert_emails, 'text')}`);
   const row = await db.maybeOne(sql.type(organisationSettingsRow)`
     UPDATE organisations SET ${sql.join(sets, sql.fragment`, `)}
     WHERE id = ${orgId} AND deleted_at IS NULL

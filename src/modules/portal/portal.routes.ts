@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router, type RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { notFound } from '../../lib/http.ts';
+import { pickEncoding, precompressedAssets, varyOnEncoding } from './precompressed.ts';
 import { portalBridge, sessionKeys, sessionStatus } from './session.ts';
 
 /** Where `npm ci` (the `prepare` script) or `npm run build:portal` writes the built portal. */
@@ -36,25 +37,33 @@ export function portalRoutes(ctx: AppContext, api: Router): Router {
   const r = Router();
   const keys = sessionKeys(ctx.config.encryptionKeys);
   r.use('/portal', strictCsp);
-  r.get('/portal/session', sessionStatus(keys));
+  r.get('/portal/session', sessionStatus(keys, ctx.clock));
   // `/portal/api/v1/<path>` and `/portal/api/<path>` are the same API path (callers write either, as
   // they may write `/v1/<path>` or `/<path>` to the API), through the same bridge. A path the API
   // does not know is its JSON 404 here, never the portal's page: the API's callers read JSON.
   const bridge = portalBridge(keys, ctx.config.JWT_TTL_SECONDS);
   r.use('/portal/api/v1', bridge, api, notFound);
   r.use('/portal/api', bridge, api, notFound);
-  // Hashed file names: an asset never changes under its name.
-  r.use('/portal/assets', express.static(`${PORTAL_DIST}/assets`, { immutable: true, maxAge: '365d', fallthrough: false, index: false }));
+  // Hashed file names: an asset never changes under its name. Compressed at build time, sent as built.
+  const assets = `${PORTAL_DIST}/assets`;
+  r.use('/portal/assets', precompressedAssets(assets), express.static(assets, { immutable: true, maxAge: '365d', fallthrough: false, index: false }));
   const indexFile = `${PORTAL_DIST}/index.html`;
-  let page: string | null = null;
-  r.get(['/portal', '/portal/*rest'], (_req, res) => {
-    if (page === null && existsSync(indexFile)) page = readFileSync(indexFile, 'utf8');
+  // The page as built, and its compressed forms when the build wrote them; read once.
+  const page = new Map<string, Buffer>();
+  r.get(['/portal', '/portal/*rest'], (req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
-    if (page === null) {
+    varyOnEncoding(res);
+    if (!page.has('') && existsSync(indexFile)) page.set('', readFileSync(indexFile));
+    const plain = page.get('');
+    if (plain === undefined) {
       res.status(503).json({ detail: 'The portal is not built: run npm run build:portal (npm ci does it)' });
       return;
     }
-    res.type('html').send(page);
+    const encoding = pickEncoding(req, indexFile);
+    if (encoding && !page.has(encoding.suffix)) page.set(encoding.suffix, readFileSync(indexFile + encoding.suffix));
+    res.type('html');
+    if (encoding) res.setHeader('Content-Encoding', encoding.token);
+    res.send(encoding ? page.get(encoding.suffix) : plain);
   });
   return r;
 }

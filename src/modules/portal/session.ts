@@ -137,11 +137,28 @@ export function portalBridge(keys: SessionKeys, ttlSeconds: number): RequestHand
   };
 }
 
-/** GET /portal/session: whether the browser holds a session, and its CSRF token (never the bearer token). */
-export function sessionStatus(keys: SessionKeys): RequestHandler {
+/**
+ * Seconds until the session's token expires, from its `exp` claim, or null if it carries none. Read,
+ * not verified: this only tells the page when to warn (every API request still checks the token), and
+ * counting in seconds left rather than an instant keeps the browser's own clock out of it.
+ */
+export function secondsLeft(token: string, now: Date): number | null {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof claims.exp === 'number' ? Math.max(0, Math.floor(claims.exp - now.getTime() / 1000)) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * GET /portal/session: whether the browser holds a session, its CSRF token (never the bearer token)
+ * and the seconds it has left (the page warns five minutes before the end).
+ */
+export function sessionStatus(keys: SessionKeys, clock: { now(): Date }): RequestHandler {
   return (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     const token = readSessionCookie(req);
-    res.json(token ? { signed_in: true, csrf_token: csrfTokenFor(keys, token) } : { signed_in: false, csrf_token: null });
+    res.json(token ? { signed_in: true, csrf_token: csrfTokenFor(keys, token), expires_in: secondsLeft(token, clock.now()) } : { signed_in: false, csrf_token: null, expires_in: null });
   };
 }

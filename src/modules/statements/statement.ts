@@ -1,12 +1,11 @@
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { AppError } from '../../lib/errors.ts';
+import { lagosDay, lagosMonth } from '../../lib/lagos-month.ts';
 import { requireAccountsKeeper, type Principal } from '../auth/index.ts';
 import { requireOrganisation } from '../organisations/index.ts';
 import { invoiceNumbers, refundsBetween } from '../topup/index.ts';
 import { ledgerMonth } from '../wallet/index.ts';
-
-export const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 
 export type StatementLine =
   | { kind: 'verifications'; date: string; count: number; units: number; fixture_count: number }
@@ -27,18 +26,6 @@ export type Statement = {
   totals: { verification_units: number; topup_units: number; adjustment_units: number; movement_units: number; topup_total: number; refund_total: number };
 };
 
-/** The Lagos month `yyyy-mm` as instants (Lagos is UTC+1 all year, no daylight saving). */
-export function lagosMonth(month: string): { since: Date; before: Date } {
-  const m = MONTH.exec(month);
-  if (!m) throw new AppError('bad_request', 'month must be yyyy-mm (e.g. 2026-11)');
-  const year = Number(m[1]);
-  // Date.UTC reads years 0-99 as 1900-1999; no ledger line is older than the service anyway.
-  if (year < 2000) throw new AppError('bad_request', 'month must be yyyy-mm from 2000-01 (e.g. 2026-11)');
-  const index = Number(m[2]) - 1;
-  return { since: new Date(Date.UTC(year, index, 1) - 3600_000), before: new Date(Date.UTC(year, index + 1, 1) - 3600_000) };
-}
-
-const lagosDay = (d: Date) => new Date(d.getTime() + 3600_000).toISOString().slice(0, 10);
 
 /**
  * GET /statements/{yyyy-mm}: opening balance, the month's movements (live verifications summed per

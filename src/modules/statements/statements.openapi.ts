@@ -52,7 +52,9 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       'Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups ' +
       '(with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. ' +
-      '`Accept: text/csv` or `application/pdf` for a file, else JSON.',
+      '`Accept: text/csv` or `application/pdf` for a file, else JSON. ' +
+      'On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month ' +
+      'that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.',
     security: bearer,
     request: { params: z.object({ month: z.string().meta({ example: '2026-11', description: 'yyyy-mm, Lagos time; not a month yet to begin' }) }) },
     responses: {

@@ -1,0 +1,6 @@
+import { mailMonthlyStatements } from '../../src/modules/statements/index.ts';
+import type { ProcessorMap } from '../context.ts';
+
+export const statementProcessors: ProcessorMap = {
+  'statements.mail': async (_payload, _job, deps, log) => mailMonthlyStatements(deps, log),
+};
