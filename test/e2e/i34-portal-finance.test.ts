@@ -124,9 +124,6 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
     await press(page, page.getByRole('link', { name: 'Return to merchant' }));
     await page.getByText(/Credited: 500 units/).waitFor({ timeout: 20_000 });
 
-    // AUTOMATIC TOP-UP (issue 34 item 6): its step of this walk goes here, after a successful top-up
-    // (the card it charges) and before History; it is added with that item's own change.
-
     // History: the top-up in naira with its invoice; the ledger's top-up line with base, VAT and fee.
     const topup = (await stack.api('GET', '/v1/topups', { token: org.admin.token })).body.data[0];
     expect(topup).toMatchObject({ status: 'credited', invoice_number: expect.stringMatching(/^INV-\d{4}-\d{6}$/) });
