@@ -38,6 +38,7 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'DELETE /team/invitations/:id': 'team.invitation_revoked',
   'POST /invitations/accept': 'team.invitation_accepted',
   'PATCH /me/organisation': 'organisation.settings_changed',
+  'PUT /settings/auto-topup': 'auto_topup.settings_changed',
   'POST /api-clients': 'api_client.created',
   'POST /webhook-endpoints': 'webhook_endpoint.created',
   'PATCH /webhook-endpoints/:id': 'webhook_endpoint.updated',
@@ -207,6 +208,10 @@ describe('issue 29 item 7: every event a request causes carries its request id a
     await drive('DELETE /webhook-endpoints/:id', 'webhook_endpoint.deleted', 204, (headers) => stack.api('DELETE', `/v1/webhook-endpoints/${hook.body.id}`, { ...admin, headers }));
 
     await drive('PATCH /me/organisation', 'organisation.settings_changed', 200, (headers) => stack.api('PATCH', '/v1/me/organisation', { ...admin, json: { require_consent: false }, headers }));
+
+    await drive('PUT /settings/auto-topup', 'auto_topup.settings_changed', 200, (headers) =>
+      stack.api('PUT', '/v1/settings/auto-topup', { ...admin, json: { enabled: false, below_units: 10, units: 1000, max_per_day: 1, password: org.admin.password }, headers }),
+    );
 
     // Every route that changes a credential was driven, each leaving its event.
     const credential = ['POST /login', 'POST /logout', 'POST /change-password', 'POST /reset-password', 'POST /me/mfa/totp', 'POST /me/mfa/totp/confirm', 'DELETE /me/mfa/totp', 'POST /team', 'PATCH /team/:id', 'POST /api-clients', 'POST /api-clients/:client_id/adopt', 'POST /api-clients/:client_id/rotate', 'DELETE /api-clients/:client_id', 'POST /webhook-endpoints', 'PATCH /webhook-endpoints/:id', 'POST /webhook-endpoints/:id/rotate-secret', 'DELETE /webhook-endpoints/:id'];
