@@ -125,7 +125,7 @@ describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the s
     const page = await newPage();
     await signInByKeyboard(page, stack.url, org.admin.username, org.admin.password);
     await openPage(page, 'Top up');
-    const units = page.getByLabel('Units');
+    const units = page.getByLabel('Units', { exact: true });
     await typeIn(page, units, '');
     await page.keyboard.press('Enter');
     const message = assertive(page).locator('.error');

@@ -116,7 +116,7 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
 
     // The finance officer tops up at the processor's checkout; the price is in naira.
     await press(page, page.getByRole('navigation').getByRole('link', { name: 'Top up' }));
-    await typeIn(page, page.getByLabel('Units'), '500');
+    await typeIn(page, page.getByLabel('Units', { exact: true }), '500');
     await page.keyboard.press('Enter');
     await page.getByRole('table').getByText('Total to pay').waitFor();
     await press(page, page.getByRole('button', { name: /^Pay ₦\d{1,3}(,\d{3})*\.\d{2}$/ }));
