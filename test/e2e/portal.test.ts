@@ -72,7 +72,7 @@ describe.skipIf(!hasChromium)('portal in headless Chromium', () => {
     await signIn(page, stack.url, org.admin.username, org.admin.password);
     const nav = page.getByRole('navigation');
     const names = await nav.getByRole('link').allTextContents();
-    expect(names).toEqual(['Overview', 'Top up', 'Verify', 'Batches', 'History', 'Team', 'API clients', 'Webhooks', 'Audit trail', 'Settings', 'Account']);
+    expect(names).toEqual(['Overview', 'Top up', 'Verify', 'Batches', 'History', 'Team', 'API clients', 'Webhooks', 'Verification links', 'Audit trail', 'Settings', 'Account']);
     const units = (await stack.api('GET', '/v1/me', { token: org.admin.token })).body.organisation.units as number;
     await expect.poll(() => page.getByTestId('balance').textContent()).toBe(`${units.toLocaleString('en-US')} units`);
     for (const name of names) {
