@@ -77,6 +77,9 @@ describe('issue 34: item 2: invoices', () => {
   });
 
   it('issue 34: item 2: a credited top-up has a PDF invoice that reads back with seller, buyer, number, payment date, units, unit price, base, VAT 7.5 %, fee, total and reference in naira', async () => {
+    // The buyer's address and TIN, as the settings test sets them (tests run in any order).
+    const set = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { address: '4 Adeola Odeku Street, Victoria Island, Lagos', tin: '12345678-0001' } });
+    expect(set.status).toBe(200);
     const t = await initialize(finance, 300);
     // Not credited yet: no invoice.
     const early = await invoiceOf(finance, t.reference);
