@@ -268,6 +268,14 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('PATCH /me/organisation', '/me/organisation', { token: org.admin.token, json: { require_consent: false } }), 200);
     expectStatus(await call('PATCH /me/organisation', '/me/organisation', { token: org.admin.token, json: { require_consent: 'yes' } }), 422);
 
+    // Automatic top-up: read, set (off: no saved card is needed), a wrong password, a bad value, a member.
+    expectStatus(await call('GET /settings/auto-topup', '/settings/auto-topup', { token: org.admin.token }), 200);
+    const auto = { enabled: false, below_units: 10, units: 1000, max_per_day: 1, password: org.admin.password };
+    expectStatus(await call('PUT /settings/auto-topup', '/settings/auto-topup', { token: org.admin.token, json: auto }), 200);
+    expectStatus(await call('PUT /settings/auto-topup', '/settings/auto-topup', { token: org.admin.token, json: { ...auto, password: `${org.admin.password}-wrong` } }), 403);
+    expectStatus(await call('PUT /settings/auto-topup', '/settings/auto-topup', { token: org.admin.token, json: { ...auto, max_per_day: 0 } }), 400);
+    expectStatus(await call('PUT /settings/auto-topup', '/settings/auto-topup', { token: org.member.token, json: auto }), 403);
+
     // ---- verification (item 13: every requery answer, however the verification was made) ----
     const token = org.member.token;
     const found = expectStatus(await call('POST /verify-nin', '/verify-nin', { token, json: { nin: '12345678901', reason: 'corporate', consent } }), 200).body.data.reference_id as string;
