@@ -277,7 +277,7 @@ export interface paths {
         put?: never;
         /**
          * Add a user to the organisation
-         * @description Organisation administrators only (persons; API clients get 403). The answer carries a temporary password, once; the user must change it at first sign-in.
+         * @description Organisation administrators only (persons; API clients get 403). The answer carries a temporary password, once; the user must change it at first sign-in. Kept for the integrations that use it: people are best added by invitation (`POST /team/invitations`), so that no password is ever shown to anyone else; the portal adds people by invitation only.
          */
         post: operations["addTeamMember"];
         delete?: never;

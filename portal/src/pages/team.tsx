@@ -95,26 +95,11 @@ function Invitations() {
 
 export function Team() {
   const team = useLoad(() => get<{ data: Member[] }>('/team'), []);
-  const [username, setUsername] = useState('');
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState('member');
-  const [created, setCreated] = useState<{ username: string; temporary_password: string } | null>(null);
   const [result, setResult] = useState<string | null>(null);
   // A role chosen in a row's list, not yet applied: the change waits for its button and a confirmation.
   const [chosen, setChosen] = useState<Record<number, Member['role']>>({});
-  const adding = useAction();
   const action = useAction();
   const confirm = useConfirm();
-  const add = (e: Event) => {
-    e.preventDefault();
-    void adding.run(async () => {
-      const r = await call<Member & { temporary_password: string }>('POST', '/team', { json: { username, email, role } });
-      setCreated({ username: r.data.username, temporary_password: r.data.temporary_password });
-      setUsername('');
-      setEmail('');
-      team.reload();
-    });
-  };
   const change = (m: Member, patch: Partial<Pick<Member, 'role' | 'disabled'>>, said: string) =>
     action.run(async () => {
       setResult(null);
@@ -146,23 +131,6 @@ export function Team() {
     <AdminOnly>
       <Page title="Team">
         <Invitations />
-        <Form action={adding} onSubmit={add} aria-label="Add a user">
-          <h2>Add a user</h2>
-          <Field label="Username" name="username" value={username} onInput={setUsername} required autocomplete="off" />
-          <Field label="E-mail" name="email" type="email" value={email} onInput={setEmail} required autocomplete="off" />
-          <Select label="Role" name="role" value={role} onChange={setRole} options={ROLES} />
-          <ErrorText error={adding.error} />
-          <button type="submit" disabled={adding.busy}>
-            Add user
-          </button>
-        </Form>
-        <Notice>
-          {created ? (
-            <>
-              {created.username} can sign in with the temporary password <code>{created.temporary_password}</code> (shown once; they must change it at first sign-in).
-            </>
-          ) : null}
-        </Notice>
         <Notice>{result}</Notice>
         <ErrorText error={action.error ?? team.error} />
         <table class="list" tabIndex={0}>

@@ -31,7 +31,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'addTeamMember',
     tags: [TAGS.team],
     summary: 'Add a user to the organisation',
-    description: `${MANAGERS} The answer carries a temporary password, once; the user must change it at first sign-in.`,
+    description: `${MANAGERS} The answer carries a temporary password, once; the user must change it at first sign-in. Kept for the integrations that use it: people are best added by invitation (\`POST /team/invitations\`), so that no password is ever shown to anyone else; the portal adds people by invitation only.`,
     security: bearer,
     request: { body: jsonBody(New) },
     responses: {
