@@ -72,6 +72,21 @@ const LOGIN = md(
     '(which keeps the counters) is out of reach, sign-in answers 503 (it never signs in unguarded).',
 );
 
+const ME = md(
+  'Any valid token, also one whose user must first change their password or enrol in two-factor sign-in.',
+  '',
+  '```json',
+  '{"id": 2, "username": "demo-admin", "role": "org_admin",',
+  ' "organisation": {"id": 1, "org_number": 1, "name": "Sandbox Demo Ltd", "subscription_active": true,',
+  '   "tenancy": "hosted", "affiliate": false, "units": 100, "reserved_units": 0, "lifetime_units": 0,',
+  '   "unit_cost": 10000, "min_topup_units": 100, "loyalty_badge": null}}',
+  '```',
+  '',
+  "Team members see the organisation's `id`, `org_number`, `name` and `subscription_active` only. `units` is the settled balance; " +
+    '`reserved_units` are held by verifications in flight. `loyalty_badge` is `silver`, `gold`, `diamond` (self-hosted tenants at ' +
+    '20k/30k/50k lifetime units) or `null`. With an API client\'s token: `{"id": null, "username": null, "client_id", "name", "role", "organisation": {...}}`.',
+);
+
 export function register(registry: OpenAPIRegistry): void {
   const LoginForm = loginFormDoc.meta({ id: 'LoginForm', description: 'OAuth 2.0 password or client credentials grant, form-encoded.' });
   const TokenResponse = tokenResponse.meta({ id: 'TokenResponse', description: 'OAuth 2.0 token response; `expires_in` is in seconds (3600).' });
@@ -115,9 +130,7 @@ export function register(registry: OpenAPIRegistry): void {
       operationId,
       tags: [TAGS.auth],
       summary: path === '/me' ? 'The caller and their organisation' : 'Alias of GET /me',
-      description:
-        'Any valid token, also one whose user must first change their password or enrol in two-factor sign-in. Wallet and pricing fields ' +
-        'appear only for organisation administrators.',
+      description: ME,
       security: bearer,
       responses: { 200: json(Me), ...errors(401, 429) },
     });
