@@ -14,7 +14,29 @@ export interface paths {
         put?: never;
         /**
          * Obtain an access token
-         * @description Exchanges a username and password (`grant_type=password`, the default) for a bearer token valid 60 minutes. Each attempt takes a failure point before the password is checked and gives it back on success: after `LOGIN_MAX_FAILURES` failures for a username from one client address, or `LOGIN_MAX_FAILURES_PER_ADDRESS` from one address for any username, attempts from that address are refused with 429 for `LOGIN_LOCK_SECONDS`; other addresses are not affected. A first login answers `require_password_change: true`. With `grant_type=client_credentials`, an API client sends `client_id` and `client_secret` in the form or as HTTP Basic credentials (RFC 6749 section 2.3.1). With two-factor sign-in on, the form also carries `otp` (a code of the authenticator app, good once, or an unused recovery code); a right password without a good code counts as a failure. A wrong code also counts towards the user's code failures, from any address (429 with Retry-After past 10 in 15 minutes); a spent recovery code ends the user's other tokens. Client credentials sent with the password grant are checked too. `scope` (space-delimited, RFC 6749 section 3.3) narrows the token to the scopes named, each of which the user's role or the API client must allow (else 400 `invalid_scope`); left out, the token has all of them. The answer's `scope` lists what was granted. A narrowed token is refused (403 `insufficient_scope`) on an endpoint that needs a scope it lacks, and a person's narrowed token also on the endpoints only a person may call. Errors follow RFC 6749 section 5.2 (`error`, `error_description`) and keep `detail`.
+         * @description No bearer token. `application/x-www-form-urlencoded` only (JSON gets 415). Two OAuth 2.0 grants:
+         *
+         *     - `grant_type=password` (the default when `grant_type` is absent): fields `username`, `password`. Answer `{"access_token", "token_type": "bearer", "expires_in": 3600, "scope"}`, plus `"require_password_change": true` on a first login. Wrong username or password: 401 `Incorrect username or password` (the same for both). Repeated failures are limited (sign-in protection, below): 429 with `Retry-After`. A user with two-factor sign-in on also sends `otp` (below).
+         *     - `grant_type=client_credentials`: an API client's `client_id` and `client_secret`, either as form fields or as HTTP Basic credentials (`Authorization: Basic base64(client_id:client_secret)`, RFC 6749 section 2.3.1), not both (400). Same token answer. Wrong id or secret: 401 `Incorrect client credentials`. The right credentials of a suspended client: 401 `{"detail": "API client suspended: ...", "code": "api_client_suspended", "error": "invalid_client", ...}`, on either grant. With the right secret, a client past its `expires_at` gets 401 `This API client has expired`, and one used from an address outside its `allowed_ips` 401 `This API client may not be used from this address`, both failed client authentications (`"error": "invalid_client"`, `WWW-Authenticate: Basic`). The token carries the client's scopes (`scope`, space-separated).
+         *     - `scope` (either grant; RFC 6749 section 3.3): space-delimited scopes (the table under API clients) that narrow the token to exactly those named (order and repeats mean nothing). Each must be one the API client has, or one the user's role allows (a `member`: not `topup`; a platform administrator: none); an unknown, empty or unallowed scope is 400 `{"detail": "scope: ...", "error": "invalid_scope", "error_description": ...}` (judged after the credentials, for an unallowed one). Left out, the token has everything allowed, and no more. The answer always carries `scope`, the granted scopes space-delimited in the table's order (`""` for a platform administrator). Asking for every scope the role allows is the same as asking for none; what a narrowed token may then call is in the tag.
+         *     - Client credentials are checked on every grant that carries them (RFC 6749 section 3.2.1): a password grant sent with a wrong `Authorization: Basic` client header (or wrong `client_id`/`client_secret` fields) is refused as `invalid_client` even when the password is right, and nothing is counted against the username. A Basic header with an empty id and secret (`Basic Og==`, what Swagger UI sends when its client fields are left empty) names no client. A right client may sign in only people of its own organisation.
+         *
+         *     **Errors** follow RFC 6749 section 5.2: besides the usual `detail`, every error body carries `error` and `error_description` (the same text as `detail`):
+         *
+         *     | status | `error` | when |
+         *     |---|---|---|
+         *     | 400 | `invalid_request` | a parameter missing (`Field required: password`), empty, or sent more than once (`Parameter sent more than once: password`); client credentials both in Basic and in the form. Unlike the rest of the API, a missing field here is 400, not 422 |
+         *     | 400 | `unsupported_grant_type` | `grant_type` other than `password` or `client_credentials` |
+         *     | 400 | `unauthorized_client` | an API client signing in a person of another organisation |
+         *     | 401 | `invalid_grant` | wrong username or password: `Incorrect username or password`, `WWW-Authenticate: Bearer` (status and detail as always) |
+         *     | 401 | `invalid_client` | client authentication failed (unknown client, wrong secret, a Basic header that does not decode): `Incorrect client credentials`, `WWW-Authenticate: Basic realm="idverify"` |
+         *     | 413, 415 | `invalid_request` | body too large or too many parameters; a body that is not form-encoded |
+         *
+         *     429 (sign-in protection) and 503 keep their usual bodies.
+         *
+         *     **Two-factor sign-in.** A user who turned it on sends the form field `otp`: the 6-digit code of the authenticator app, or one of the recovery codes. Without it: 401 `{"detail": "A one-time code is required", "code": "mfa_required"}`; a wrong, reused or spent one: 401 `{"detail": "Invalid one-time code", "code": "mfa_invalid"}`. A wrong password answers `Incorrect username or password` whatever the code. For the sign-in protection a sign-in counts as failed until it fully succeeds: a right password with a missing or wrong code keeps its failure point. A wrong code also counts towards the user's code failures, from any address (429 with `Retry-After` past 10 in 15 minutes; see the tag). Signing in with a recovery code ends the user's other sessions: every earlier token answers 401, in every API process at once. API clients have no second factor (they use their secret, scopes and address list).
+         *
+         *     **Sign-in protection.** Two counters: consecutive failures for one username from one client address (`LOGIN_MAX_FAILURES`), and failures from one client address for any username (`LOGIN_MAX_FAILURES_PER_ADDRESS`); past either, attempts from that address are refused with 429 until `LOGIN_LOCK_SECONDS` after the last counted failure. Each attempt takes a failure point from both *before* the password is checked, and gives it back when the password is right; so of N parallel wrong guesses for one username from one address exactly `LOGIN_MAX_FAILURES` get 401 and the rest 429 (with `Retry-After`), and a guess arriving while the limit is reached is refused without being checked. A success clears only its own username-and-address count. An attacker elsewhere therefore cannot lock the owner out: a locked username is locked only for the address that failed. Users behind one address (an office NAT) share that address's counter; set `TRUST_PROXY` when the API runs behind a reverse proxy, or every client looks like the proxy. When Redis (which keeps the counters) is out of reach, sign-in answers 503 (it never signs in unguarded).
          */
         post: operations["login"];
         delete?: never;
@@ -30,7 +52,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller and their organisation */
+        /**
+         * The caller and their organisation
+         * @description Any valid token, also one whose user must first change their password or enrol in two-factor sign-in.
+         *
+         *     ```json
+         *     {"id": 2, "username": "demo-admin", "role": "org_admin",
+         *      "organisation": {"id": 1, "org_number": 1, "name": "Sandbox Demo Ltd", "subscription_active": true,
+         *        "tenancy": "hosted", "affiliate": false, "units": 100, "reserved_units": 0, "lifetime_units": 0,
+         *        "unit_cost": 10000, "min_topup_units": 100, "loyalty_badge": null}}
+         *     ```
+         *
+         *     Team members see the organisation's `id`, `org_number`, `name` and `subscription_active` only. `units` is the settled balance; `reserved_units` are held by verifications in flight. `loyalty_badge` is `silver`, `gold`, `diamond` (self-hosted tenants at 20k/30k/50k lifetime units) or `null`. With an API client's token: `{"id": null, "username": null, "client_id", "name", "role", "organisation": {...}}`.
+         */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -47,7 +81,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Alias of GET /me */
+        /**
+         * Alias of GET /me
+         * @description Any valid token, also one whose user must first change their password or enrol in two-factor sign-in.
+         *
+         *     ```json
+         *     {"id": 2, "username": "demo-admin", "role": "org_admin",
+         *      "organisation": {"id": 1, "org_number": 1, "name": "Sandbox Demo Ltd", "subscription_active": true,
+         *        "tenancy": "hosted", "affiliate": false, "units": 100, "reserved_units": 0, "lifetime_units": 0,
+         *        "unit_cost": 10000, "min_topup_units": 100, "loyalty_badge": null}}
+         *     ```
+         *
+         *     Team members see the organisation's `id`, `org_number`, `name` and `subscription_active` only. `units` is the settled balance; `reserved_units` are held by verifications in flight. `loyalty_badge` is `silver`, `gold`, `diamond` (self-hosted tenants at 20k/30k/50k lifetime units) or `null`. With an API client's token: `{"id": null, "username": null, "client_id", "name", "role", "organisation": {...}}`.
+         */
         get: operations["getMeOrganisation"];
         put?: never;
         post?: never;
@@ -68,12 +114,12 @@ export interface paths {
         put?: never;
         /**
          * Start two-factor enrolment
-         * @description A fresh TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for the caller, as base32 and as an `otpauth://` URI for an authenticator app. Not in use until confirmed; enrolling again before confirming replaces it. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).
+         * @description A user's bearer token (API clients get 403). No body; answers 201 `{"secret": "<base32>", "otpauth_uri": "otpauth://totp/..."}`: a fresh TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s, as authenticator apps expect; show the URI as a QR code). Not in use until confirmed; calling it again before confirming replaces the secret. With two-factor sign-in already on: 409. The secret is stored sealed with `ENCRYPTION_KEYS` (AES-256-GCM, bound to the user). An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but the two enrolment endpoints, GET /me, GET /meorganisation, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).
          */
         post: operations["enrolTotp"];
         /**
          * Turn two-factor sign-in off
-         * @description With the current password and a current code or an unused recovery code. A wrong password counts as a failed sign-in (as `POST /change-password`). An administrator of an organisation that requires two-factor sign-in cannot. A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past 10 in 15 minutes, 429 with Retry-After (and an `mfa.codes_locked` audit event), even for a right code. Ends every token of the user, this one included, as a password change does: sign in again.
+         * @description A user's bearer token (API clients get 403). `{"code": "...", "current_password": "..."}` (a current code or an unused recovery code, and the current password) turns it off: 204. No password: 422; a wrong one: 400 `Current password is incorrect`, counted as a failed sign-in (as `POST /change-password`; checked before the code, so it costs no code). A wrong code: 400; not on: 409. An administrator of an organisation that requires two-factor sign-in cannot: 403 with `"code": "mfa_required_by_organisation"`. A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past 10 in 15 minutes, 429 with Retry-After (and an `mfa.codes_locked` audit event), even for a right code. Ends every token of the user, this one included, as a password change does: sign in again.
          */
         delete: operations["disableTotp"];
         options?: never;
@@ -92,7 +138,7 @@ export interface paths {
         put?: never;
         /**
          * Turn two-factor sign-in on
-         * @description With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then). A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past 10 in 15 minutes, 429 with Retry-After (and an `mfa.codes_locked` audit event), even for a right code. Ends every token of the user, this one included, as a password change does: sign in again.
+         * @description A user's bearer token (API clients get 403). `{"code": "123456"}`, a current code from the authenticator app, turns it on and answers 200 `{"recovery_codes": [10 strings]}`, shown only here (stored as SHA-256 digests; each is good for one sign-in, typed with or without its dashes, in any case). A wrong code: 400 `Invalid one-time code`; nothing to confirm: 409. The confirming code cannot also sign in. Confirming again (after turning it off) issues a new secret and new recovery codes; the old ones die. An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but the two enrolment endpoints, GET /me, GET /meorganisation, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then). A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past 10 in 15 minutes, 429 with Retry-After (and an `mfa.codes_locked` audit event), even for a right code. Ends every token of the user, this one included, as a password change does: sign in again.
          */
         post: operations["confirmTotp"];
         delete?: never;
@@ -112,7 +158,15 @@ export interface paths {
         put?: never;
         /**
          * Change the caller's password
-         * @description Needs the current password. Every token of the user issued before the change stops working, this one included: log in again. A wrong current password counts as a failed sign-in. A first-login token (`require_password_change`) may call it.
+         * @description A user's bearer token (an API client's token: 403, it has no password). `{"current_password": "...", "new_password": "..."}` answers 200 `{"detail": "Password changed"}`. Every token of the user issued before the change stops working at once, the one that made the call included (the answer carries no token: log in again). A first-login token (`require_password_change`) may call it.
+         *
+         *     Refusals, all 400 with these details:
+         *
+         *     - `Current password is incorrect` (it also counts as a failed sign-in, like a wrong password at `POST /login`: past the limit both answer 429);
+         *     - `New password must be at least 8 characters`;
+         *     - `New password must not contain control characters` (tab and DEL; NUL and the other C0 characters are refused earlier, as for every field, with `new_password: must not contain control characters`);
+         *     - `New password must not be the username`, `New password must not contain the username` (for usernames of 3 characters or more): compared as NFKC-normalised, case-folded text (`ＢＥＲＴ-2024` contains `bert`);
+         *     - `New password must not be the current password`.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -132,7 +186,7 @@ export interface paths {
         put?: never;
         /**
          * End the presented token
-         * @description The token stops working at once; other tokens of the same user do not. A first-login token (`require_password_change`) may call it.
+         * @description A bearer token; answers 204. That token stops working at once; other tokens of the same user do not. A first-login token (`require_password_change`) may call it.
          */
         post: operations["logout"];
         delete?: never;
@@ -152,7 +206,11 @@ export interface paths {
         put?: never;
         /**
          * Ask for a password-reset e-mail
-         * @description Always answers 202, whether or not the username exists. An enabled user with an e-mail address receives a single-use token valid 30 minutes (and a link, when the operator has configured one).
+         * @description No bearer token. `{"username": "..."}` always answers 202 `{"detail": "If the account exists, a reset link has been sent"}`, for known and unknown usernames alike. The lookup and the e-mail happen after the answer has been sent, so its timing tells nothing either.
+         *
+         *     - An enabled user with an e-mail address receives a token (256 random bits) that is valid 30 minutes and usable once, and a link when `PASSWORD_RESET_URL` is set. The token is stored only as its SHA-256 digest.
+         *     - At most 3 such e-mails per user per 30 minutes, however many requests arrive at once (the count and the new token are one step under a per-user lock).
+         *     - A disabled user, or a user of a retired organisation, is sent nothing.
          */
         post: operations["forgotPassword"];
         delete?: never;
@@ -172,7 +230,10 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description Uses the token from the reset e-mail (once). Every earlier token of the user stops working.
+         * @description No bearer token. `{"token": "...", "new_password": "..."}` answers 200 `{"detail": "Password changed"}`, ends every earlier token of the user, clears a first-login requirement and voids the user's other reset tokens.
+         *
+         *     - A used, expired or unknown token, and the token of a user who has since been disabled or whose organisation was retired, is 400 `Invalid or expired reset token`: disabling a user (by an operator or an administrator) or retiring the organisation voids every outstanding reset token at once, and re-enabling does not revive them. (A reset e-mail already in the outbox when the user is disabled is still delivered; the token it carries is void.)
+         *     - A new password that breaks a rule of `POST /change-password`: 400 naming the rule, and the reset token stays usable.
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -188,12 +249,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organisation's API clients */
+        /**
+         * The organisation's API clients
+         * @description Organisation administrators who are persons. Team members get 403 `Only organisation administrators may do this`; an API client's token, whatever its role, gets 403 `API clients may not manage API clients or the team`. `{"data": [{"client_id", "name", "role", "created_at", "last_used_at", "created_by": {"id", "username"}, "status": "active" | "suspended", "scopes", "allowed_ips", "expires_at"}]}`: the organisation's clients, never a secret. `last_used_at` is when it last obtained a token; `created_by` is the administrator the client acts for, `null` only for a client whose creator is unknown, which is `suspended` (see the tag). Clients created before scopes existed show, and have, all their role allows.
+         */
         get: operations["listApiClients"];
         put?: never;
         /**
          * Create API credentials for a server
-         * @description Organisation administrators (persons) only. The server exchanges `client_id` and `client_secret` for a token at `POST /login` with `grant_type=client_credentials`; the token acts with the given role in this organisation, limited to its `scopes` (an endpoint outside them answers 403 `insufficient_scope`), from its `allowed_ips` (elsewhere: 401 at the token grant, 403 on use), until `expires_at` (then 401).
+         * @description Organisation administrators who are persons. Team members get 403 `Only organisation administrators may do this`; an API client's token, whatever its role, gets 403 `API clients may not manage API clients or the team`. `{"name": "KYC backend", "role": "member" | "org_admin", "scopes"?: [...], "allowed_ips"?: [...], "allow_any"?: false, "expires_at"?: "2027-01-31T00:00:00Z"}` answers 201 `{"client_id": "cli_...", "client_secret": "...", "name", "role", "created_at", "scopes", "allowed_ips", "expires_at"}`. The secret is shown in this answer only; the service keeps its SHA-256 digest (a 256-bit random secret needs no slow hash). A `role` other than the two: 400; a missing field: 422. The server exchanges `client_id` and `client_secret` for a token at `POST /login` with `grant_type=client_credentials` (see the tag for what it may then call).
+         *
+         *     - `scopes`: what the client may do, from `verify`, `requery`, `history:read`, `topup`, `webhooks`, `links`. Default: all its role allows (`topup` only for an `org_admin` or `finance` client, `webhooks` and `links` only for an `org_admin` client). A scope beyond the role (`topup` for a `member` client), an unknown scope or an empty list: 400 naming it. An endpoint outside them answers 403 `insufficient_scope`.
+         *     - `allowed_ips`: IPv4 and IPv6 addresses and CIDR ranges (`203.0.113.0/24`, `2001:db8::/32`) the client may be used from, compared with the client address as the sign-in protection sees it (behind a proxy: set `TRUST_PROXY`); elsewhere: 401 at the token grant, 403 on use. Default, or empty: any address. A malformed entry: 400. An address with a zone id (`fe80::1%eth0`) is 400 `... has a zone id (%...); give the address without it`. An entry that matches every address (of a family) is taken only with `"allow_any": true`, else 400 `allowed_ips: "0.0.0.0/0" matches every address; set "allow_any": true if that is meant`: any /0 (`0.0.0.0/0`, `::/0`, `1.2.3.4/0`), the unspecified addresses `0.0.0.0` and `::`, and an IPv6 range holding every mapped IPv4 address (`::ffff:0:0/96`, `::/64`).
+         *     - `expires_at`: an instant (see "Conventions in detail" in the introduction) in the future (else 400); after it the client cannot get a token and its tokens answer 401 at once. Default: never.
          */
         post: operations["createApiClient"];
         delete?: never;
@@ -213,7 +281,7 @@ export interface paths {
         put?: never;
         /**
          * Take over an API client
-         * @description The caller becomes `created_by`. A client acts only while the administrator it acts for is enabled and an organisation administrator; adopting a `suspended` client makes it `active` again. Tokens issued before the adoption stay refused: the server obtains a new one with its secret.
+         * @description Organisation administrators who are persons. Team members get 403 `Only organisation administrators may do this`; an API client's token, whatever its role, gets 403 `API clients may not manage API clients or the team`. No body; answers 200 with the client as listed: the caller becomes `created_by`. A client acts only while the administrator it acts for is enabled and an organisation administrator; adopting a `suspended` client makes it `active` again. Tokens issued before the adoption stay refused: the server obtains a new one with its unchanged secret. Another organisation's client or an unknown id: 404 `API client not found`.
          */
         post: operations["adoptApiClient"];
         delete?: never;
@@ -233,7 +301,7 @@ export interface paths {
         put?: never;
         /**
          * Replace an API client's secret
-         * @description A new secret, shown once in this answer (`Cache-Control: no-store`). The old secret and every token issued under it stop working at once.
+         * @description Organisation administrators who are persons. Team members get 403 `Only organisation administrators may do this`; an API client's token, whatever its role, gets 403 `API clients may not manage API clients or the team`. No body; answers 200 with the client as listed and its new `client_secret`, shown this once (`Cache-Control: no-store`). From then on the old secret gets 401 at `POST /login` and every token issued under it stops working at once; scopes, addresses, expiry and `created_by` stay. Another organisation's client or an unknown id: 404 `API client not found`. It leaves an `api_client.rotated` audit event.
          */
         post: operations["rotateApiClient"];
         delete?: never;
@@ -254,7 +322,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an API client
-         * @description Its tokens stop working at once.
+         * @description Organisation administrators who are persons. Team members get 403 `Only organisation administrators may do this`; an API client's token, whatever its role, gets 403 `API clients may not manage API clients or the team`. Answers 204 and the client's tokens stop working at once; an unknown or already deleted id, or another organisation's, answers 404 `API client not found`.
          */
         delete: operations["deleteApiClient"];
         options?: never;
@@ -271,13 +339,17 @@ export interface paths {
         };
         /**
          * The users of the caller's organisation
-         * @description Organisation administrators only (persons; API clients get 403).
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"data": [{"id", "username", "email", "role", "disabled", "created_at"}]}`: every user of the caller's organisation, oldest first; never a password hash.
          */
         get: operations["listTeam"];
         put?: never;
         /**
          * Add a user to the organisation
-         * @description Organisation administrators only (persons; API clients get 403). The answer carries a temporary password, once; the user must change it at first sign-in. Kept for the integrations that use it: people are best added by invitation (`POST /team/invitations`), so that no password is ever shown to anyone else; the portal adds people by invitation only.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"username", "email", "role": "member" | "finance" | "org_admin"}`: 201 with the user and a `temporary_password` (16 characters, 96 random bits), shown in this answer only (`Cache-Control: no-store`); the user must change it at first sign-in.
+         *
+         *     - Usernames are stored lower-case and unique across the service: a taken one is 409. A username that breaks a username rule (see the tag) is 400 `username: <rule>`.
+         *     - A missing field 422; a bad e-mail or another role 400.
+         *     - Kept for the integrations that use it: people are best added by invitation (`POST /team/invitations`), so that no password is ever shown to anyone else; the portal adds people by invitation only.
          */
         post: operations["addTeamMember"];
         delete?: never;
@@ -301,7 +373,12 @@ export interface paths {
         head?: never;
         /**
          * Enable, disable, promote or demote a user
-         * @description Organisation administrators only (persons; API clients get 403). Disabling a user or changing a role ends the user's tokens at once. A user an operator disabled (`user:disable`) can be enabled again only by an operator (403). Disabling or demoting a user suspends the API clients they created until another administrator adopts them.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"disabled"?: boolean, "role"?: "member" | "finance" | "org_admin"}` (at least one; else 400): 200 with the user.
+         *
+         *     - Disabling a user or changing the role ends the user's tokens at once. Disabling or demoting a user suspends the API clients they created until another administrator adopts them (`team.user_updated` records it).
+         *     - Another organisation's user, or an unknown id, is 404 `User not found` (the same answer).
+         *     - Disabling or demoting the organisation's last active administrator is 409 `Cannot remove the organisation's last administrator`; changes to one organisation's team are serialised, so two administrators demoting each other at the same moment cannot both succeed. The operator's `user:disable` is not held to this rule.
+         *     - A user the operator disabled (`user:disable`, or retiring the organisation) stays disabled until the operator's `user:enable`: `{"disabled": false}` answers 403 `This user was disabled by an operator: only an operator can enable them again (user:enable)`. Who disabled a user is recorded with the flag; users disabled before that record existed count as disabled by the operator.
          */
         patch: operations["updateTeamMember"];
         trace?: never;
@@ -315,13 +392,17 @@ export interface paths {
         };
         /**
          * The organisation's invitations, newest first (at most 500)
-         * @description Organisation administrators only (persons; API clients get 403).
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. Newest first, at most 500; each invitation's `status` (`pending`, `accepted`, `revoked`, `expired`) and, once accepted, `user_id`.
          */
         get: operations["listTeamInvitations"];
         put?: never;
         /**
          * Invite someone to the team by e-mail
-         * @description Organisation administrators only (persons; API clients get 403). E-mails a link, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password; the user is made then, with this username and role.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role"}`, with the rules of `POST /team` (a username that breaks a username rule: 400). 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.
+         *
+         *     - The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.
+         *     - A username already taken, or already holding an open invitation: 409.
+         *     - Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.
          */
         post: operations["inviteTeamMember"];
         delete?: never;
@@ -342,7 +423,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an open invitation
-         * @description Organisation administrators only (persons; API clients get 403). Its link stops working at once.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. Its link stops working at once. Revoking an open invitation answers 200 with it; any other id 404.
          */
         delete: operations["revokeTeamInvitation"];
         options?: never;
@@ -361,7 +442,11 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: choose a password, and the user is made
-         * @description No bearer token: the invitation token proves the invitee. Usable once, until the invitation expires; then sign in with `POST /login`.
+         * @description No bearer token: the invitation token proves the invitee. `{"token", "password"}` makes the user with the invitation's username, e-mail and role and the chosen password, and answers 201 `{"id", "username", "role"}`; then sign in with `POST /login`.
+         *
+         *     - The password rules apply: 400 naming the rule, the invitation stays usable.
+         *     - A used, revoked or unknown token: 400 `This invitation is not valid: it was already used or revoked, or the link is wrong`; an expired one: 400 `This invitation has expired: ask an administrator of the organisation for a new one`; one whose sender was disabled or demoted since (an invitation carries its sender's authority): 400 `This invitation is no longer valid: the administrator who sent it may no longer invite; ask for a new one`.
+         *     - Two acceptances at once: one makes the user, the other is refused.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -379,7 +464,7 @@ export interface paths {
         };
         /**
          * The caller's organisation's settings
-         * @description Every member may read them.
+         * @description Every member may read them (`PATCH /me/organisation` says what each means).
          */
         get: operations["getOrganisationSettings"];
         put?: never;
@@ -389,7 +474,13 @@ export interface paths {
         head?: never;
         /**
          * Change the organisation's settings
-         * @description Organisation administrators only (persons; API clients get 403). Send only the settings to change; the answer is every setting as it now stands.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. Changes the settings named in the body, each optional, and answers 200 with all the organisation's settings, e.g. `{"require_consent": false, "low_balance_units": null, "require_mfa": true}`. An empty body or an unknown field: 400; a wrong type: 422.
+         *
+         *     - `require_mfa: true` makes two-factor sign-in mandatory for the organisation's administrators. Until an administrator has enrolled, their tokens may call only `POST /me/mfa/totp`, `POST /me/mfa/totp/confirm`, `GET /me`, `GET /meorganisation`, `POST /change-password` and `POST /logout`; anything else answers 403 `{"detail": "Your organisation requires two-factor sign-in: enrol with POST /me/mfa/totp first", "code": "mfa_enrolment_required"}`. It takes effect on the next request, on tokens already issued too (the administrator who sets it is included). Members are not affected; they may still enrol.
+         *     - `require_consent: true` makes a recorded consent mandatory for live verifications (see Verification, "Recorded consent").
+         *     - `low_balance_units` (an integer from 1 to 1,000,000,000) sets the low-balance alert line (see the tag); `null` turns alerts off.
+         *     - `alert_emails` (a list of at most 10 e-mail addresses, kept lower-cased and once each) chooses who gets the low-balance alerts; `[]` (the default) leaves them to the administrators. The addresses are not written to the audit trail (`organisation.settings_changed` names the setting only).
+         *     - `address` (one line, up to 300 characters) and `tin` (the tax identification number: 8 to 20 digits, hyphens allowed between them, e.g. `12345678-0001`) are printed as the buyer on the organisation's VAT invoices (Top-up, "Invoices"); `null` removes either. An invoice keeps the values it was issued with.
          */
         patch: operations["updateOrganisationSettings"];
         trace?: never;
@@ -609,7 +700,84 @@ export interface paths {
         put?: never;
         /**
          * Match a selfie against the photo the authority holds for a NIN or vNIN
-         * @description The selfie is checked first (one face, large enough): a refusal is a 422 with a `code`, nothing looked up or charged. Then the person is looked up by `nin` or `vnin` (exactly one) as the NIN and vNIN calls do, and the selfie is compared with the record's photo. Costs FACE_MATCH_UNITS (2) when compared, 1 when the record has no usable photo, nothing when not found or failed (fixture NINs free; `12345678903` carries a real portrait). `consent` is required: a face is biometric data. The selfie and its descriptor are never stored. `Idempotency-Key` works as on every verification POST (the selfie is part of the request: another selfie with the same key is a 409); `Prefer: respond-async`: the selfie is checked in the request (a refusal is still a 422), then 202 with the reference; the lookup waits out authority outages as other asynchronous verifications do, the comparison follows it, and the requery answers this call's 200 (or its error) once both are done; `verification.completed` is sent then. The selfie waits sealed inside its job in Redis and leaves with it. Either way, the lookup's unit is held until the comparison is made: a face worker that fails or does not answer within FACE_WAIT_MS ends the verification failed `face_unavailable` (503 with the `reference_id`, also on the requery), nothing charged.
+         * @description Whether the person in front of you is the holder of the NIN (the checks every verification POST runs come first: see the tag). Send the NIN or vNIN (exactly one), a selfie and the person's consent:
+         *
+         *     ```json
+         *     {"nin": "70000000001", "reason": "corporate", "selfie": "/9j/4AAQ...", "consent": {"obtained_at": "2026-11-20T09:30:00Z", "channel": "mobile", "notice_version": "privacy-2026-03"}}
+         *     ```
+         *
+         *     `selfie`: JPEG, PNG or WebP as base64 (a `data:image/jpeg;base64,` prefix is allowed), at most 2 MiB
+         *     decoded (413 beyond). EXIF orientation is honoured, so a phone photo taken sideways is read upright.
+         *     `consent` is required (400 without): a face is biometric data, sensitive under the NDPA. `match_only:
+         *     true` answers `data: {"reference_id"}` alone and keeps no record, as `/verify-nin/match` does.
+         *
+         *     ```json
+         *     {"data": {"nin": "70000000001", "fname": "Grace", "...": "...", "reference_id": "REF-..."},
+         *      "face": {"status": "compared", "match": true, "confidence": 99.9, "threshold": 75, "liveness": "not_checked",
+         *               "model": "face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)"}}
+         *     ```
+         *
+         *     **Order and cost.** The selfie is checked first, before anything is looked up: a refusal is a 422 with
+         *     a `code`, nothing recorded or charged:
+         *
+         *     | `code` | meaning |
+         *     |---|---|
+         *     | `selfie_unreadable` | not a JPEG, PNG or WebP image |
+         *     | `selfie_no_face` | no face found |
+         *     | `selfie_many_faces` | more than one face (a second face counts when it is at least 40 % of the largest one's size) |
+         *     | `selfie_face_too_small` | the face's shorter side is under 64 pixels once the selfie is fitted in 1024 x 1024 |
+         *
+         *     Then the person is looked up as `/verify-nin` or `/verify-nin/vnin` would (not found: 404, failed:
+         *     502/503, nothing charged), and the selfie is compared with the record's photo:
+         *
+         *     | outcome | `face.status` | units |
+         *     |---|---|---|
+         *     | compared (match or not) | `compared` | `FACE_MATCH_UNITS` (2): the lookup's unit and a `face_match` ledger line |
+         *     | the record has no photo showing exactly one face | `no_reference_photo` (`match` and `confidence` null) | 1 (the lookup) |
+         *     | not found, refused, failed | an error | 0 |
+         *     | fixture NIN or vNIN | as above | 0 |
+         *
+         *     A live face match needs `FACE_MATCH_UNITS` spendable units to start (402 otherwise, nothing charged).
+         *     The units are checked, not held, until the lookup holds its own: when concurrent calls drain the wallet
+         *     meanwhile, the comparison still answers 200 and its extra units are waived (the ledger shows the
+         *     lookup's unit alone), never a 402 over a charged lookup.
+         *
+         *     **A comparison that fails costs nothing.** The lookup's unit is only held while the record's photo is
+         *     compared (the lookup job asks a face worker before it settles); if no comparison can be made (a face
+         *     worker failing, or none answering within FACE_WAIT_MS), the verification ends `failed` with code
+         *     `face_unavailable` and the held unit goes back. The answer is a 503, the same a requery gives:
+         *
+         *     ```json
+         *     {"detail": "Face comparison was unavailable, nothing was charged; send the face match again", "reference_id": "REF-...", "code": "face_unavailable"}
+         *     ```
+         *
+         *     Nothing was charged and no record is kept for that reference: send the face match again (with a new
+         *     `Idempotency-Key`, or the same one: a 503 is not kept for the key). A vNIN was used by the lookup, so
+         *     the person must issue a new one. A face match whose job was lost (Redis flushed) ends `failed` with
+         *     code `lookup_abandoned` (502), also free. Face matches
+         *     take turns between organisations: one organisation sending many at once does not hold another's
+         *     behind all of them. A requery of the
+         *     reference answers the same `data` and `face`. History lists it with `kind: "face"`; the audit trail
+         *     records `verification.face_matched`.
+         *
+         *     **Idempotency and asynchronous use.**
+         *     - `Idempotency-Key` works as on the other verification calls; the selfie is part of the request (its
+         *       SHA-256 enters the key's keyed request hash, the only thing kept of a body), so the same key with
+         *       another selfie is a 409. There is no slip for a face match.
+         *     - `Prefer: respond-async` works as on the other verification calls, with one difference: the selfie is
+         *       checked in the request, so a refusal is still an immediate 422 with nothing recorded. Then 202 with the
+         *       `reference_id`; the lookup waits out authority outages in the background lane (up to
+         *       ASYNC_MAX_WAIT_HOURS), and once it finds the record the same job asks a face worker for the
+         *       comparison and settles both in one transaction (the lookup's unit, the comparison's extra units, and
+         *       `verification.completed` to your webhook endpoints), as the synchronous call's job does. The requery answers 202 until then, then exactly
+         *       what the synchronous call would have answered. Meanwhile the selfie waits sealed inside that job in
+         *       Redis, which is removed as it ends; it is never in PostgreSQL. A face worker that does not answer
+         *       within FACE_WAIT_MS ends the verification `failed` with code `face_unavailable` (nothing charged: send
+         *       it again), and a job lost with Redis ends it `lookup_abandoned` (the selfie went with it). Fixture NINs
+         *       are decided at once, as other asynchronous fixture calls (202, the requery answers, no webhook event).
+         *       The audit event `verification.face_matched` is written when the call is accepted.
+         *
+         *     The selfie and its descriptors are never stored (see the tag, "Face match"); the comparison's `confidence` and `threshold` are explained there too.
          */
         post: operations["verifyFace"];
         delete?: never;
@@ -990,7 +1158,11 @@ export interface paths {
         };
         /**
          * Units used per day
-         * @description Organisation administrators only. Read from the ledger: live verifications charged per Lagos day, and fixture calls.
+         * @description Organisation administrators and the `finance` role (API clients: `history:read`; team members 403): `?days=N` (1 to 366, default 30; else 400,
+         *     non-numeric 422), the last `N` calendar days in Lagos time, oldest first, every day present:
+         *     `{"data": [{"day": "2026-11-24", "units": 12, "verifications": 12, "fixture_verifications": 3}, ...]}`
+         *     (`units`: units charged by verifications that day; fixture calls are counted but free). Read from the
+         *     ledger, so it always agrees with `GET /transactions`.
          */
         get: operations["dailyUsage"];
         put?: never;
@@ -1010,7 +1182,26 @@ export interface paths {
         };
         /**
          * The organisation's ledger
-         * @description Organisation administrators only. Every unit movement of the wallet, newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (a header row, then one line per ledger line; `limit` and `cursor` do not apply), sent while it is read from the database. Exports share per-organisation and per-server caps (429 with Retry-After beyond them).
+         * @description Organisation administrators and the `finance` role (team members 403 `Only
+         *     organisation administrators and finance officers may do this`; API clients: `history:read`): the organisation's ledger, ordered by `id` descending. Filter `kind`
+         *     (`verification`, `fixture_verification`, `topup`, `adjustment`; anything else 400), `from`, `to`.
+         *     Each line:
+         *     ```json
+         *     {"id": 4312, "kind": "topup", "amount": 1000000, "vat_amount": 75000, "service_charge": 26523,
+         *      "units_delta": 100, "units_before": 7, "units_after": 107, "reference": "TOP-1-0f3c9a7d21b4e8c6",
+         *      "details": {"source": "webhook"}, "created_at": "2026-03-01T09:30:00.000Z",
+         *      "username": "demo-admin", "api_client": null}
+         *     ```
+         *     `amount` is the unit price of a verification, the base amount of a top-up, 0 for fixture calls and
+         *     adjustments; `vat_amount` and `service_charge` are set on top-up lines only (else `null`);
+         *     `reference` is the verification's `reference_id` or the top-up's reference (`null` on adjustments);
+         *     `details` holds the verification's mode and reason, `fixture: true` on fixture calls, the operator's
+         *     note on adjustments. `username` and `api_client` say who made the verification or the top-up (see the tag, "Who made a verification"); both are `null` on adjustments.
+         *
+         *     With `Accept: text/csv` (see the tag, "CSV export"): `transactions-<org>.csv`, the header row
+         *     `id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name`
+         *     (the `api_client` object flattened into its `client_id` and `name`), `details` as JSON. Exports share
+         *     per-organisation and per-server caps (429 with `Retry-After` beyond them: see the tag, "CSV export limits").
          */
         get: operations["listTransactions"];
         put?: never;
@@ -1030,7 +1221,18 @@ export interface paths {
         };
         /**
          * The organisation's top-ups
-         * @description Organisation administrators and the `finance` role. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
+         * @description Organisation administrators and the `finance` role (API clients: `history:read`). Filter `status` (`pending`, `credited`, `failed`,
+         *     `abandoned`, `amount_mismatch`), `from`, `to`. Each top-up:
+         *     ```json
+         *     {"reference": "TOP-1-0f3c9a7d21b4e8c6", "status": "credited", "units": 100, "bonus_units": 0,
+         *      "base_amount": 1000000, "vat_amount": 75000, "service_charge": 26523, "total_amount": 1101523,
+         *      "paid_amount": 1101523, "created_at": "2026-03-01T09:28:10.512Z", "credited_at": "2026-03-01T09:30:00.004Z",
+         *      "invoice_number": "INV-2026-000042"}
+         *     ```
+         *     `paid_amount` is what the processor reported paid (`null` until a payment was seen); `credited_at`
+         *     and `invoice_number` (its VAT invoice: `GET /topups/{reference}/invoice`) are `null` until the wallet is credited. With `Accept: text/csv`: the whole filtered range as
+         *     `topups-<org>.csv`, columns `reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number`
+         *     (empty for `null`), the same streaming, headers and limits as every export (see the tag, "CSV export" and "CSV export limits").
          */
         get: operations["listTopups"];
         put?: never;
@@ -1050,7 +1252,7 @@ export interface paths {
         };
         /**
          * One top-up
-         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize.
+         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 `Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400.
          */
         get: operations["getTopup"];
         put?: never;
@@ -1100,7 +1302,36 @@ export interface paths {
         };
         /**
          * The organisation's verifications
-         * @description Administrators and team members. Newest first, a page at a time. No personal data: to read a record again, requery its reference_id (free, within the retention period). With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).
+         * @description Administrators and team members: everyone of the organisation sees all its verifications (API clients:
+         *     `history:read`). Filters `status` (`pending`, `found`, `not_found`, `failed`, `expired`), `mode`
+         *     (`sync`, `async`, `batch`, or a `kind` name: see below), `kind` (`nin`, `vnin`, `phone`, `demography`,
+         *     `match`), `delivery` (`sync`, `async`, `batch`), `batch_id` (`BAT-` and 12 characters), `from`, `to`.
+         *     Each verification:
+         *     ```json
+         *     {"reference_id": "REF-7K2M9Q4XD1AB", "mode": "sync", "kind": "nin", "delivery": "sync", "batch_id": null, "reason": "corporate",
+         *      "status": "found", "charged": true, "fixture": false, "username": "demo-member", "api_client": null, "consent": null,
+         *      "created_at": "2026-03-01T09:31:02.118Z"}
+         *     ```
+         *     `mode` is how the verification was asked for: `sync` (answered in the request), `async`
+         *     (`Prefer: respond-async`) or `batch` (a row of a batch, whose id is `batch_id`; `null` otherwise).
+         *     `kind` is what was looked up: `nin`, `vnin`, `phone`, `demography` or `match`. `delivery` repeats
+         *     `mode`. **One change of meaning inside `v1`, announced here:** before asynchronous verification,
+         *     `mode` carried what `kind` carries now; the contract of asynchronous verification gives `mode` the
+         *     names `sync`, `async` and `batch`, and we follow it. Clients that filtered with `?mode=nin` keep
+         *     working: the `mode` filter takes both sets of names (they do not overlap), and `?kind=` filters on the
+         *     lookup alone. Waiting lookups are `?status=pending`.
+         *     `charged` is read from the ledger (a verification whose record was erased shows `expired` and still
+         *     `charged: true`).
+         *
+         *     Who made each verification (`username`, `api_client`): see the tag.
+         *
+         *     With `Accept: text/csv` (see the tag, "CSV export"), it answers the whole filtered range as
+         *     `verifications-<org>.csv`, columns
+         *     `reference_id,mode,kind,batch_id,reason,status,charged,fixture,username,api_client_id,api_client_name,consent_obtained_at,consent_channel,consent_notice_version,created_at`
+         *     (`charged` and `fixture` as `true`/`false`, the consent's fields empty when none was recorded), newest first, with the same streaming, headers and limits
+         *     as every export. No personal data ever appears in
+         *     this list (no NIN, phone, names, date of birth or photo): `POST /verify-nin/requery` with the
+         *     `reference_id` reads a record again, free, within the retention period.
          */
         get: operations["listVerifications"];
         put?: never;
@@ -1120,7 +1351,9 @@ export interface paths {
         };
         /**
          * The organisation's audit trail
-         * @description Organisation administrators only. Who did what and when in the organisation (sign-ins, password and team changes, API clients, wallet movements, every read of a stored record), newest first, a page at a time. Append-only and hash-chained. With `Accept: text/csv` the answer is the whole filtered range as CSV (`limit` and `cursor` do not apply).
+         * @description Organisation administrators and the `finance` role, and API clients of those roles (team members: 403 `Only organisation administrators and finance officers may do this`). The organisation's own events (who did what and when: see the tag for each event's fields and the actions), newest first, in the history lists' pages (`limit`, `cursor`, `from`, `to` as in History), filtered by `action` (one of the actions; anything else 400). Append-only and hash-chained.
+         *
+         *     With `Accept: text/csv`: the whole filtered range as CSV (header row, CRLF, `details` as JSON, `limit` and `cursor` do not apply; a field that would start a spreadsheet formula is prefixed with `'`); an `Accept` that allows neither JSON nor CSV is 406, as on the other lists.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -1146,7 +1379,10 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once. An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. `events` takes the event names of the tag's table, or `["*"]`. The answer carries the signing secret (`whsec_...`), once.
+         *
+         *     - The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback.
+         *     - An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1178,7 +1414,7 @@ export interface paths {
         head?: never;
         /**
          * Change the URL, the events, or switch it on or off
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. Switching off fails its pending deliveries; switching on clears `disabled_reason` and receives the events from then on (past ones: redeliver).
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The URL follows the rules of `POST /webhook-endpoints`. Switching off fails its pending deliveries; an endpoint the service disabled (a `410 Gone`, or every try failed for 3 days: `disabled_reason` says which) is switched on again with `{"enabled": true}`, which clears `disabled_reason` and receives the events from then on (past ones: redeliver).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -1232,7 +1468,7 @@ export interface paths {
         };
         /**
          * The endpoint's deliveries, newest first
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. Every delivery of an event to this endpoint, with its tries, newest first, in cursor pages like the other lists.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1254,7 +1490,7 @@ export interface paths {
         put?: never;
         /**
          * Send a past event again
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 with a `code` and `Retry-After` beyond.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 `redelivery_pending` while a redelivery of it is still pending, 429 `redelivery_limit` beyond the hour's count, with `Retry-After` saying when the oldest leaves the hour.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -1272,13 +1508,20 @@ export interface paths {
         };
         /**
          * The organisation's links, newest first
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope.
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Newest first, in cursor pages like the other lists.
          */
         get: operations["listVerificationLinks"];
         put?: never;
         /**
          * Make a link for a person to verify themselves
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Send the `url` to the person (SMS, e-mail, WhatsApp): it is shown in this answer only. `reason` must be a key of `GET /nimc-reasons` (400 otherwise).
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `{"reason", "purpose", "require_face": true, "expires_in_hours": 72, "max_uses": 1, "client_ref"}`:
+         *
+         *     - `reason` a key of `GET /nimc-reasons` (400 otherwise; its label is shown to the person);
+         *     - `purpose` up to 200 characters, shown to the person;
+         *     - `expires_in_hours` 1 to 720 (default 72); `max_uses` 1 to 1000 (default 1); `require_face` default true (false: the page runs `POST /verify-nin/vnin` without a selfie);
+         *     - `client_ref` your own reference (up to 100 characters, never shown to the person).
+         *
+         *     The 201 answer carries `url` (`<PUBLIC_BASE_URL>/v/<token>`, the token 128 random bits): **it is shown once**, since only the token's hash is kept. Send it to the person (SMS, e-mail, WhatsApp). Lost it: revoke the link and make another.
          */
         post: operations["createVerificationLink"];
         delete?: never;
@@ -1296,7 +1539,7 @@ export interface paths {
         };
         /**
          * One link, with its submissions
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Each submission names its verification: requery it (free) for the record.
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `submissions` lists each verification the page made (`reference_id`, `status`, `code`, `face` as in the face match's answer, `submitted_at`; newest first, the last 200). Requery a submission's `reference_id` (free) for the record: the page never shows it to the person. `status` is `active`, `expired`, `used_up` or `revoked`.
          */
         get: operations["getVerificationLink"];
         put?: never;
@@ -1318,7 +1561,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw a link
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. From now on its page says it was withdrawn (410). Revoking a revoked link answers it as it is.
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Withdraws it at once: from now on its page says it was withdrawn (410). Revoking a revoked link answers it as it is.
          */
         post: operations["revokeVerificationLink"];
         delete?: never;
@@ -1430,7 +1673,20 @@ export interface paths {
         };
         /**
          * A month's statement of the wallet
-         * @description Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups (with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. `Accept: text/csv` or `application/pdf` for a file, else JSON. On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.
+         * @description Organisation administrators and the `finance` role (API clients: `history:read`). One Lagos calendar
+         *     month of the wallet, read from the ledger in one snapshot: the opening balance (after the last ledger
+         *     line before the month; 0 before the first), live verifications summed per day (with the day's free
+         *     test-mode calls), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice
+         *     number), each adjustment with its note, each payment refunded in the month (never credited, so no
+         *     units), and the closing balance; `opening_units + totals.movement_units = closing_units`. Answered as
+         *     JSON, or as a file with `Accept: text/csv` (`statement-<month>.csv`: columns
+         *     `date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira`, the
+         *     first row the opening balance and the last the closing, money as plain naira decimals) or
+         *     `Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm`, or has not
+         *     begun: 400; another `Accept`: 406; team members: 403.
+         *
+         *     On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month
+         *     that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.
          */
         get: operations["getStatement"];
         put?: never;
@@ -5783,7 +6039,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5839,7 +6095,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6065,7 +6321,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;

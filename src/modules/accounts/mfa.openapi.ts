@@ -9,8 +9,9 @@ export const codedError = z.object({ detail: z.string(), code: z.string() }).met
 
 export function registerMfa(registry: OpenAPIRegistry): void {
   const enrolling =
-    'An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but GET /me, ' +
-    'POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).';
+    'An administrator of an organisation that requires two-factor sign-in may call it before enrolling (every other endpoint but the two ' +
+    'enrolment endpoints, GET /me, GET /meorganisation, POST /change-password and POST /logout answers 403 `mfa_enrolment_required` until then).';
+  const who = 'A user\'s bearer token (API clients get 403).';
   const Code = codeBody.meta({ id: 'OneTimeCode' });
   const counted =
     ` A wrong code (one-time or recovery) counts towards the user's failures on every endpoint that takes one, sign-in included: past ${MAX_CODE_FAILURES} in ` +
@@ -23,8 +24,10 @@ export function registerMfa(registry: OpenAPIRegistry): void {
     tags: [TAGS.auth],
     summary: 'Start two-factor enrolment',
     description:
-      'A fresh TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for the caller, as base32 and as an `otpauth://` URI for an authenticator app. ' +
-      'Not in use until confirmed; enrolling again before confirming replaces it. ' + enrolling,
+      `${who} No body; answers 201 \`{"secret": "<base32>", "otpauth_uri": "otpauth://totp/..."}\`: a fresh TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s, ` +
+      'as authenticator apps expect; show the URI as a QR code). Not in use until confirmed; calling it again before confirming replaces ' +
+      'the secret. With two-factor sign-in already on: 409. The secret is stored sealed with `ENCRYPTION_KEYS` (AES-256-GCM, bound to the user). ' +
+      enrolling,
     security: bearer,
     responses: {
       201: json(z.object({ secret: z.string(), otpauth_uri: z.string() }).meta({ id: 'TotpEnrolment' }), 'Enrolment started'),
@@ -39,7 +42,14 @@ export function registerMfa(registry: OpenAPIRegistry): void {
     operationId: 'confirmTotp',
     tags: [TAGS.auth],
     summary: 'Turn two-factor sign-in on',
-    description: 'With a current code from the authenticator app. Answers 10 single-use recovery codes, shown only here. ' + enrolling + counted + ends,
+    description:
+      `${who} \`{"code": "123456"}\`, a current code from the authenticator app, turns it on and answers 200 \`{"recovery_codes": [10 strings]}\`, ` +
+      'shown only here (stored as SHA-256 digests; each is good for one sign-in, typed with or without its dashes, in any case). A wrong ' +
+      'code: 400 `Invalid one-time code`; nothing to confirm: 409. The confirming code cannot also sign in. Confirming again (after turning ' +
+      'it off) issues a new secret and new recovery codes; the old ones die. ' +
+      enrolling +
+      counted +
+      ends,
     security: bearer,
     request: { body: jsonBody(Code) },
     responses: {
@@ -57,8 +67,10 @@ export function registerMfa(registry: OpenAPIRegistry): void {
     tags: [TAGS.auth],
     summary: 'Turn two-factor sign-in off',
     description:
-      'With the current password and a current code or an unused recovery code. A wrong password counts as a failed sign-in (as `POST /change-password`). ' +
-      'An administrator of an organisation that requires two-factor sign-in cannot.' +
+      `${who} \`{"code": "...", "current_password": "..."}\` (a current code or an unused recovery code, and the current password) turns it ` +
+      'off: 204. No password: 422; a wrong one: 400 `Current password is incorrect`, counted as a failed sign-in (as `POST /change-password`; ' +
+      'checked before the code, so it costs no code). A wrong code: 400; not on: 409. An administrator of an organisation that requires ' +
+      'two-factor sign-in cannot: 403 with `"code": "mfa_required_by_organisation"`.' +
       counted +
       ends,
     security: bearer,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bearer, errorResponse, errors, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { bearer, errorResponse, errors, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { STATEMENT_CSV_COLUMNS } from './statement-files.ts';
 
 const date = z.string().meta({ description: 'Lagos calendar day, yyyy-mm-dd' });
@@ -42,6 +42,24 @@ export const statementSchema = z
   })
   .meta({ id: 'Statement' });
 
+/** GET /statements/{month}'s own rules, markdown (shown under it at /docs; the tag's guide is history.guide.md). */
+const STATEMENT = md(
+  'Organisation administrators and the `finance` role (API clients: `history:read`). One Lagos calendar',
+  'month of the wallet, read from the ledger in one snapshot: the opening balance (after the last ledger',
+  "line before the month; 0 before the first), live verifications summed per day (with the day's free",
+  'test-mode calls), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice',
+  'number), each adjustment with its note, each payment refunded in the month (never credited, so no',
+  'units), and the closing balance; `opening_units + totals.movement_units = closing_units`. Answered as',
+  'JSON, or as a file with `Accept: text/csv` (`statement-<month>.csv`: columns',
+  '`date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira`, the',
+  'first row the opening balance and the last the closing, money as plain naira decimals) or',
+  '`Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm`, or has not',
+  'begun: 400; another `Accept`: 406; team members: 403.',
+  '',
+  'On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month',
+  'that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.',
+);
+
 export function register(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get',
@@ -49,12 +67,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getStatement',
     tags: [TAGS.history],
     summary: "A month's statement of the wallet",
-    description:
-      'Organisation administrators and the `finance` role. The Lagos month: opening balance, live verifications summed per day, top-ups ' +
-      '(with base, VAT, fee, total and invoice number), adjustments, refunded payments, closing balance; opening + movements = closing. ' +
-      '`Accept: text/csv` or `application/pdf` for a file, else JSON. ' +
-      'On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month ' +
-      'that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.',
+    description: STATEMENT,
     security: bearer,
     request: { params: z.object({ month: z.string().meta({ example: '2026-11', description: 'yyyy-mm, Lagos time; not a month yet to begin' }) }) },
     responses: {

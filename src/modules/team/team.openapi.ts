@@ -1,11 +1,83 @@
 import { z } from 'zod';
-import { bearer, errorResponse, errors, json, jsonBody, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
+import { bearer, errorResponse, errors, json, jsonBody, md, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
 import { organisationSettingsRow, settingsPatch, type TeamMember } from '../organisations/index.ts';
 import { acceptInvitationBody, createdTeamMember, invitationView, newInvitation, newTeamMember, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
 
 type _memberMatches = Assert<Same<z.infer<typeof teamMember>, TeamMember>>;
 
-const MANAGERS = 'Organisation administrators only (persons; API clients get 403).';
+const MANAGERS = 'Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies.';
+
+/** The operations' own rules, markdown (shown under each operation at /docs; the tag's guide is team.guide.md). */
+const LIST = `${MANAGERS} \`{"data": [{"id", "username", "email", "role", "disabled", "created_at"}]}\`: every user of the caller's organisation, oldest first; never a password hash.`;
+
+const ADD = md(
+  `${MANAGERS} \`{"username", "email", "role": "member" | "finance" | "org_admin"}\`: 201 with the user and a \`temporary_password\` ` +
+    '(16 characters, 96 random bits), shown in this answer only (`Cache-Control: no-store`); the user must change it at first sign-in.',
+  '',
+  '- Usernames are stored lower-case and unique across the service: a taken one is 409. A username that breaks a username rule (see ' +
+    'the tag) is 400 `username: <rule>`.',
+  '- A missing field 422; a bad e-mail or another role 400.',
+  '- Kept for the integrations that use it: people are best added by invitation (`POST /team/invitations`), so that no password is ever ' +
+    'shown to anyone else; the portal adds people by invitation only.',
+);
+
+const CHANGE = md(
+  `${MANAGERS} \`{"disabled"?: boolean, "role"?: "member" | "finance" | "org_admin"}\` (at least one; else 400): 200 with the user.`,
+  '',
+  "- Disabling a user or changing the role ends the user's tokens at once. Disabling or demoting a user suspends the API clients they " +
+    'created until another administrator adopts them (`team.user_updated` records it).',
+  "- Another organisation's user, or an unknown id, is 404 `User not found` (the same answer).",
+  "- Disabling or demoting the organisation's last active administrator is 409 `Cannot remove the organisation's last administrator`; " +
+    "changes to one organisation's team are serialised, so two administrators demoting each other at the same moment cannot both " +
+    "succeed. The operator's `user:disable` is not held to this rule.",
+  '- A user the operator disabled (`user:disable`, or retiring the organisation) stays disabled until the operator\'s `user:enable`: ' +
+    '`{"disabled": false}` answers 403 `This user was disabled by an operator: only an operator can enable them again (user:enable)`. ' +
+    'Who disabled a user is recorded with the flag; users disabled before that record existed count as disabled by the operator.',
+);
+
+const INVITE = md(
+  `${MANAGERS} \`{"email", "username", "role"}\`, with the rules of \`POST /team\` (a username that breaks a username rule: 400). 201 ` +
+    'with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal\'s ' +
+    '`/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the ' +
+    'invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.',
+  '',
+  '- The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.',
+  '- A username already taken, or already holding an open invitation: 409.',
+  '- Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.',
+);
+
+const INVITATIONS = `${MANAGERS} Newest first, at most 500; each invitation's \`status\` (\`pending\`, \`accepted\`, \`revoked\`, \`expired\`) and, once accepted, \`user_id\`.`;
+
+const ACCEPT = md(
+  'No bearer token: the invitation token proves the invitee. `{"token", "password"}` makes the user with the invitation\'s username, ' +
+    'e-mail and role and the chosen password, and answers 201 `{"id", "username", "role"}`; then sign in with `POST /login`.',
+  '',
+  '- The password rules apply: 400 naming the rule, the invitation stays usable.',
+  '- A used, revoked or unknown token: 400 `This invitation is not valid: it was already used or revoked, or the link is wrong`; an ' +
+    'expired one: 400 `This invitation has expired: ask an administrator of the organisation for a new one`; one whose sender was ' +
+    'disabled or demoted since (an invitation carries its sender\'s authority): 400 `This invitation is no longer valid: the ' +
+    'administrator who sent it may no longer invite; ask for a new one`.',
+  '- Two acceptances at once: one makes the user, the other is refused.',
+);
+
+const SETTINGS = md(
+  `${MANAGERS} Changes the settings named in the body, each optional, and answers 200 with all the organisation's settings, e.g. ` +
+    '`{"require_consent": false, "low_balance_units": null, "require_mfa": true}`. An empty body or an unknown field: 400; a wrong type: 422.',
+  '',
+  "- `require_mfa: true` makes two-factor sign-in mandatory for the organisation's administrators. Until an administrator has " +
+    'enrolled, their tokens may call only `POST /me/mfa/totp`, `POST /me/mfa/totp/confirm`, `GET /me`, `GET /meorganisation`, ' +
+    '`POST /change-password` and `POST /logout`; anything else answers 403 `{"detail": "Your organisation requires two-factor sign-in: ' +
+    'enrol with POST /me/mfa/totp first", "code": "mfa_enrolment_required"}`. It takes effect on the next request, on tokens already ' +
+    'issued too (the administrator who sets it is included). Members are not affected; they may still enrol.',
+  '- `require_consent: true` makes a recorded consent mandatory for live verifications (see Verification, "Recorded consent").',
+  '- `low_balance_units` (an integer from 1 to 1,000,000,000) sets the low-balance alert line (see the tag); `null` turns alerts off.',
+  '- `alert_emails` (a list of at most 10 e-mail addresses, kept lower-cased and once each) chooses who gets the low-balance alerts; ' +
+    '`[]` (the default) leaves them to the administrators. The addresses are not written to the audit trail ' +
+    '(`organisation.settings_changed` names the setting only).',
+  '- `address` (one line, up to 300 characters) and `tin` (the tax identification number: 8 to 20 digits, hyphens allowed between ' +
+    'them, e.g. `12345678-0001`) are printed as the buyer on the organisation\'s VAT invoices (Top-up, "Invoices"); `null` removes ' +
+    'either. An invoice keeps the values it was issued with.',
+);
 
 export function register(registry: OpenAPIRegistry): void {
   const Member = teamMember.meta({ id: 'TeamMember', description: 'A user of the caller\'s organisation. Passwords are never shown, except once at creation.' });
@@ -20,7 +92,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'listTeam',
     tags: [TAGS.team],
     summary: "The users of the caller's organisation",
-    description: MANAGERS,
+    description: LIST,
     security: bearer,
     responses: { 200: json(List), ...errors(401, 403, 429) },
   });
@@ -31,7 +103,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'addTeamMember',
     tags: [TAGS.team],
     summary: 'Add a user to the organisation',
-    description: `${MANAGERS} The answer carries a temporary password, once; the user must change it at first sign-in. Kept for the integrations that use it: people are best added by invitation (\`POST /team/invitations\`), so that no password is ever shown to anyone else; the portal adds people by invitation only.`,
+    description: ADD,
     security: bearer,
     request: { body: jsonBody(New) },
     responses: {
@@ -47,9 +119,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'updateTeamMember',
     tags: [TAGS.team],
     summary: 'Enable, disable, promote or demote a user',
-    description:
-      `${MANAGERS} Disabling a user or changing a role ends the user's tokens at once. A user an operator disabled (\`user:disable\`) ` +
-      'can be enabled again only by an operator (403). Disabling or demoting a user suspends the API clients they created until another administrator adopts them.',
+    description: CHANGE,
     security: bearer,
     request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The user id' }) }), body: jsonBody(Change) },
     responses: {
@@ -69,7 +139,7 @@ function registerInvitations(registry: OpenAPIRegistry): void {
     operationId: 'inviteTeamMember',
     tags: [TAGS.team],
     summary: 'Invite someone to the team by e-mail',
-    description: `${MANAGERS} E-mails a link, valid \`INVITATION_TTL_HOURS\` (72) hours and usable once, with which the invitee chooses a password; the user is made then, with this username and role.`,
+    description: INVITE,
     security: bearer,
     request: { body: jsonBody(newInvitation.meta({ id: 'NewInvitation' })) },
     responses: {
@@ -84,7 +154,7 @@ function registerInvitations(registry: OpenAPIRegistry): void {
     operationId: 'listTeamInvitations',
     tags: [TAGS.team],
     summary: "The organisation's invitations, newest first (at most 500)",
-    description: MANAGERS,
+    description: INVITATIONS,
     security: bearer,
     responses: { 200: json(z.object({ data: z.array(Invitation) }).meta({ id: 'InvitationList' })), ...errors(401, 403, 429) },
   });
@@ -94,7 +164,7 @@ function registerInvitations(registry: OpenAPIRegistry): void {
     operationId: 'revokeTeamInvitation',
     tags: [TAGS.team],
     summary: 'Revoke an open invitation',
-    description: `${MANAGERS} Its link stops working at once.`,
+    description: `${MANAGERS} Its link stops working at once. Revoking an open invitation answers 200 with it; any other id 404.`,
     security: bearer,
     request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The invitation id' }) }) },
     responses: { 200: json(Invitation, 'Invitation revoked'), ...errors(401, 403, 429), 404: errorResponse('No open invitation with this id in the organisation') },
@@ -105,7 +175,7 @@ function registerInvitations(registry: OpenAPIRegistry): void {
     operationId: 'acceptInvitation',
     tags: [TAGS.team],
     summary: 'Accept an invitation: choose a password, and the user is made',
-    description: 'No bearer token: the invitation token proves the invitee. Usable once, until the invitation expires; then sign in with `POST /login`.',
+    description: ACCEPT,
     security: [],
     request: { body: jsonBody(acceptInvitationBody.meta({ id: 'AcceptInvitation' })) },
     responses: {
@@ -125,7 +195,7 @@ export function registerSettings(registry: OpenAPIRegistry): void {
     operationId: 'getOrganisationSettings',
     tags: [TAGS.team],
     summary: "The caller's organisation's settings",
-    description: 'Every member may read them.',
+    description: 'Every member may read them (`PATCH /me/organisation` says what each means).',
     security: bearer,
     responses: { 200: json(Settings), ...errors(401, 403, 429) },
   });
@@ -135,7 +205,7 @@ export function registerSettings(registry: OpenAPIRegistry): void {
     operationId: 'updateOrganisationSettings',
     tags: [TAGS.team],
     summary: "Change the organisation's settings",
-    description: `${MANAGERS} Send only the settings to change; the answer is every setting as it now stands.`,
+    description: SETTINGS,
     security: bearer,
     request: { body: jsonBody(settingsPatch) },
     responses: { 200: json(Settings, 'Settings changed'), ...errors(400, 401, 403, 415, 422, 429) },

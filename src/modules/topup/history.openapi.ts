@@ -18,6 +18,22 @@ const INVOICE = md(
   'event carries the number (`details.invoice`).',
 );
 
+/** GET /topups's own rules, markdown (shown under it at /docs; the tag's guide is history.guide.md). */
+const TOPUPS = md(
+  'Organisation administrators and the `finance` role (API clients: `history:read`). Filter `status` (`pending`, `credited`, `failed`,',
+  '`abandoned`, `amount_mismatch`), `from`, `to`. Each top-up:',
+  '```json',
+  '{"reference": "TOP-1-0f3c9a7d21b4e8c6", "status": "credited", "units": 100, "bonus_units": 0,',
+  ' "base_amount": 1000000, "vat_amount": 75000, "service_charge": 26523, "total_amount": 1101523,',
+  ' "paid_amount": 1101523, "created_at": "2026-03-01T09:28:10.512Z", "credited_at": "2026-03-01T09:30:00.004Z",',
+  ' "invoice_number": "INV-2026-000042"}',
+  '```',
+  '`paid_amount` is what the processor reported paid (`null` until a payment was seen); `credited_at`',
+  'and `invoice_number` (its VAT invoice: `GET /topups/{reference}/invoice`) are `null` until the wallet is credited. With `Accept: text/csv`: the whole filtered range as',
+  '`topups-<org>.csv`, columns `reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number`',
+  '(empty for `null`), the same streaming, headers and limits as every export (see the tag, "CSV export" and "CSV export limits").',
+);
+
 export function register(registry: OpenAPIRegistry): void {
   const Topup = topupView.meta({ id: 'Topup' });
   registry.registerPath({
@@ -26,9 +42,7 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'listTopups',
     tags: [TAGS.history],
     summary: "The organisation's top-ups",
-    description:
-      'Organisation administrators and the `finance` role. Newest first, a page at a time. With `Accept: text/csv` the answer is the whole filtered range as CSV ' +
-      '(`limit` and `cursor` do not apply), streamed; exports share per-organisation and per-server caps (429 with Retry-After beyond them).',
+    description: TOPUPS,
     security: bearer,
     request: { query: z.object({ status: topupStatus.optional().meta({ description: 'Only top-ups in this status' }), ...listParams }) },
     responses: {
@@ -41,7 +55,7 @@ export function register(registry: OpenAPIRegistry): void {
       },
       ...errors(401, 406, 422, 429),
       400: errorResponse('A filter, limit or cursor breaks a rule'),
-      403: errorResponse('The caller is not an organisation administrator'),
+      403: errorResponse('The caller is neither an organisation administrator nor a finance officer'),
     },
   });
   registry.registerPath({
@@ -50,7 +64,10 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getTopup',
     tags: [TAGS.history],
     summary: 'One top-up',
-    description: 'Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize.',
+    description:
+      'Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. ' +
+      'A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 ' +
+      '`Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400.',
     security: bearer,
     request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
     responses: {

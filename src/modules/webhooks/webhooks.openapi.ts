@@ -1,9 +1,18 @@
 import { z } from 'zod';
-import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { REDELIVERIES_PER_HOUR } from './endpoints.ts';
 import { createEndpointBody, delivery, endpoint, endpointList, endpointWithSecret, patchEndpointBody } from './webhooks.schemas.ts';
 
 const WHO = 'Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.';
+/** The operations' own rules, markdown (shown under each operation at /docs; the tag's guide is webhooks.guide.md). */
+const CREATE = md(
+  `${WHO} \`events\` takes the event names of the tag's table, or \`["*"]\`. The answer carries the signing secret (\`whsec_...\`), once.`,
+  '',
+  '- The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every ' +
+    'delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are ' +
+    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback.',
+  '- An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.',
+);
 const idParam = z.object({ id: z.string().regex(/^we_[0-9a-f]{24}$/).meta({ description: 'The endpoint id' }) });
 
 export function register(registry: OpenAPIRegistry): void {
@@ -19,7 +28,7 @@ export function register(registry: OpenAPIRegistry): void {
 
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', tags: [TAGS.webhookEndpoints],
-    summary: 'Register an endpoint', description: `${WHO} The URL must be https and resolve only to public addresses (400 otherwise). The answer carries the signing secret, once. An organisation has at most 20 endpoints (\`WEBHOOK_MAX_ENDPOINTS\`; switched off ones count): 409 beyond.`,
+    summary: 'Register an endpoint', description: CREATE,
     security: bearer, request: { body: jsonBody(New) },
     responses: { 201: json(WithSecret, 'Endpoint registered'), ...errors(400, 401, 403, 415, 422, 429), 409: errorResponse('The organisation has the most endpoints allowed: delete one first') },
   });
@@ -36,7 +45,7 @@ export function register(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'patch', path: '/webhook-endpoints/{id}', operationId: 'updateWebhookEndpoint', tags: [TAGS.webhookEndpoints],
     summary: 'Change the URL, the events, or switch it on or off',
-    description: `${WHO} Switching off fails its pending deliveries; switching on clears \`disabled_reason\` and receives the events from then on (past ones: redeliver).`,
+    description: `${WHO} The URL follows the rules of \`POST /webhook-endpoints\`. Switching off fails its pending deliveries; an endpoint the service disabled (a \`410 Gone\`, or every try failed for 3 days: \`disabled_reason\` says which) is switched on again with \`{"enabled": true}\`, which clears \`disabled_reason\` and receives the events from then on (past ones: redeliver).`,
     security: bearer, request: { params: idParam, body: jsonBody(Change) },
     responses: { 200: json(Endpoint, 'Endpoint changed'), ...errors(400, 401, 403, 404, 415, 422, 429) },
   });
@@ -59,7 +68,7 @@ export function register(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'get', path: '/webhook-endpoints/{id}/deliveries', operationId: 'listWebhookDeliveries', tags: [TAGS.webhookEndpoints],
-    summary: "The endpoint's deliveries, newest first", description: WHO, security: bearer,
+    summary: "The endpoint's deliveries, newest first", description: `${WHO} Every delivery of an event to this endpoint, with its tries, newest first, in cursor pages like the other lists.`, security: bearer,
     request: {
       params: idParam,
       query: z.object({
@@ -74,7 +83,8 @@ export function register(registry: OpenAPIRegistry): void {
     summary: 'Send a past event again',
     description:
       `${WHO} A new delivery of the same event (the same \`id\` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most ` +
-      `${REDELIVERIES_PER_HOUR} times an hour (redelivering a redelivery counts; the automatic retries do not): 429 with a \`code\` and \`Retry-After\` beyond.`,
+      `${REDELIVERIES_PER_HOUR} times an hour (redelivering a redelivery counts; the automatic retries do not): 429 \`redelivery_pending\` while a redelivery of it ` +
+      'is still pending, 429 `redelivery_limit` beyond the hour\'s count, with `Retry-After` saying when the oldest leaves the hour.',
     security: bearer, request: { params: z.object({ delivery_id: z.string().regex(/^\d+$/).meta({ description: 'A delivery id from the deliveries list' }) }) },
     responses: {
       202: json(Delivery, 'Redelivery queued'),
