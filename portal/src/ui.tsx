@@ -328,3 +328,30 @@ export function Pager({ cursors, next, onChange }: { cursors: string[]; next: st
     </p>
   );
 }
+
+/**
+ * A value the API shows only once (a signing secret, a link's URL), with a copy button and a way to
+ * dismiss it: `children` says what it is, `what` names it in the copy button and the copy failure.
+ */
+export function ShownOnce({ value, what, onDone, children }: { value: string; what: string; onDone(): void; children: ComponentChildren }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  const copy = () =>
+    navigator.clipboard.writeText(value).then(
+      () => setCopied('Copied to the clipboard.'),
+      () => setCopied(`The browser refused to copy: select the ${what} and copy it yourself.`),
+    );
+  return (
+    <div class="notice secret" role="status">
+      {children}
+      <p class="actions">
+        <button type="button" class="secondary" onClick={() => void copy()}>
+          Copy {what}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          I have copied it
+        </button>
+      </p>
+      <p aria-live="polite">{copied}</p>
+    </div>
+  );
+}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { call, get, query } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
-import { ErrorText, Field, Page, Pager, Select, useAction, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Page, Pager, Select, ShownOnce, useAction, useLoad, when } from '../ui.tsx';
 
 type Link = {
   id: string;
@@ -33,28 +33,13 @@ function faceText(f: Face): string {
 
 /** The link's URL, shown once: only a hash of its token is kept, so it cannot be shown again. */
 function UrlOnce({ url, onDone }: { url: string; onDone(): void }) {
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = () =>
-    navigator.clipboard.writeText(url).then(
-      () => setCopied('Copied to the clipboard.'),
-      () => setCopied('The browser refused to copy: select the address and copy it yourself.'),
-    );
   return (
-    <div class="notice secret" role="status">
+    <ShownOnce value={url} what="link" onDone={onDone}>
       <p class="wrap">
         Link: <code data-testid="link-url">{url}</code>
       </p>
       <p>Send it to the person now (SMS, e-mail or WhatsApp): it is shown only this once.</p>
-      <p class="actions">
-        <button type="button" class="secondary" onClick={() => void copy()}>
-          Copy link
-        </button>
-        <button type="button" class="secondary" onClick={onDone}>
-          I have copied it
-        </button>
-      </p>
-      <p aria-live="polite">{copied}</p>
-    </div>
+    </ShownOnce>
   );
 }
 

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, get, query } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
-import { ErrorText, Field, Form, Notice, Page, Pager, useAction, useConfirm, useLoad, when } from '../ui.tsx';
+import { ErrorText, Field, Form, Notice, Page, Pager, ShownOnce, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
 type Endpoint = {
   id: string;
@@ -36,30 +36,15 @@ function state(e: Endpoint): string {
   return e.disabled_reason ? `Disabled: ${DISABLED_WHY[e.disabled_reason]}` : 'Disabled';
 }
 
-/** The signing secret, shown once (the API never shows it again), with a copy button. */
+/** The signing secret, shown once (the API never shows it again). */
 function SecretOnce({ secret, onDone }: { secret: { endpoint: string; value: string }; onDone(): void }) {
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = () =>
-    navigator.clipboard.writeText(secret.value).then(
-      () => setCopied('Copied to the clipboard.'),
-      () => setCopied('The browser refused to copy: select the secret and copy it yourself.'),
-    );
   return (
-    <div class="notice secret" role="status">
+    <ShownOnce value={secret.value} what="secret" onDone={onDone}>
       <p>
         Signing secret of <code>{secret.endpoint}</code>: <code data-testid="webhook-secret">{secret.value}</code>
       </p>
       <p>Copy it now: it is shown only this once. Your receiver checks each delivery's Idverify-Signature with it.</p>
-      <p class="actions">
-        <button type="button" class="secondary" onClick={() => void copy()}>
-          Copy secret
-        </button>
-        <button type="button" class="secondary" onClick={onDone}>
-          I have copied it
-        </button>
-      </p>
-      <p aria-live="polite">{copied}</p>
-    </div>
+    </ShownOnce>
   );
 }
 
