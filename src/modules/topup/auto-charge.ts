@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { ProcessorError, type VerifyStatus } from '../../adapters/payment-processor/paystack.ts';
 import { jobIds, type JobResult } from '../../jobs/catalog.ts';
@@ -18,7 +17,6 @@ import { pricingRulesFrom } from './topup.service.ts';
 
 export type AutoChargeResult = JobResult<'topup.auto_charge'>;
 
-const CURRENCY = 'NGN';
 
 /**
  * Runs one automatic charge (the `topup.auto_charge` job): a queued charge gets its top-up row and is
@@ -62,23 +60,9 @@ async function start(deps: TopupDeps, c: repo.ChargeRow): Promise<repo.ChargeRow
   }
   // The price at the organisation's unit price now, computed as initialize computes it.
   const price = computeTopupPrice({ units: c.units, unitCostKobo: org.unit_cost_kobo, tenancy: org.tenancy, affiliate: org.affiliate, now }, pricingRulesFrom(deps.config));
-  const reference = `TOP-${c.org_id}-${randomBytes(8).toString('hex')}`;
+  const reference = topups.newTopupReference(c.org_id);
   return deps.db.transaction(async (tx) => {
-    await topups.insertTopup(tx, {
-      reference,
-      orgId: c.org_id,
-      userId: null,
-      apiClientId: null,
-      units: c.units,
-      bonusUnits: price.bonus_units,
-      unitCostKobo: price.unit_cost,
-      baseAmount: price.base_amount,
-      vatAmount: price.vat_amount,
-      serviceCharge: price.service_charge,
-      totalAmount: price.total_amount,
-      currency: CURRENCY,
-      at: now,
-    });
+    await topups.insertTopup(tx, { reference, orgId: c.org_id, userId: null, apiClientId: null, units: c.units, price, at: now });
     const claimed = await repo.startCharge(tx, { id: c.id, reference, card: cardLabel(card), cardReference: card.topup_reference });
     // Claimed by another run meanwhile: this run's top-up row goes with the rollback.
     if (!claimed) throw new ClaimedElsewhere();

@@ -5,6 +5,9 @@
  */
 import type { TopupPrice } from './topup.schemas.ts';
 
+/** Every price and top-up is in naira (amounts in kobo). */
+export const CURRENCY = 'NGN';
+
 export type Tenancy = 'hosted' | 'self-hosted';
 
 /** Inclusive `min`..`max` range of requested units; no `max` means open-ended. */

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { topupRow } from './topup.schemas.ts';
+import { CURRENCY } from './pricing.ts';
+import { topupRow, type TopupPrice } from './topup.schemas.ts';
 
 export const topupColumns = sql.fragment`
   reference, org_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount, service_charge,
@@ -8,29 +10,20 @@ export const topupColumns = sql.fragment`
 
 const idRow = z.object({ id: z.coerce.number() });
 
+/** A new top-up's reference (TOPUP_REFERENCE): the organisation and 64 random bits. */
+export const newTopupReference = (orgId: number): string => `TOP-${orgId}-${randomBytes(8).toString('hex')}`;
+
+/** A pending top-up at its computed price (checkout and automatic top-ups alike). */
 export async function insertTopup(
   db: CommonQueryMethods,
-  t: {
-    reference: string;
-    orgId: number;
-    userId: number | null;
-    apiClientId: number | null;
-    units: number;
-    bonusUnits: number;
-    unitCostKobo: number;
-    baseAmount: number;
-    vatAmount: number;
-    serviceCharge: number;
-    totalAmount: number;
-    currency: string;
-    at: Date;
-  },
+  t: { reference: string; orgId: number; userId: number | null; apiClientId: number | null; units: number; price: TopupPrice; at: Date },
 ): Promise<void> {
+  const p = t.price;
   await db.query(sql.unsafe`
     INSERT INTO topups (reference, org_id, user_id, api_client_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount,
                         service_charge, total_amount, currency, status, created_at)
-    VALUES (${t.reference}, ${t.orgId}, ${t.userId}, ${t.apiClientId}, ${t.units}, ${t.bonusUnits}, ${t.unitCostKobo}, ${t.baseAmount},
-            ${t.vatAmount}, ${t.serviceCharge}, ${t.totalAmount}, ${t.currency}, 'pending', ${sql.timestamp(t.at)})`);
+    VALUES (${t.reference}, ${t.orgId}, ${t.userId}, ${t.apiClientId}, ${t.units}, ${p.bonus_units}, ${p.unit_cost}, ${p.base_amount},
+            ${p.vat_amount}, ${p.service_charge}, ${p.total_amount}, ${CURRENCY}, 'pending', ${sql.timestamp(t.at)})`);
 }
 
 export async function setCheckout(db: CommonQueryMethods, reference: string, accessCode: string, authorizationUrl: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { ProcessorError } from '../../adapters/payment-processor/paystack.ts';
 import type { Config } from '../../config.ts';
@@ -8,11 +8,10 @@ import { requireAccountsKeeper, type Principal } from '../auth/index.ts';
 import { receiptRecipients, requireOrganisation } from '../organisations/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import type { TopupDeps } from './deps.ts';
-import { computeTopupPrice, validateTopupUnits, type PricingRules } from './pricing.ts';
+import { computeTopupPrice, CURRENCY, validateTopupUnits, type PricingRules } from './pricing.ts';
 import * as repo from './topup.repository.ts';
 import { TOPUP_REFERENCE, type InitializeResponse, type TopupRow, type VerifyResponse } from './topup.schemas.ts';
 
-const CURRENCY = 'NGN';
 
 export function pricingRulesFrom(c: Config): PricingRules {
   return {
@@ -59,24 +58,10 @@ export async function initializeTopup(deps: TopupDeps, principal: Principal, uni
     { units, unitCostKobo: org.unit_cost_kobo, tenancy: org.tenancy, affiliate: org.affiliate, now },
     pricingRulesFrom(deps.config),
   );
-  const reference = `TOP-${orgId}-${randomBytes(8).toString('hex')}`;
+  const reference = repo.newTopupReference(orgId);
   // The row exists before the processor hears of the reference, so a webhook can never arrive for
   // a reference we do not know, and a crash after the call leaves a row the sweep can reconcile.
-  await repo.insertTopup(deps.db, {
-    reference,
-    orgId,
-    userId: principal.userId,
-    apiClientId: principal.apiClientId,
-    units,
-    bonusUnits: price.bonus_units,
-    unitCostKobo: price.unit_cost,
-    baseAmount: price.base_amount,
-    vatAmount: price.vat_amount,
-    serviceCharge: price.service_charge,
-    totalAmount: price.total_amount,
-    currency: CURRENCY,
-    at: now,
-  });
+  await repo.insertTopup(deps.db, { reference, orgId, userId: principal.userId, apiClientId: principal.apiClientId, units, price, at: now });
 
   const [email] = await receiptRecipients(deps.db, orgId, deps.config.MAIL_FALLBACK_TO);
   let checkout;
