@@ -32,7 +32,9 @@ describe('admin CLI', () => {
     expect(none.json.detail).toMatch(/business-registration and data-protection/);
   });
 
-  it('When an organisation is created, users added, the wallet adjusted, then org:show tells it all', async () => {
+  // Eleven CLI processes in a row (each starts Node and connects): on a loaded 2-core machine that outgrows
+  // the default 30 s, so this test has room of its own.
+  it('When an organisation is created, users added, the wallet adjusted, then org:show tells it all', { timeout: 120_000 }, async () => {
     const org = await admin('org:create', '--name', 'Acme Bank', '--tenancy', 'self-hosted', '--affiliate', '--business-registration', 'RC-1', '--data-protection', 'NDPC-2', '--unit-cost', '15000', '--min-topup-units', '500');
     expect(org.code).toBe(0);
     expect(org.json).toMatchObject({ name: 'Acme Bank', tenancy: 'self-hosted', affiliate: true, unit_cost_kobo: 15000, min_topup_units: 500, units: 0, subscription_active: true });
@@ -54,7 +56,7 @@ describe('admin CLI', () => {
     expect(tx.json[0]).toMatchObject({ kind: 'adjustment', units_delta: 250, units_before: 0, units_after: 250, details: { note: 'opening balance' } });
   });
 
-  it('When the wallet holds units, then the organisation cannot be deleted; once empty it can', async () => {
+  it('When the wallet holds units, then the organisation cannot be deleted; once empty it can', { timeout: 120_000 }, async () => {
     const org = await admin('org:create', '--name', 'Temp', '--tenancy', 'hosted', '--business-registration', 'RC-9', '--data-protection', 'NDPC-9');
     const id = String(org.json.id);
     await admin('wallet:adjust', '--org', id, '--units', '10', '--note', 'x');
