@@ -15,6 +15,7 @@ import { createMetrics } from './lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from './lib/redis.ts';
 import { createBackgroundLane, type BackgroundLane } from './lib/background-lane.ts';
 import { createFairShare, interactiveChannel, type FairShare } from './lib/fair-share.ts';
+import { followDebit } from './modules/alerts/index.ts';
 import { createInlineLookup } from './modules/verification/index.ts';
 
 /** Wires the API's dependencies from configuration; the one place that knows every adapter. */
@@ -35,7 +36,20 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
   // The benchmark's yardstick: the lookup runs here with the deps a worker builds (see LOOKUP_INLINE),
   // as many at once as one worker process runs, within the authority's limit.
   const lookupInline = config.LOOKUP_INLINE
-    ? createInlineLookup({ db, config, identity, metrics, logger, producer, authority: { breaker: authority.breaker, spacer: authority.spacer }, fairShare: authority.fairShare }, { maxConcurrency: Math.min(config.LOOKUP_CONCURRENCY, config.IDENTITY_MAX_CONCURRENCY) })
+    ? createInlineLookup(
+        {
+          db,
+          config,
+          identity,
+          metrics,
+          logger,
+          producer,
+          authority: { breaker: authority.breaker, spacer: authority.spacer },
+          fairShare: authority.fairShare,
+          followDebit: (orgId, followUp, log) => followDebit({ db, config, logger, producer }, orgId, followUp, log),
+        },
+        { maxConcurrency: Math.min(config.LOOKUP_CONCURRENCY, config.IDENTITY_MAX_CONCURRENCY) },
+      )
     : undefined;
   return {
     config,

@@ -1,9 +1,8 @@
 import { DelayedError } from 'bullmq';
 import { jobIds } from '../../src/jobs/catalog.ts';
 import { describe } from '../../src/lib/errors.ts';
-import { eraseExpired, faceOfPayload, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
-import { checkLowBalance } from '../../src/modules/alerts/index.ts';
-import { queueAutoTopup } from '../../src/modules/topup/index.ts';
+import { eraseExpired, faceOfPayload, newLookupReport, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
+import { followDebit } from '../../src/modules/alerts/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
 export const verificationProcessors: ProcessorMap = {
@@ -20,7 +19,7 @@ export const verificationProcessors: ProcessorMap = {
     const { query: _token, ...withoutToken } = payload;
     if (payload.useOnce && payload.query) await job.updateData(withoutToken);
     let result;
-    const timing = { faceMs: 0 };
+    const report = newLookupReport();
     try {
       result = await runLookup(deps, payload.referenceId, log, {
         sealedQuery: payload.query,
@@ -29,7 +28,7 @@ export const verificationProcessors: ProcessorMap = {
         ...(background ? { background } : {}),
         // A face match: its selfie, compared with the found record's photo before settling.
         ...faceOfPayload(payload),
-        timing,
+        report,
       });
     } catch (err) {
       // The authority is down: back to the delayed set, keeping its priority and freeing its slot
@@ -49,15 +48,9 @@ export const verificationProcessors: ProcessorMap = {
     const orgId = payload.orgId;
     const afterSettled = async () => {
       // A face comparison's time is the face worker's, not the authority's: kept out of the slots' mean.
-      if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started + timing.faceMs, background: !!background }, log);
-      // A found lookup is a debit: it may have crossed the organisation's low-balance line. A failed
-      // check is not the lookup's failure; the next debit checks again.
-      if (result.outcome === 'found' && orgId !== undefined) {
-        await checkLowBalance(deps, orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId }, 'low-balance check failed'));
-        // The debit may have queued an automatic top-up (in its own statement): start it now. Should
-        // this fail, the top-up sweep starts it within a minute.
-        await queueAutoTopup(deps, orgId).catch((err: unknown) => log.warn({ err: describe(err), orgId }, 'automatic top-up not started; the sweep starts it'));
-      }
+      if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started + report.faceMs, background: !!background }, log);
+      // This run's debit may have crossed the low-balance line or queued an automatic top-up.
+      if (report.followUp && orgId !== undefined) await followDebit(deps, orgId, report.followUp, log);
     };
     // For a background lookup, one more step of the background lane (background-lane.ts).
     await (background ? deps.lane.run(afterSettled) : afterSettled());

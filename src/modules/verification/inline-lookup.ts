@@ -5,7 +5,8 @@ import { describe } from '../../lib/errors.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createPriorityGate } from '../../lib/priority-gate.ts';
-import { faceOfPayload, releaseLookupSlot, runLookup, type LookupDeps } from './lookup.job.ts';
+import type { DebitFollowUp } from '../wallet/index.ts';
+import { faceOfPayload, newLookupReport, releaseLookupSlot, runLookup, type LookupDeps } from './lookup.job.ts';
 
 /** enqueueAndWait's contract for the one job it replaces: the same payload in, the same outcomes out. */
 export type InlineLookup = (payload: JobPayload<'verification.lookup'>, opts: { timeoutMs: number; priority?: number }) => Promise<WaitOutcome<'verification.lookup'>>;
@@ -18,7 +19,10 @@ export type InlineLookup = (payload: JobPayload<'verification.lookup'>, opts: { 
  * one API process that is the whole limit) and handed out by the same priority. A wait that runs out
  * answers `timeout` while the lookup goes on, as a job outlives its waiter.
  */
-export function createInlineLookup(deps: LookupDeps & { fairShare: FairShare; logger: Logger }, o: { maxConcurrency: number }): InlineLookup {
+export function createInlineLookup(
+  deps: LookupDeps & { fairShare: FairShare; logger: Logger; followDebit: (orgId: number, followUp: DebitFollowUp, log: Logger) => Promise<void> },
+  o: { maxConcurrency: number },
+): InlineLookup {
   const gate = createPriorityGate(o.maxConcurrency);
   const def = JOBS['verification.lookup'];
 
@@ -31,10 +35,14 @@ export function createInlineLookup(deps: LookupDeps & { fairShare: FairShare; lo
       deps.metrics.lookupWait.observe((Date.now() - queuedAt) / 1000);
       for (let attempt = 1; ; attempt++) {
         const started = Date.now();
-        const timing = { faceMs: 0 };
+        const report = newLookupReport();
         try {
-          const result = def.result.parse(await runLookup(deps, payload.referenceId, log.child({ attempt }), { sealedQuery: payload.query, firstRun: attempt === 1, ...faceOfPayload(payload), timing }));
-          if (payload.orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started + timing.faceMs }, log);
+          const result = def.result.parse(await runLookup(deps, payload.referenceId, log.child({ attempt }), { sealedQuery: payload.query, firstRun: attempt === 1, ...faceOfPayload(payload), report }));
+          if (payload.orgId !== undefined) {
+            await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started + report.faceMs }, log);
+            // As the worker's job does: the baseline does the same work but the queue.
+            if (report.followUp) await deps.followDebit(payload.orgId, report.followUp, log);
+          }
           return { status: 'completed', result };
         } catch (err) {
           log.warn({ err: describe(err) }, 'job attempt failed');

@@ -16,6 +16,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { afterFailedTry, deadlineOf, oneShotOnceSent, RetryLater } from './background.ts';
 import { compareClaims } from './match.ts';
+import type { DebitFollowUp } from '../wallet/index.ts';
 import { normalisePerson, type PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { settle, type Decision } from './settle.ts';
@@ -46,6 +47,16 @@ export type LookupDeps = {
 const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
 
 type LookupResult = JobResult<'verification.lookup'>;
+
+/**
+ * What a lookup run tells its caller besides its result (which travels through Redis, so holds no
+ * more than the answer): how long a face comparison took (the face worker's time, not the
+ * authority's: kept out of the slots' running mean), and, when this run's debit was recorded, what
+ * it must be followed by (alerts' followDebit).
+ */
+export type LookupReport = { faceMs: number; followUp: DebitFollowUp | null };
+
+export const newLookupReport = (): LookupReport => ({ faceMs: 0, followUp: null });
 
 function resultOf(row: VerificationRow | null): LookupResult {
   if (!row) return { outcome: 'failed', code: 'unknown_reference' };
@@ -156,8 +167,8 @@ export async function runLookup(
     background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' };
     /** A face match: the sealed selfie to compare with the found record's photo. */
     face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string };
-    /** Told how long the face comparison took: not the authority's time, so kept out of its running mean. */
-    timing?: { faceMs: number };
+    /** Told what the run leaves its caller to do: see LookupReport. */
+    report?: LookupReport;
   } = {},
 ): Promise<LookupResult> {
   const ring = deps.config.encryptionKeys;
@@ -208,7 +219,7 @@ export async function runLookup(
       faceSettlement = opts.face
         ? await compareBeforeSettling(deps, referenceId, opts.face, record, query.matchOnly === true, log)
         : { failed: { kind: 'failed', code: 'lookup_abandoned', detail: FACE_LOST_DETAIL } };
-      if (opts.timing) opts.timing.faceMs += Date.now() - faceStarted;
+      if (opts.report) opts.report.faceMs += Date.now() - faceStarted;
     }
     decision = {
       kind: 'found',
@@ -244,6 +255,7 @@ export async function runLookup(
   switch (decision.kind) {
     case 'found': {
       deps.metrics.unitsDebited.inc();
+      if (opts.report && 'followUp' in settled) opts.report.followUp = settled.followUp;
       // The record as stored (a face match's: its comparison too, even with match_only's row).
       return { outcome: 'found', record: { keyId: settled.record!.keyId, data: settled.record!.data.toString('base64') } };
     }

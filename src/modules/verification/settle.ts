@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { sealJson, type KeyRing, type Sealed } from '../../lib/crypto.ts';
 import { isPool } from '../../lib/db.ts';
+import { FOLLOW_UP_BOTH, type DebitFollowUp } from '../wallet/index.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
 import type { FaceKept } from './face-kept.ts';
 import type { MatchOutcome } from './match.ts';
@@ -17,16 +18,22 @@ export type Decision =
   | { kind: 'failed'; code: string; detail: string };
 
 /**
+ * What a settlement stored: the sealed record when found, and then also what its debit must be
+ * followed by (a low-balance alert, an automatic top-up charge: wallet/holds.ts).
+ */
+export type Settled = { record: null } | { record: Sealed; followUp: DebitFollowUp };
+
+/**
  * The one way a pending verification is decided, by its lookup job, by the API when the job could
  * not be queued, or by the sweep: the guarded status change and the wallet move (capture the held
  * unit when found, release it otherwise) in one statement. Null when the verification was already
- * decided; otherwise what was stored, with the sealed record when found.
+ * decided; otherwise what was stored.
  */
 export async function settle(
   db: CommonQueryMethods,
   ring: KeyRing,
   s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number; report?: boolean; alsoInTransaction?: AlsoInTransaction },
-): Promise<{ record: Sealed | null } | null> {
+): Promise<Settled | null> {
   if ((s.report || s.alsoInTransaction) && isPool(db)) return settleReporting(db, ring, s);
   return settleOnly(db, ring, s);
 }
@@ -48,7 +55,7 @@ async function settleReporting(
   pool: DatabasePool,
   ring: KeyRing,
   s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number; report?: boolean; alsoInTransaction?: AlsoInTransaction },
-): Promise<{ record: Sealed | null } | null> {
+): Promise<Settled | null> {
   try {
     return await pool.transaction(async (tx) => {
       const row = await tx.maybeOne(sql.type(pendingRow)`
@@ -64,7 +71,11 @@ async function settleReporting(
       const settled = await settleOnly(tx, ring, s);
       // Nothing decided: the event must not outlive this transaction.
       if (!settled) throw new NotSettled();
-      if (s.alsoInTransaction && settled.record) await s.alsoInTransaction(tx, { keyId: settled.record.keyId, orgId: row.org_id });
+      if (s.alsoInTransaction && settled.record) {
+        await s.alsoInTransaction(tx, { keyId: settled.record.keyId, orgId: row.org_id });
+        // That step may debit more (a face match's units) after the capture's statement looked.
+        return { record: settled.record, followUp: FOLLOW_UP_BOTH };
+      }
       return settled;
     });
   } catch (err) {
@@ -77,7 +88,7 @@ async function settleOnly(
   db: CommonQueryMethods,
   ring: KeyRing,
   s: { referenceId: string; keyId: string | null; decision: Decision; attempts: number },
-): Promise<{ record: Sealed | null } | null> {
+): Promise<Settled | null> {
   const d = s.decision;
   if (d.kind === 'found') {
     // The record is sealed with the row's key, which crypto:reencrypt may change while the lookup
@@ -97,7 +108,7 @@ async function settleOnly(
         upstreamTransactionId: d.transactionId,
         subjectHash: d.subjectHash,
       });
-      if (captured) return { record };
+      if (captured) return { record, followUp: captured };
       const now = await repo.findStatusAndKey(db, s.referenceId);
       if (!now || now.status !== 'pending' || now.key_id === keyId) return null;
       keyId = now.key_id;

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import { captureHeldUnit, debitFaceMatch, holdUnit, releaseHeldUnit, spendableUnits } from '../wallet/index.ts';
+import { captureHeldUnit, debitFaceMatch, holdUnit, releaseHeldUnit, spendableUnits, type DebitFollowUp } from '../wallet/index.ts';
 import type { Consent } from './consent.ts';
 import { ruleSql } from '../../lib/rule.ts';
 import { SERVED } from './served.ts';
@@ -160,12 +160,13 @@ export async function spendableAfterLetIn(db: CommonQueryMethods, orgId: number,
  * Decides a pending verification as found and turns its held unit into exactly one debit with its
  * ledger line, in one statement. The `status = 'pending'` guard makes this the single point where a
  * verification is decided: a job run twice, the sweep and a stalled worker race here, the row lock
- * orders them, and only the first gets a row back (the unique index on the ledger backs it).
+ * orders them, and only the first gets a row back (the unique index on the ledger backs it). That
+ * one gets what the debit must be followed by; the others null.
  */
 export async function settleFoundCapturingUnit(
   db: CommonQueryMethods,
   s: { referenceId: string; recordEnc: Buffer; keyId: string; attempts: number; upstreamTransactionId: string; subjectHash: Buffer | null },
-): Promise<boolean> {
+): Promise<DebitFollowUp | null> {
   return captureHeldUnit(db, {
     reference: s.referenceId,
     decide: sql.fragment`

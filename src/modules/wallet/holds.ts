@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { LOW_BALANCE_DUE } from './low-balance.ts';
 
 // A unit is held while its verification is pending, then captured (one debit and its ledger line)
 // or released. Each of the three changes the wallet row and the verification row together in ONE
@@ -36,23 +37,42 @@ export async function spendableUnits(db: CommonQueryMethods, orgId: number, prom
 }
 
 /**
+ * What a debit may have to be followed by, as its own statement saw the wallet it left: a low-balance
+ * alert still to send, or an automatic top-up charge its trigger may have queued. Both false is the
+ * usual case, and then nothing needs to be read after the debit.
+ */
+export type DebitFollowUp = { lowBalanceDue: boolean; autoTopupDue: boolean };
+
+/** For debits whose statement did not say (a face match's extra units): look for both. */
+export const FOLLOW_UP_BOTH: DebitFollowUp = { lowBalanceDue: true, autoTopupDue: true };
+
+const followUpRow = z.object({ low_balance_due: z.boolean(), auto_topup_due: z.boolean() });
+
+/**
  * Runs `decide` (an UPDATE ... RETURNING org_id, details, or no row when there is nothing to decide)
  * and turns the unit it held into exactly one verification debit with its ledger line, in one
- * statement. True when a debit was recorded.
+ * statement. The debit's follow-up when a debit was recorded (the wallet as the debit left it, read
+ * under its row lock: the conditions are the alert's own (low-balance.ts) and the trigger's
+ * `auto_topup_due`), else null.
  */
-export async function captureHeldUnit(db: CommonQueryMethods, c: { decide: FragmentSqlToken; reference: string }): Promise<boolean> {
-  const r = await db.query(sql.unsafe`
+export async function captureHeldUnit(db: CommonQueryMethods, c: { decide: FragmentSqlToken; reference: string }): Promise<DebitFollowUp | null> {
+  const row = await db.maybeOne(sql.type(followUpRow)`
     WITH v AS (
       ${c.decide}
     ), w AS (
       UPDATE wallets SET units = units - 1, reserved = reserved - 1
       WHERE org_id = (SELECT org_id FROM v)
-      RETURNING org_id, units
+      RETURNING org_id, units, low_balance_alerted
+    ), ledger AS (
+      INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
+      SELECT w.org_id, 'verification', o.unit_cost_kobo, -1, w.units + 1, w.units, v.details, ${c.reference}
+      FROM w CROSS JOIN v JOIN organisations o ON o.id = w.org_id
+      RETURNING org_id
     )
-    INSERT INTO wallet_transactions (org_id, kind, amount, units_delta, units_before, units_after, details, reference)
-    SELECT w.org_id, 'verification', o.unit_cost_kobo, -1, w.units + 1, w.units, v.details, ${c.reference}
-    FROM w CROSS JOIN v JOIN organisations o ON o.id = w.org_id`);
-  return r.rowCount === 1;
+    SELECT ${LOW_BALANCE_DUE} AS low_balance_due, auto_topup_due(w.org_id, w.units) AS auto_topup_due
+    FROM w JOIN organisations o ON o.id = w.org_id
+    WHERE EXISTS (SELECT 1 FROM ledger)`);
+  return row ? { lowBalanceDue: row.low_balance_due, autoTopupDue: row.auto_topup_due } : null;
 }
 
 /** Runs `decide` (an UPDATE ... RETURNING org_id) and gives back the unit it held, in one statement. */

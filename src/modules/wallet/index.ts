@@ -2,7 +2,7 @@
 // release of a verification's unit.
 export { adjustWallet, balanceOf } from './wallet.service.ts';
 export { addUnits, openWallet, findLedgerMismatches, findReservedMismatches, listTransactions, recordFixtureCalls } from './wallet.repository.ts';
-export { captureHeldUnit, debitFaceMatch, holdUnit, releaseHeldUnit, spendableUnits } from './holds.ts';
+export { captureHeldUnit, debitFaceMatch, FOLLOW_UP_BOTH, holdUnit, releaseHeldUnit, spendableUnits, type DebitFollowUp } from './holds.ts';
 export { auditLedger } from './audit.ts';
 export { ledgerRoutes } from './ledger.routes.ts';
 export { register as registerLedgerOpenApi } from './ledger.openapi.ts';
