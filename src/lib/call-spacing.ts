@@ -1,4 +1,4 @@
-import type { RedisClient } from './redis.ts';
+import { defineScript, type RedisClient } from './redis.ts';
 
 /**
  * A rate limit shared by every process that holds the same Redis key: each call reserves the next
@@ -64,14 +64,16 @@ export function createCallSpacer(
 ): CallSpacer {
   const interval = o.callsPerSecond > 0 ? (1000 / o.callsPerSecond) * (1 + (o.margin ?? 0.05)) : 0;
   const maxWaitMs = o.maxWaitMs ?? 60_000;
+  const reserve = defineScript(redis, 'idvSpacerReserve', RESERVE);
+  const pause = defineScript(redis, 'idvSpacerPause', PAUSE);
   return {
     async acquire(signal) {
-      const wait = Number(await redis.eval(RESERVE, 1, o.key, String(interval)));
+      const wait = Number(await reserve(1, o.key, String(interval)));
       if (wait > maxWaitMs) throw new SpacingBacklogError(wait);
       if (wait > 0) await delay(wait, signal);
     },
     async pause(ms) {
-      if (ms > 0) await redis.eval(PAUSE, 1, o.key, String(Math.ceil(ms)));
+      if (ms > 0) await pause(1, o.key, String(Math.ceil(ms)));
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { RedisClient } from './redis.ts';
+import { defineScript, type RedisClient } from './redis.ts';
 
 /**
  * Who gets the identity authority next, and who is refused at the door.
@@ -187,10 +187,10 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
   type Lane = ReturnType<typeof laneKeys>;
   // Only the synchronous lane's count is published: it is what background work yields to.
   const channelOf = (lane: Lane) => (lane === sync ? interactiveChannel(o.prefix) : '');
+  const script = { admit: defineScript(redis, 'idvFairAdmit', ADMIT), finish: defineScript(redis, 'idvFairFinish', FINISH), started: defineScript(redis, 'idvFairStarted', STARTED), inFlight: defineScript(redis, 'idvFairInFlight', IN_FLIGHT) };
   const admitIn = async (lane: Lane, a: { orgId: number; referenceId: string; cap: number; staleMs: number; maxTag: number }) => {
     const now = Date.now();
-    return (await redis.eval(
-      ADMIT,
+    return (await script.admit(
       3,
       lane.orgs,
       meanKey,
@@ -207,7 +207,7 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
     )) as [number, number, number, string | number];
   };
   const finishIn = async (lane: Lane, f: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }) => {
-    await redis.eval(FINISH, 4, lane.orgs, meanKey, `${lane.orgPrefix}${f.orgId}`, lane.tags, String(f.orgId), f.referenceId, String(f.durationMs ?? -1), String(SMOOTHING), String(f.unusedTag ?? -1), lane.orgPrefix, channelOf(lane));
+    await script.finish(4, lane.orgs, meanKey, `${lane.orgPrefix}${f.orgId}`, lane.tags, String(f.orgId), f.referenceId, String(f.durationMs ?? -1), String(SMOOTHING), String(f.unusedTag ?? -1), lane.orgPrefix, channelOf(lane));
   };
   return {
     async admit({ orgId, referenceId, cap }) {
@@ -217,8 +217,8 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
       return { admitted: true, priority: r[1], ahead: r[2], meanLookupMs };
     },
     async started(priority) {
-      if (isBackgroundPriority(priority)) await redis.eval(STARTED, 1, bg.tags, String(priority - SYNC_MAX_TAG));
-      else if (priority > 1) await redis.eval(STARTED, 1, sync.tags, String(priority));
+      if (isBackgroundPriority(priority)) await script.started(1, bg.tags, String(priority - SYNC_MAX_TAG));
+      else if (priority > 1) await script.started(1, sync.tags, String(priority));
     },
     async finish(f) {
       await finishIn(sync, f);
@@ -234,7 +234,7 @@ export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs
       return redis.zrangebyscore(`${sync.orgPrefix}${orgId}`, Date.now() - o.staleMs, '+inf');
     },
     async interactiveInFlight() {
-      return Number(await redis.eval(IN_FLIGHT, 1, sync.orgs, sync.orgPrefix, String(Date.now() - o.staleMs)));
+      return Number(await script.inFlight(1, sync.orgs, sync.orgPrefix, String(Date.now() - o.staleMs)));
     },
     async meanLookupMs() {
       const m = Number(await redis.get(meanKey));

@@ -54,3 +54,17 @@ function createCluster(target: RedisTarget, options: RedisOptions, clusterOption
   };
   return new Cluster(nodes, { ...clusterOptions, enableReadyCheck: true, redisOptions });
 }
+
+/** A Lua script called with its number of keys, then the keys, then its arguments. */
+export type RedisScript = (numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * A Lua script run by its SHA1 (EVALSHA; ioredis sends the body once, when Redis answers NOSCRIPT),
+ * instead of EVAL, which sends the whole body and has Redis hash it on every call: the scripts on a
+ * lookup's path run several times per lookup. `name` must be unique per script.
+ */
+export function defineScript(redis: RedisClient, name: string, lua: string): RedisScript {
+  redis.defineCommand(name, { lua });
+  const command = (redis as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!;
+  return (numberOfKeys, ...args) => command.call(redis, numberOfKeys, ...args);
+}
