@@ -306,8 +306,10 @@ describe('issue 31: Prefer: respond-async (item 5)', () => {
     expect(await verificationCount(org.orgId)).toBe(1);
   }, 60_000);
 
-  it('issue 31: When an asynchronous face match is sent a selfie without a face, then 422 at once, nothing recorded; a fixture NIN is 202 and its requery answers the comparison', async () => {
+  it('issue 31: When an asynchronous face match is sent a selfie without a face, then 422 at once, nothing recorded; a fixture NIN is 202, its requery answers the comparison and verification.completed is recorded', async () => {
     const org = await stack.createOrg({ units: 5 });
+    const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-fixture', events: ['verification.completed'] } });
+    expect(hook.status, hook.text).toBe(201);
     const blank = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#8a8a8a' } }).jpeg().toBuffer();
     const refused = await face(org.member.token, { nin: HOPPER_NIN, selfie: blank.toString('base64') }, { Prefer: 'respond-async' });
     expect(refused.status, refused.text).toBe(422);
@@ -319,6 +321,9 @@ describe('issue 31: Prefer: respond-async (item 5)', () => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.data).toEqual({ reference_id: fx.body.reference_id });
     expect(answer.body.face).toMatchObject({ status: 'compared', match: true });
+    // Issue 32: every verification answered asynchronously reports its end, a fixture's too (the refusal was answered at once).
+    const events = (await eventsOf(org.orgId)).map((e) => [e.type, JSON.parse(e.body).data]);
+    expect(events).toEqual([['verification.completed', { reference_id: fx.body.reference_id, kind: 'face', status: 'found' }]]);
   });
 
   it('issue 31: When an asynchronous face match\'s selfie does not match, then the requery says so (match_only: no record) and it costs 2 units as a synchronous one', async () => {

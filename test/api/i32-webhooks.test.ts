@@ -161,6 +161,33 @@ describe('issue 32: events delivered and signed', () => {
     expect(page2.body.next_cursor).toBeNull();
   });
 
+  it('issue 32: When a fixture NIN or vNIN is asked asynchronously, then verification.completed is written with its 202 and delivered signed (found, not_found, refused with its code)', async () => {
+    const org = await stack.createOrg();
+    const name = newName();
+    const e = await register(org, hookUrl(name), ['verification.completed']);
+    const asked = [
+      ['/v1/verify-nin', { nin: '12345678901', reason: 'corporate' }, { kind: 'nin', status: 'found' }],
+      ['/v1/verify-nin', { nin: '99999999999', reason: 'corporate' }, { kind: 'nin', status: 'not_found' }],
+      ['/v1/verify-nin/vnin', { vnin: 'AA000000000008ZZ', reason: 'corporate' }, { kind: 'vnin', status: 'refused', code: 'vnin_expired' }],
+    ] as const;
+    const expected: Record<string, unknown>[] = [];
+    for (const [path, json, data] of asked) {
+      const r = await stack.api('POST', path, { token: org.member.token, json, headers: { Prefer: 'respond-async' } });
+      expect(r.status, r.text).toBe(202);
+      expected.push({ reference_id: r.body.reference_id, ...data });
+    }
+    // Written in the transaction that recorded the fixture, so there before its 202 was sent.
+    const written = await stack.db.anyFirst(sql.type(z.object({ body: z.string() }))`SELECT body FROM webhook_events WHERE org_id = ${org.orgId} ORDER BY created_at`);
+    expect(written.map((b) => JSON.parse(b).data)).toEqual(expected);
+    const hooks = await waitFor(async () => {
+      const got = (await received(name)).filter((h) => h.headers['idverify-event-type'] === 'verification.completed');
+      return got.length === expected.length ? got : null;
+    }, { what: `${expected.length} verification.completed events at ${name}`, timeoutMs: 20_000 });
+    // Deliveries run side by side: they may arrive in any order.
+    expect(hooks.map((h) => JSON.parse(h.body).data)).toEqual(expect.arrayContaining(expected));
+    for (const h of hooks) expect(signedWith(h, e.secret)).toBe(true);
+  });
+
   it('issue 32: When a top-up is credited and a debit takes the wallet below its line, then topup.credited and wallet.low_balance are delivered and signed', async () => {
     const org = await stack.createOrg({ units: 2 });
     const name = newName();

@@ -2990,7 +2990,7 @@ export interface components {
              */
             mode: "sync" | "async" | "batch";
             /**
-             * @description What was looked up: nin, vnin, phone, demography or match
+             * @description What was looked up: nin, vnin, phone, demography, match or face (a face match)
              * @enum {string}
              */
             kind: "nin" | "phone" | "demography" | "vnin" | "match" | "face";

@@ -6,6 +6,7 @@ import { compareClaims } from './match.ts';
 import * as idem from './idempotency.ts';
 import { writeFixture, type FixtureRow } from './fixture-rows.ts';
 import { expiresAt, newReferenceId, type Run, type VerifyDeps } from './run.ts';
+import { reportCompleted } from './settle.ts';
 import { subjectOfQuery } from './subject.ts';
 import { storedQueryOf, vninRefused } from './vnin.ts';
 
@@ -55,12 +56,14 @@ export async function recordFixture(
     delivery,
   };
   // The row and its ledger line are one autocommit statement, shared with the fixture calls that
-  // arrive beside it; an Idempotency-Key is bound to the same reference in the row's own transaction.
+  // arrive beside it; an Idempotency-Key is bound to the same reference in the row's own transaction,
+  // and so is an asynchronous one's `verification.completed` (it ends as it is written).
   const claim = run.claim;
-  if (claim) {
+  if (claim || delivery === 'async') {
     await deps.db.transaction(async (tx) => {
       await writeFixture(tx, row);
-      await idem.linkKey(tx, claim, ref);
+      if (claim) await idem.linkKey(tx, claim, ref);
+      if (delivery === 'async') await reportCompleted(tx, { orgId: run.orgId, referenceId: ref, kind: mode, outcome, code: fixture.kind === 'not_found' ? fixture.refusal : undefined });
     });
   } else {
     await writeFixture(deps.db, row);

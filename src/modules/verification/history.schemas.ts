@@ -57,7 +57,7 @@ export const apiClientRef = z.object({
 export const verificationSummary = z.object({
   reference_id: z.string().regex(REFERENCE_RE).meta({ example: 'REF-7K2M9Q4XD1AB' }),
   mode: z.enum(DELIVERIES).meta({ description: 'How it was asked for: sync (answered in the request), async (Prefer: respond-async) or batch' }),
-  kind: z.enum(MODES).meta({ description: 'What was looked up: nin, vnin, phone, demography or match' }),
+  kind: z.enum(MODES).meta({ description: 'What was looked up: nin, vnin, phone, demography, match or face (a face match)' }),
   delivery: z.enum(DELIVERIES).meta({ description: 'The same as mode (kept for clients written against the first asynchronous release)' }),
   batch_id: z.string().nullable().meta({ description: 'The batch a batch row belongs to; null otherwise', example: null }),
   reason: z.string().meta({ example: 'corporate' }),

@@ -43,6 +43,20 @@ export type AlsoInTransaction = (tx: CommonQueryMethods, stored: { keyId: string
 
 class NotSettled extends Error {}
 
+/**
+ * `verification.completed` for an asynchronous verification, written in the transaction that decides
+ * it: a live one's settlement (below), a fixture's own write (fixture-run.ts: decided at once).
+ */
+export async function reportCompleted(
+  tx: CommonQueryMethods,
+  v: { orgId: number; referenceId: string; kind: string; outcome: Decision['kind']; code?: string | undefined },
+): Promise<void> {
+  // A vNIN the authority refused (used, expired, not issued for this enterprise) keeps its code.
+  const status = v.outcome === 'not_found' && v.code ? 'refused' : v.outcome;
+  const code = v.outcome === 'found' ? undefined : v.code;
+  await recordWebhookEvent(tx, { orgId: v.orgId, type: 'verification.completed', data: { reference_id: v.referenceId, kind: v.kind, status, ...(code ? { code } : {}) } });
+}
+
 const pendingRow = z.object({ org_id: z.coerce.number(), mode: z.string(), delivery: z.string() });
 
 /**
@@ -61,13 +75,7 @@ async function settleReporting(
       const row = await tx.maybeOne(sql.type(pendingRow)`
         SELECT org_id, mode, delivery FROM verifications WHERE reference_id = ${s.referenceId} AND status = 'pending' FOR UPDATE`);
       if (!row) return null;
-      if (s.report && row.delivery === 'async') {
-        const d = s.decision;
-        // A vNIN the authority refused (used, expired, not issued for this enterprise) keeps its code.
-        const status = d.kind === 'not_found' && d.code ? 'refused' : d.kind;
-        const code = d.kind === 'found' ? undefined : d.code;
-        await recordWebhookEvent(tx, { orgId: row.org_id, type: 'verification.completed', data: { reference_id: s.referenceId, kind: row.mode, status, ...(code ? { code } : {}) } });
-      }
+      if (s.report && row.delivery === 'async') await reportCompleted(tx, { orgId: row.org_id, referenceId: s.referenceId, kind: row.mode, outcome: s.decision.kind, code: s.decision.kind === 'found' ? undefined : s.decision.code });
       const settled = await settleOnly(tx, ring, s);
       // Nothing decided: the event must not outlive this transaction.
       if (!settled) throw new NotSettled();
