@@ -236,8 +236,9 @@ export const configSchema = z
     PUBLIC_BASE_URL: z.string().default(''),
     TOPUP_WAIT_MS: z.coerce.number().int().positive().default(20000),
     CREDIT_CONCURRENCY: z.coerce.number().int().positive().default(8),
-    // One schedule for the three reconciliation sweeps: top-ups with the processor, verifications
-    // stuck pending, receipts not yet sent. (Read from TOPUP_SWEEP_CRON, its old name, with a warning.)
+    // One schedule for the reconciliation sweeps: top-ups with the processor, verifications stuck
+    // pending, receipts not yet sent, verification-link submissions left pending. (Read from
+    // TOPUP_SWEEP_CRON, its old name, with a warning.)
     RECONCILE_CRON: z.string().default('*/1 * * * *'),
     // Sweep window: a pending top-up younger than MIN_AGE is left to the webhook; older than MAX_AGE it is given up.
     TOPUP_SWEEP_MIN_AGE_SECONDS: z.coerce.number().int().min(0).default(120),

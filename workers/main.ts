@@ -15,13 +15,14 @@ import { startWebhookDispatcher } from '../src/modules/webhooks/index.ts';
 import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../src/runtime.ts';
 import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { batchProcessors } from './processors/batches.ts';
+import { linkProcessors } from './processors/links.ts';
 import { statementProcessors } from './processors/statements.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
 import { walletProcessors } from './processors/wallet.ts';
 import { webhookProcessors } from './processors/webhooks.ts';
 
-export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...batchProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors, ...statementProcessors };
+export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...batchProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors, ...statementProcessors, ...linkProcessors };
 
 /** The queues this worker runs: all but the face queue, which has its own process (workers/face.ts). */
 export const MAIN_QUEUES: QueueName[] = Object.values(QUEUES).filter((q) => q !== QUEUES.face);

@@ -151,6 +151,15 @@ export const JOBS = {
     attempts: 1,
     backoffMs: 0,
   },
+  // Verification-link submissions left pending past their grace period (the page's process stopped,
+  // or its verification outlived the page's wait): settled from their verification, or abandoned.
+  'links.sweep': {
+    queue: QUEUES.maintenance,
+    payload: z.object({}),
+    result: z.object({ settled: z.number().int(), abandoned: z.number().int() }),
+    attempts: 1,
+    backoffMs: 0,
+  },
   // Feeds batches their next lookups: one batch (batchId), an organisation's open batches after a
   // credit (orgId), or every open batch (the schedule, which also resumes paused batches).
   'batch.feed': {
@@ -237,6 +246,7 @@ export const SCHEDULES = {
   'webhooks.prune': 'RETENTION_CRON',
   'verification.sweep': 'RECONCILE_CRON',
   'outbox.sweep': 'RECONCILE_CRON',
+  'links.sweep': 'RECONCILE_CRON',
   'batch.feed': 'BATCH_FEED_CRON',
   'statements.mail': 'STATEMENT_MAIL_CRON',
 } as const satisfies Partial<Record<JobName, string>>;

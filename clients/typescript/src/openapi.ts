@@ -1539,7 +1539,7 @@ export interface paths {
         };
         /**
          * One link, with its submissions
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `submissions` lists each verification the page made (`reference_id`, `status`, `code`, `face` as in the face match's answer, `submitted_at`; newest first, the last 200). Requery a submission's `reference_id` (free) for the record: the page never shows it to the person. `status` is `active`, `expired`, `used_up` or `revoked`.
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `submissions` lists each verification the page made (`reference_id`, `status`, `code`, `face` as in the face match's answer, `submitted_at`; newest first, the last 200). A submission is `pending` while its verification runs, then takes its end; one interrupted before any verification was recorded ends `abandoned` (nothing charged, its use back). Requery a submission's `reference_id` (free) for the record: the page never shows it to the person. The link's `status` is `active`, `expired`, `used_up` or `revoked`.
          */
         get: operations["getVerificationLink"];
         put?: never;
@@ -2907,11 +2907,11 @@ export interface components {
                  */
                 reference_id: string;
                 /**
-                 * @description As `verification.completed`: `refused` is a vNIN the authority refused (used, expired, ...)
+                 * @description As `verification.completed` once it ended (`found`, `not_found`, `failed`, `refused`: a vNIN the authority refused, used, expired, ...). `pending` while its verification runs, or when it was still running as the page stopped waiting: it takes its end (and sends its webhook event) within minutes of the verification ending. `abandoned`: the submission stopped before any verification was recorded; nothing was charged and its use came back
                  * @enum {string}
                  */
-                status: "found" | "not_found" | "failed" | "refused";
-                /** @description Why it did not end `found` (e.g. `vnin_used`), or null */
+                status: "pending" | "found" | "not_found" | "failed" | "refused" | "abandoned";
+                /** @description Why it did not end `found` (e.g. `vnin_used`), or null (always while `pending`, and when `abandoned`) */
                 code: string | null;
                 /** @description As in the face match answer; null without a selfie, when no comparison was made, or once the verification was erased */
                 face: {

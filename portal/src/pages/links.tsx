@@ -19,7 +19,7 @@ type Link = {
 
 type Face = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; threshold: number } | null;
 
-type Submission = { reference_id: string; status: 'found' | 'not_found' | 'failed' | 'refused'; code: string | null; face: Face; submitted_at: string };
+type Submission = { reference_id: string; status: 'pending' | 'found' | 'not_found' | 'failed' | 'refused' | 'abandoned'; code: string | null; face: Face; submitted_at: string };
 
 type Reason = { key: string; label: string };
 

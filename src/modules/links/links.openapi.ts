@@ -18,8 +18,10 @@ const CREATE = md(
 );
 const GET = md(
   `${WHO} \`submissions\` lists each verification the page made (\`reference_id\`, \`status\`, \`code\`, \`face\` as in the face ` +
-    "match's answer, `submitted_at`; newest first, the last 200). Requery a submission's `reference_id` (free) for the record: the page " +
-    "never shows it to the person. `status` is `active`, `expired`, `used_up` or `revoked`.",
+    "match's answer, `submitted_at`; newest first, the last 200). A submission is `pending` while its verification runs, then takes " +
+    "its end; one interrupted before any verification was recorded ends `abandoned` (nothing charged, its use back). Requery a " +
+    "submission's `reference_id` (free) for the record: the page never shows it to the person. The link's `status` is `active`, " +
+    '`expired`, `used_up` or `revoked`.',
 );
 const idParam = z.object({ id: z.string().regex(/^LNK-[A-Z0-9]{12}$/).meta({ description: 'The link id' }) });
 

@@ -78,14 +78,20 @@ export async function revokeLink(db: CommonQueryMethods, orgId: number, id: stri
 }
 
 /**
- * Takes one use of an active, unexpired link, in one statement: parallel submissions queue on the
- * row's lock and each sees the count the one before left, so `uses` never passes `max_uses` (the
- * CHECK says so too). False when there is none to take.
+ * Takes one use of an active, unexpired link and records the submission `pending` under the
+ * reference its verification will run under, in one statement: whatever stops the process next, a
+ * use is never held without its submission row (the links sweep settles a row left pending).
+ * Parallel submissions queue on the link row's lock and each sees the count the one before left, so
+ * `uses` never passes `max_uses` (the CHECK says so too). False when there is none to take.
  */
-export async function takeUse(db: CommonQueryMethods, id: string, now: Date): Promise<boolean> {
+export async function takeUse(db: CommonQueryMethods, s: { linkId: string; referenceId: string; at: Date }): Promise<boolean> {
   const r = await db.query(sql.unsafe`
-    UPDATE verification_links SET uses = uses + 1
-    WHERE id = ${id} AND status = 'active' AND expires_at > ${sql.timestamp(now)} AND uses < max_uses`);
+    WITH taken AS (
+      UPDATE verification_links SET uses = uses + 1
+      WHERE id = ${s.linkId} AND status = 'active' AND expires_at > ${sql.timestamp(s.at)} AND uses < max_uses
+      RETURNING id)
+    INSERT INTO verification_link_submissions (link_id, reference_id, status, submitted_at)
+    SELECT id, ${s.referenceId}, 'pending', ${sql.timestamp(s.at)} FROM taken`);
   return r.rowCount === 1;
 }
 
@@ -94,13 +100,31 @@ export async function giveBackUse(db: CommonQueryMethods, id: string): Promise<v
   await db.query(sql.unsafe`UPDATE verification_links SET uses = uses - 1 WHERE id = ${id} AND uses > 0`);
 }
 
-export async function insertSubmission(
-  db: CommonQueryMethods,
-  s: { linkId: string; referenceId: string; status: (typeof SUBMISSION_STATUSES)[number]; code: string | null; at: Date },
-): Promise<void> {
-  await db.query(sql.unsafe`
-    INSERT INTO verification_link_submissions (link_id, reference_id, status, code, submitted_at)
-    VALUES (${s.linkId}, ${s.referenceId}, ${s.status}, ${s.code}, ${sql.timestamp(s.at)})`);
+type EndStatus = Exclude<(typeof SUBMISSION_STATUSES)[number], 'pending'>;
+
+/** A pending submission moved to its end; false when it is not pending (settled already). */
+export async function endPendingSubmission(db: CommonQueryMethods, referenceId: string, end: { status: EndStatus; code: string | null }): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE verification_link_submissions SET status = ${end.status}, code = ${end.code}
+    WHERE reference_id = ${referenceId} AND status = 'pending'`);
+  return r.rowCount === 1;
+}
+
+/** A pending submission removed (it recorded no verification); false when it is not pending. */
+export async function dropPendingSubmission(db: CommonQueryMethods, referenceId: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`DELETE FROM verification_link_submissions WHERE reference_id = ${referenceId} AND status = 'pending'`);
+  return r.rowCount === 1;
+}
+
+const staleRow = z.object({ reference_id: z.string(), link_id: z.string(), org_id: z.coerce.number(), client_ref: z.string().nullable() });
+
+/** Pending submissions made before `before`, oldest first, with what their webhook event names. */
+export async function findStalePendingSubmissions(db: CommonQueryMethods, before: Date, limit: number): Promise<readonly z.infer<typeof staleRow>[]> {
+  return db.any(sql.type(staleRow)`
+    SELECT s.reference_id, s.link_id, l.org_id, l.client_ref
+    FROM verification_link_submissions s JOIN verification_links l ON l.id = s.link_id
+    WHERE s.status = 'pending' AND s.submitted_at < ${sql.timestamp(before)}
+    ORDER BY s.submitted_at LIMIT ${limit}`);
 }
 
 const submissionRow = z.object({ reference_id: z.string(), status: z.enum(SUBMISSION_STATUSES), code: z.string().nullable(), submitted_at: time });

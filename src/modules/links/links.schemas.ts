@@ -37,7 +37,9 @@ export const createLinkBody = z.object({
 export type CreateLink = z.infer<typeof createLinkBody>;
 
 export const LINK_STATUSES = ['active', 'expired', 'used_up', 'revoked'] as const;
-export const SUBMISSION_STATUSES = ['found', 'not_found', 'failed', 'refused'] as const;
+// `pending` until its verification ends; `abandoned` when none was ever recorded (the process
+// stopped between taking the use and recording the verification).
+export const SUBMISSION_STATUSES = ['pending', 'found', 'not_found', 'failed', 'refused', 'abandoned'] as const;
 
 export const faceResult = z
   .object({
@@ -71,8 +73,13 @@ export const linkWithUrl = link.extend({
 
 export const submission = z.object({
   reference_id: z.string().meta({ description: 'The verification (requery it, free, for the record)', example: 'REF-7K2M9Q4XD1AB' }),
-  status: z.enum(SUBMISSION_STATUSES).meta({ description: 'As `verification.completed`: `refused` is a vNIN the authority refused (used, expired, ...)' }),
-  code: z.string().nullable().meta({ description: 'Why it did not end `found` (e.g. `vnin_used`), or null' }),
+  status: z.enum(SUBMISSION_STATUSES).meta({
+    description:
+      'As `verification.completed` once it ended (`found`, `not_found`, `failed`, `refused`: a vNIN the authority refused, used, expired, ...). ' +
+      '`pending` while its verification runs, or when it was still running as the page stopped waiting: it takes its end (and sends its webhook event) ' +
+      'within minutes of the verification ending. `abandoned`: the submission stopped before any verification was recorded; nothing was charged and its use came back',
+  }),
+  code: z.string().nullable().meta({ description: 'Why it did not end `found` (e.g. `vnin_used`), or null (always while `pending`, and when `abandoned`)' }),
   face: faceResult.nullable(),
   submitted_at: z.string(),
 });

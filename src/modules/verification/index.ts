@@ -22,4 +22,5 @@ export { ninBody, phoneBody, VNIN_INVALID } from './verification.schemas.ts';
 export { newReferenceId } from './run.ts';
 export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent } from './consent.ts';
-export { faceResultsOf, verifyForLink, type LinkOutcome } from './link-run.ts';
+// A verification link's submission: run under a reference the links module chose, and read back by its sweep.
+export { faceResultsOf, linkEndsOf, longestLinkRunMs, verifyForLink, type LinkOutcome, type LinkStatus } from './link-run.ts';

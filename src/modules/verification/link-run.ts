@@ -9,10 +9,12 @@ import type { Principal } from '../auth/index.ts';
 import type { Consent, PersonsOwnConsent } from './consent.ts';
 import type { FaceAnswer, FaceKept } from './face-kept.ts';
 import { verifyFace } from './face-run.ts';
-import { newReferenceId, type VerifyDeps } from './run.ts';
+import { lookupWaitMs, type VerifyDeps } from './run.ts';
 import { keyRing } from './sealing.ts';
 import { SERVED, servedFields } from './served.ts';
+import { lookupOutcomes } from './outcomes.ts';
 import * as repo from './verification.repository.ts';
+import type { VerificationStatus } from './verification.schemas.ts';
 import { verify } from './verify.ts';
 import { isVninRefusal } from './vnin.ts';
 
@@ -31,20 +33,64 @@ export type LinkVerification = {
   selfie: string | null;
   consent: Consent & PersonsOwnConsent;
   requestId: string;
+  /**
+   * The reference to record it under, chosen by the caller before it runs: the submission is
+   * recorded (pending) under it first, so that whatever happens next it can find its verification.
+   */
+  ref: string;
 };
 
+/** How a link's submission ended, as `verification.completed` says it. */
+export type LinkStatus = 'found' | 'not_found' | 'failed' | 'refused';
+
+/** Where a link's verification stands: ended (`found`, ...) or still `pending`, with its failure code. */
+export type LinkEnd = { status: LinkStatus | 'pending'; code: string | null };
+
 /** How a submission's verification ended; `error` is what the API call would have answered, if not a 200. */
-export type LinkOutcome = {
+export type LinkOutcome = LinkEnd & {
   referenceId: string;
-  status: 'found' | 'not_found' | 'failed' | 'refused';
-  code: string | null;
   face: FaceAnswer | null;
   error: AppError | null;
 };
 
 /**
+ * The one rule from a verification's row to its link submission's end, for the page's own
+ * settlement and the links sweep alike. A found record was charged (its lookup at least, even when
+ * its comparison could not run); a vNIN the authority refused is `refused`; anything else that ended
+ * (failed, or erased past retention) charged nothing.
+ */
+function linkEndOf(row: { status: VerificationStatus; failure_code: string | null }): LinkEnd {
+  const code = row.failure_code;
+  switch (row.status) {
+    case 'pending':
+      return { status: 'pending', code: null };
+    case 'found':
+      return { status: 'found', code };
+    case 'not_found':
+      return { status: isVninRefusal(code) ? 'refused' : 'not_found', code };
+    default:
+      return { status: 'failed', code };
+  }
+}
+
+/** Where these link verifications stand, by reference; a reference with no verification is absent. */
+export async function linkEndsOf(deps: { db: CommonQueryMethods; config: Pick<Config, 'encryptionKeys'> }, refs: readonly string[]): Promise<Map<string, LinkEnd>> {
+  const outcomes = await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, refs, { records: false });
+  return new Map([...outcomes].map(([ref, o]) => [ref, linkEndOf({ status: o.status, failure_code: o.failureCode })]));
+}
+
+/**
+ * The longest a link's verification runs while its page waits: the selfie's check (one face job),
+ * then the lookup's wait with its comparison. Past it, no request is still on its way to recording
+ * the verification.
+ */
+export function longestLinkRunMs(config: Pick<Config, 'VERIFY_WAIT_MS' | 'FACE_WAIT_MS'>): number {
+  return config.FACE_WAIT_MS + lookupWaitMs(config, true);
+}
+
+/**
  * Runs exactly what `POST /verify-nin/face` (with a vnin) or `POST /verify-nin/vnin` runs, charged the
- * same, under a reference chosen here so that every outcome that recorded a verification can name it.
+ * same, under the caller's reference, so that every outcome that recorded a verification can name it.
  * A refusal that recorded nothing (the selfie, the wallet, the subscription, the admission limits) is
  * thrown as the API call throws it.
  */
@@ -66,7 +112,7 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
     tokenId: `link:${v.requestId}`,
     tokenExpiresAt: 0,
   };
-  const ref = newReferenceId();
+  const ref = v.ref;
   const common = { principal, idempotencyKey: null, requestId: v.requestId, ref };
   try {
     const answer =
@@ -79,12 +125,10 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
     if (!(err instanceof AppError)) throw err;
     const row = await repo.findVerification(deps.db, ref, v.orgId);
     if (!row) throw err;
-    const code = row.failure_code ?? (typeof err.extra?.code === 'string' ? err.extra.code : null);
-    // A found record whose comparison could not run (face workers away) was charged its lookup.
-    if (row.status === 'found') return { referenceId: ref, status: 'found', code, face: null, error: err };
-    if (row.status === 'not_found') return { referenceId: ref, status: isVninRefusal(row.failure_code) ? 'refused' : 'not_found', code, face: null, error: err };
-    // Failed, or still pending when the wait ran out (its requery gives the end).
-    return { referenceId: ref, status: 'failed', code: row.status === 'pending' ? 'verification_pending' : code, face: null, error: err };
+    const end = linkEndOf(row);
+    // Still pending when the wait ran out: its end comes later (the links sweep reads it).
+    const code = end.status === 'pending' ? null : (end.code ?? (typeof err.extra?.code === 'string' ? err.extra.code : null));
+    return { referenceId: ref, status: end.status, code, face: null, error: err };
   }
 }
 

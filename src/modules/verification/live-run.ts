@@ -5,7 +5,7 @@ import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
 import { answerOf, QUEUE_UNAVAILABLE, UPSTREAM_CIRCUIT_OPEN, type Answer } from './answer.ts';
 import * as idem from './idempotency.ts';
-import { newReferenceId, pendingOf, type Run, type VerifyDeps } from './run.ts';
+import { lookupWaitMs, newReferenceId, pendingOf, type Run, type VerifyDeps } from './run.ts';
 import { settle } from './settle.ts';
 import * as repo from './verification.repository.ts';
 import type { VerificationRow } from './verification.schemas.ts';
@@ -95,7 +95,7 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
       ...(useOnce ? { useOnce: true as const } : {}),
       ...(opts.selfie ? { selfie: opts.selfie } : {}),
     };
-    const timeoutMs = deps.config.VERIFY_WAIT_MS + (opts.selfie ? deps.config.FACE_WAIT_MS : 0);
+    const timeoutMs = lookupWaitMs(deps.config, opts.selfie !== undefined);
     // LOOKUP_INLINE (benchmarks only): the same job in this process, continuing below exactly as after a job.
     waited = deps.lookupInline
       ? await deps.lookupInline(payload, { timeoutMs, priority })

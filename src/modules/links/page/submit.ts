@@ -6,10 +6,10 @@ import { AppError } from '../../../lib/errors.ts';
 import { parseInput } from '../../../lib/http.ts';
 import { consumeAll } from '../../../lib/rate-limit.ts';
 import { clientAddress } from '../../auth/index.ts';
-import { verifyForLink, type LinkOutcome } from '../../verification/index.ts';
-import { recordWebhookEvent } from '../../webhooks/index.ts';
+import { newReferenceId, verifyForLink, type LinkOutcome } from '../../verification/index.ts';
 import * as repo from '../links.repository.ts';
 import { goneReason } from '../links.service.ts';
+import { settleSubmission, type PendingSubmission, type SubmissionEnd } from '../submissions.ts';
 import { checkCsrf, fromThisOrigin, type CsrfKeys } from './csrf.ts';
 import { consentText, fill, MESSAGES, NOTICE_VERSION, ussdOf } from './render.ts';
 
@@ -48,10 +48,12 @@ export function goneError(why: 'expired' | 'used_up' | 'revoked'): AppError {
 
 /**
  * A person's submission on a link's page (POST /v/<token>/submit): the CSRF token and origin, the
- * limits, one use of the link taken, then the verification exactly as the API would run it. The
- * submission's transaction records what came of it: the submission row, the use kept (the
- * verification found the person, so it was charged) or given back, and the webhook event. Answers the
- * words for the person; never the record.
+ * limits, one use of the link taken with the submission recorded `pending` under a reference chosen
+ * here, then the verification exactly as the API would run it, under that reference. The
+ * submission's settlement records what came of it (submissions.ts): its end, the use kept (the
+ * verification found the person, so it was charged) or given back, and the webhook event. Should this
+ * process stop on the way, the links sweep settles it from the verification. Answers the words for
+ * the person; never the record.
  */
 export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<{ detail: string }> {
   const { ctx } = d;
@@ -78,7 +80,8 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
     throw refusal('rate_limited', words(MESSAGES.errors.too_many, { minutes: Math.max(1, Math.ceil(seconds / 60)) }), 'rate_limited', 'send', err.headers);
   }
 
-  if (!(await repo.takeUse(ctx.db, link.id, now))) {
+  const submission: PendingSubmission = { linkId: link.id, orgId: link.org_id, clientRef: link.client_ref, referenceId: newReferenceId() };
+  if (!(await repo.takeUse(ctx.db, { linkId: link.id, referenceId: submission.referenceId, at: now }))) {
     // Revoked, expired or used up since the page was read; or every use is held by submissions in flight.
     const current = await repo.findLink(ctx.db, link.org_id, link.id);
     throw goneError((current && goneReason(current, now)) ?? 'used_up');
@@ -105,28 +108,30 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
         text: consentText(org.name, link.purpose, link.require_face),
       },
       requestId: req.id,
+      ref: submission.referenceId,
     });
   } catch (err) {
-    // Refused before anything was recorded or charged (the selfie, the wallet, the limits): the use goes back.
-    await repo.giveBackUse(ctx.db, link.id);
-    throw err instanceof AppError ? forThePerson(err, words, link.require_face) : err;
+    // An unexpected fault (PostgreSQL or Redis gone): a verification may have been recorded, so the
+    // submission stays pending for the sweep to settle from whatever was.
+    if (!(err instanceof AppError)) throw err;
+    // Refused before anything was recorded or charged (the selfie, the wallet, the limits): the
+    // submission goes and its use comes back.
+    await settleOnPage(d, submission, { kind: 'refused' });
+    throw forThePerson(err, words, link.require_face);
   }
 
-  // Found: charged (a fixture, free), so the use stays; a verification still pending may yet be charged.
-  const keep = outcome.status === 'found' || outcome.code === 'verification_pending';
-  await ctx.db.transaction(async (tx) => {
-    if (!keep) await repo.giveBackUse(tx, link.id);
-    await repo.insertSubmission(tx, { linkId: link.id, referenceId: outcome.referenceId, status: outcome.status, code: outcome.code, at: now });
-    await recordWebhookEvent(tx, {
-      orgId: link.org_id,
-      type: 'verification_link.submitted',
-      data: { link_id: link.id, client_ref: link.client_ref, reference_id: outcome.referenceId, status: outcome.status },
-    });
-  });
+  // Still pending when the page stopped waiting: the submission keeps its use (the verification may
+  // yet be charged) and stays pending; the sweep settles it once the verification ends.
+  if (outcome.status !== 'pending') await settleOnPage(d, submission, { kind: 'ended', status: outcome.status, code: outcome.code });
   // Found: done, even when the comparison could not run (face workers away): the lookup was charged
   // and the organisation has the record; it decides what follows.
   if (outcome.status === 'found') return { detail: words(MESSAGES.result.done) };
   throw forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face);
+}
+
+/** The page's settlement; the sweep got there first only if this request outlived its grace period. */
+async function settleOnPage(d: SubmitDeps, s: PendingSubmission, end: SubmissionEnd): Promise<void> {
+  if (!(await settleSubmission(d.ctx.db, s, end))) d.ctx.logger.warn({ referenceId: s.referenceId, linkId: s.linkId }, 'link submission already settled by the sweep');
 }
 
 /** What the API would have answered, as the page says it: the person's words and the step to act on. */

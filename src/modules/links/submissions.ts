@@ -1,0 +1,90 @@
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../config.ts';
+import type { JobResult } from '../../jobs/catalog.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { linkEndsOf, longestLinkRunMs, type LinkStatus } from '../verification/index.ts';
+import { recordWebhookEvent } from '../webhooks/index.ts';
+import * as repo from './links.repository.ts';
+
+// What happens to a submission once its use is taken and its row recorded `pending`
+// (links.repository.ts takeUse): the page settles it after its verification, or the links sweep
+// does when the page's process stopped first.
+
+/** A submission recorded pending: its link, what its webhook event names, and its verification's reference. */
+export type PendingSubmission = { linkId: string; orgId: number; clientRef: string | null; referenceId: string };
+
+/**
+ * How a pending submission ends:
+ * - `ended`: its verification ended; the row takes its status, and its event is recorded;
+ * - `refused`: refused before any verification was recorded, and the person was told so on the page:
+ *   nothing happened worth listing, so the row goes;
+ * - `abandoned`: no verification was recorded and no request is waiting any more (the sweep): listed
+ *   `abandoned`, so the organisation sees why a use was held for a while.
+ */
+export type SubmissionEnd = { kind: 'ended'; status: LinkStatus; code: string | null } | { kind: 'refused' } | { kind: 'abandoned' };
+
+/**
+ * Settles a pending submission in one transaction: its row, its use (kept only when the verification
+ * found the person, so was charged) and, when its verification ended, the `verification_link.submitted`
+ * event, so the event exists exactly when the ended row does. The row's `pending` guards it all: the
+ * page and the sweep may both come, and only the first does anything. False when it was settled already.
+ */
+export async function settleSubmission(db: DatabasePool, s: PendingSubmission, end: SubmissionEnd): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const moved =
+      end.kind === 'refused'
+        ? await repo.dropPendingSubmission(tx, s.referenceId)
+        : await repo.endPendingSubmission(tx, s.referenceId, end.kind === 'ended' ? { status: end.status, code: end.code } : { status: 'abandoned', code: null });
+    if (!moved) return false;
+    if (end.kind !== 'ended' || end.status !== 'found') await repo.giveBackUse(tx, s.linkId);
+    if (end.kind === 'ended') {
+      await recordWebhookEvent(tx, {
+        orgId: s.orgId,
+        type: 'verification_link.submitted',
+        data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: s.referenceId, status: end.status },
+      });
+    }
+    return true;
+  });
+}
+
+// A pending submission younger than twice the longest a link's verification runs may still have its
+// request on the way (the steps around the waits, on a loaded machine, fit in the other half): the
+// request settles it itself, so the sweep does not look. Past that, no verification recorded means
+// none will be.
+const GRACE_FACTOR = 2;
+// Oldest first; a row whose verification is still pending stays in the way only until that
+// verification ends (its job, or the verification sweep within the hour).
+const SWEEP_BATCH = 200;
+
+export type LinkSweepDeps = { db: DatabasePool; config: Config; clock: Clock };
+
+/** How long a submission is left to its own request before the sweep settles it. */
+export const submissionGraceMs = (config: Config): number => GRACE_FACTOR * longestLinkRunMs(config);
+
+/**
+ * `links.sweep`: submissions left pending past the grace period (the page's process stopped, or the
+ * page stopped waiting for a verification still running) are settled from their verification as
+ * the page would settle them; one whose verification is still pending is left; one with no
+ * verification is abandoned and its use given back.
+ */
+export async function sweepSubmissions(deps: LinkSweepDeps, log: Logger): Promise<JobResult<'links.sweep'>> {
+  const before = new Date(deps.clock.now().getTime() - submissionGraceMs(deps.config));
+  const rows = await repo.findStalePendingSubmissions(deps.db, before, SWEEP_BATCH);
+  const ends = await linkEndsOf(deps, rows.map((r) => r.reference_id));
+  let settled = 0;
+  let abandoned = 0;
+  for (const row of rows) {
+    const s = { linkId: row.link_id, orgId: row.org_id, clientRef: row.client_ref, referenceId: row.reference_id };
+    const v = ends.get(row.reference_id);
+    if (!v) {
+      if (await settleSubmission(deps.db, s, { kind: 'abandoned' })) abandoned++;
+      continue;
+    }
+    if (v.status === 'pending') continue;
+    if (await settleSubmission(deps.db, s, { kind: 'ended', status: v.status, code: v.code })) settled++;
+  }
+  if (settled > 0 || abandoned > 0) log.info({ settled, abandoned }, 'verification link sweep');
+  return { settled, abandoned };
+}

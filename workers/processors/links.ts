@@ -1,0 +1,6 @@
+import { sweepSubmissions } from '../../src/modules/links/index.ts';
+import type { ProcessorMap } from '../context.ts';
+
+export const linkProcessors: ProcessorMap = {
+  'links.sweep': (_payload, _job, deps, log) => sweepSubmissions(deps, log),
+};
