@@ -6222,7 +6222,7 @@ export interface operations {
             query?: {
                 /** @description Only verifications in this status */
                 status?: "pending" | "found" | "not_found" | "failed" | "expired";
-                /** @description Only verifications asked for this way (sync, async, batch); a kind (nin, vnin, phone, demography, match) is accepted too */
+                /** @description Only verifications asked for this way (sync, async, batch); a kind (nin, phone, demography, vnin, match, face) is accepted too */
                 mode?: "sync" | "async" | "batch" | "nin" | "phone" | "demography" | "vnin" | "match" | "face";
                 /** @description Only verifications that looked up this kind of identifier */
                 kind?: "nin" | "phone" | "demography" | "vnin" | "match" | "face";

@@ -50,7 +50,7 @@ export function register(registry: OpenAPIRegistry): void {
     request: {
       query: z.object({
         status: z.enum(STATUSES).optional().meta({ description: 'Only verifications in this status' }),
-        mode: z.enum([...DELIVERIES, ...MODES]).optional().meta({ description: 'Only verifications asked for this way (sync, async, batch); a kind (nin, vnin, phone, demography, match) is accepted too' }),
+        mode: z.enum([...DELIVERIES, ...MODES]).optional().meta({ description: `Only verifications asked for this way (${DELIVERIES.join(', ')}); a kind (${MODES.join(', ')}) is accepted too` }),
         kind: z.enum(MODES).optional().meta({ description: 'Only verifications that looked up this kind of identifier' }),
         delivery: z.enum(DELIVERIES).optional().meta({ description: 'Only verifications asked for this way' }),
         batch_id: z.string().optional().meta({ description: 'Only the rows of this batch', example: 'BAT-7K2M9Q4XD1AB' }),
