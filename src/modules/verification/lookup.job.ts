@@ -16,7 +16,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { afterFailedTry, deadlineOf, oneShotOnceSent, RetryLater } from './background.ts';
 import { compareClaims } from './match.ts';
-import type { DebitFollowUp } from '../wallet/index.ts';
+import { FOLLOW_UP_BOTH, type DebitFollowUp } from '../wallet/index.ts';
 import { normalisePerson, type PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { settle, type Decision } from './settle.ts';
@@ -177,13 +177,20 @@ export async function runLookup(
   // A background lookup past its deadline ends without another call (it may have been re-queued by
   // the sweep, or woken from its last delay).
   const nowMs = () => deps.clock?.now().getTime() ?? Date.now();
+  // Decided by an earlier run of this job, which may have stopped between its debit's commit and
+  // following that debit (alerts' followDebit): a found one is followed here, looking for both,
+  // since that run's statement said what and nobody kept it. Reruns are rare; the reads are cheap.
+  const decidedBefore = (row: VerificationRow | null): LookupResult => {
+    if (row?.status === 'found' && opts.report) opts.report.followUp = FOLLOW_UP_BOTH;
+    return resultOf(row);
+  };
   if (bg && nowMs() >= deadline) return endAtDeadline(deps, referenceId, log, 'upstream_unavailable', bg.delivery === 'async');
   let sealedQuery: Sealed;
   if (opts.useOnce) {
     // A token is spent by the call: one primary-key read first, so a verification already decided
     // (the sweep gave up, the API recorded the queue as unreachable) never sends it to the authority.
     const row = await repo.findVerification(deps.db, referenceId);
-    if (!row || row.status !== 'pending') return resultOf(row);
+    if (!row || row.status !== 'pending') return decidedBefore(row);
   }
   if (opts.sealedQuery && (opts.firstRun || bg)) {
     // A job's first run follows the insert of its pending row: no need to read the row back. A rerun
@@ -193,7 +200,7 @@ export async function runLookup(
     sealedQuery = { keyId: opts.sealedQuery.keyId, data: Buffer.from(opts.sealedQuery.data, 'base64') };
   } else {
     const row = await repo.findVerification(deps.db, referenceId);
-    if (!row || row.status !== 'pending' || !row.query_enc || !row.key_id) return resultOf(row);
+    if (!row || row.status !== 'pending' || !row.query_enc || !row.key_id) return decidedBefore(row);
     sealedQuery = { keyId: row.key_id, data: row.query_enc };
   }
   const opened = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId)) as VerificationQuery | StoredQuery;
@@ -251,7 +258,7 @@ export async function runLookup(
   // A background lookup's settlement is a step of the background lane (it waits its turn while
   // interactive lookups are in flight); its call to the authority is not, so slots never wait on it.
   const settled = await (bg && deps.lane ? deps.lane.run(settleIt) : settleIt());
-  if (!settled) return resultOf(await repo.findVerification(deps.db, referenceId));
+  if (!settled) return decidedBefore(await repo.findVerification(deps.db, referenceId));
   switch (decision.kind) {
     case 'found': {
       deps.metrics.unitsDebited.inc();
