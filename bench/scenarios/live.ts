@@ -1,5 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
+import type { LoadSpec } from '../load.ts';
+import { interleaved, ROUNDS } from '../lib/interleave.ts';
 import { load, serviceProcs, verifySpec, withStack, type Measured, type RunOptions } from '../lib/measure.ts';
 import { diagnose, target, type ScenarioReport } from '../lib/report.ts';
 import type { BenchStack, JobTimings } from '../lib/stack.ts';
@@ -13,8 +15,9 @@ const LIGHT = 10;
  * Live verifications through the queue (1 API + 1 worker process) against the same service with
  * the lookup run in the API process (LOOKUP_INLINE, 1 API process): the same auth, rate limits,
  * encryption, verification row, hold and capture, logging, admission and authority limits, so the
- * difference is the queue. Both stacks run side by side and are measured in turn, saturated
- * (200 connections) then light (10), followed by the BullMQ no-op ceiling.
+ * difference is the queue. Both stacks run side by side and are measured in turns (three rounds
+ * each, lib/interleave.ts), saturated (200 connections) then light (10), followed by the BullMQ
+ * no-op ceiling.
  */
 export async function scenarioLive(o: RunOptions): Promise<ScenarioReport> {
   const opts = { simLatencyMs: UPSTREAM_LATENCY_MS, env: SERVICE_TUNING };
@@ -23,17 +26,21 @@ export async function scenarioLive(o: RunOptions): Promise<ScenarioReport> {
       const iOrg = await inline.createOrg({ units: 10_000_000 });
       const qOrg = await queued.createOrg({ units: 10_000_000 });
       const live = { bodyKind: 'random-live-nin' as const };
-      const run = (s: BenchStack, token: string, connections: number) => load(verifySpec(o, s.apiUrl, token, connections, live), serviceProcs(s), s.databaseUrl, s);
-      const i200 = await run(inline, iOrg.member.token, SATURATED);
+      const run = (s: BenchStack, token: string, connections: number) => (x: Partial<LoadSpec>) => load({ ...verifySpec(o, s.apiUrl, token, connections, live), ...x }, serviceProcs(s), s.databaseUrl, s);
+      // The queued side's rounds each end with its queue drained, so no backlog runs into the next round.
+      const drained = (measure: (x: Partial<LoadSpec>) => Promise<Measured>) => async (x: Partial<LoadSpec>) => {
+        const m = await measure(x);
+        await queued.settleQueues(30_000);
+        return m;
+      };
+      // Inline and queued in turns (three rounds each, as the fixture and requery scenarios do): a
+      // machine that slows down during the run then slows both sides, not the one measured second.
       const t0 = Date.now();
-      const q200 = await run(queued, qOrg.member.token, SATURATED);
+      const [i200, q200] = await interleaved(o, [run(inline, iOrg.member.token, SATURATED), drained(run(queued, qOrg.member.token, SATURATED))]);
       const jobs = await queued.jobTimings('lookups', t0 + o.warmupS * 1000);
-      await queued.settleQueues(30_000);
-      const i10 = await run(inline, iOrg.member.token, LIGHT);
       const t1 = Date.now();
-      const q10 = await run(queued, qOrg.member.token, LIGHT);
+      const [i10, q10] = await interleaved(o, [run(inline, iOrg.member.token, LIGHT), drained(run(queued, qOrg.member.token, LIGHT))]);
       const jobsLight = await queued.jobTimings('lookups', t1 + o.warmupS * 1000);
-      await queued.settleQueues(30_000);
       const noop = await measureBullmqNoop(o);
       const ledgers = { inline: await ledgerCheck(inline, iOrg.orgId), queued: await ledgerCheck(queued, qOrg.orgId) };
       return { i200, q200, i10, q10, jobs, jobsLight, noop, ledgers };
@@ -57,7 +64,7 @@ export async function scenarioLive(o: RunOptions): Promise<ScenarioReport> {
         value: thr(q200) / Math.max(0.001, thr(i200)),
         goal: 0.85,
         op: '>=',
-        how: `queued ${thr(q200)} / inline ${thr(i200)} 2xx/s at ${SATURATED} connections.`,
+        how: `queued ${thr(q200)} / inline ${thr(i200)} 2xx/s at ${SATURATED} connections, measured in ${ROUNDS} alternating rounds each.`,
         runs: [['queued', q200.result], ['inline', i200.result]],
       }),
       target('live_vs_inline_p99', {
@@ -71,7 +78,7 @@ export async function scenarioLive(o: RunOptions): Promise<ScenarioReport> {
         value: p99(q10) - p99(i10),
         goal: 10,
         op: '<=',
-        how: `queued ${p99(q10)} ms - inline ${p99(i10)} ms p99 of 2xx at ${LIGHT} connections.`,
+        how: `queued ${p99(q10)} ms - inline ${p99(i10)} ms p99 of 2xx at ${LIGHT} connections, measured in ${ROUNDS} alternating rounds each.`,
         runs: [['queued', q10.result], ['inline', i10.result]],
       }),
     ],
