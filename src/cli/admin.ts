@@ -111,7 +111,7 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       const role = Object.hasOwn(ROLES, roleName) ? ROLES[roleName] : undefined;
       if (!role) throw new UsageError(`--role must be ${ROLE_CHOICES.slice(0, -1).join(', ')} or ${ROLE_CHOICES.at(-1)}`);
       const orgId = roles.inOrganisation(role) ? int(flags, 'org')! : null;
-      return orgs.createUser(db, {
+      const user = await orgs.createUser(db, {
         orgId,
         username: need(flags, 'username'),
         password: need(flags, 'password'),
@@ -120,6 +120,9 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
         // The operator chose this password: the user changes it at first login unless told otherwise.
         requirePasswordChange: flags['no-password-change'] !== true,
       });
+      // Since the API adds people by invitation only, this is the one door for a chosen password: kept in the trail.
+      await recordAudit(db, { orgId, actor: 'operator', action: 'team.user_created', target: `user:${user.id}`, details: { role, by: 'user:create' } });
+      return user;
     }
     case 'user:disable':
     case 'user:enable': {

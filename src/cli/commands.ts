@@ -11,7 +11,7 @@ export const COMMANDS: readonly { synopsis: string; note?: string }[] = [
   { synopsis: 'org:settings --org ID [--require-consent true|false] [--require-mfa true|false] [--low-balance-units N|off] [--face-match-threshold N]', note: 'no setting flag: prints the settings' },
   { synopsis: 'org:show --org ID' },
   { synopsis: 'org:delete --org ID [--close-pending]' },
-  { synopsis: 'user:create --org ID --username U --password P --role admin|member [--email E] [--no-password-change]' },
+  { synopsis: 'user:create --org ID --username U --password P --role admin|member|finance [--email E] [--no-password-change]' },
   { synopsis: 'user:create --username U --password P --role platform_admin [--email E]' },
   { synopsis: 'user:mfa-reset --user ID', note: 'turns two-factor sign-in off for a user who lost the authenticator and recovery codes' },
   { synopsis: 'user:disable (--user ID | --username U)' },

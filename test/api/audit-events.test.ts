@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,10 +80,13 @@ describe('audited actions', () => {
 
   it('When the team and API clients change, then each change leaves one event naming its target by id', async () => {
     let created: any;
+    // Users are made by invitation (its own events) or by the operator's user:create, which records this one.
     const userCreated = await oneEvent(org.orgId, 'team.user_created', async () => {
-      created = (await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: `clerk-${org.orgId}`, email: 'clerk@example.com', role: 'member' } })).body;
+      const args = ['src/cli/admin.ts', 'user:create', '--org', String(org.orgId), '--username', `clerk-${org.orgId}`, '--password', 'a-long-passphrase', '--role', 'member', '--email', 'clerk@example.com'];
+      const r = await promisify(execFile)(process.execPath, args, { env: { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, LOG_LEVEL: 'silent' } });
+      created = JSON.parse(r.stdout.trim());
     });
-    expect(userCreated).toMatchObject({ actor: `user:${adminId}`, target: `user:${created.id}`, details: { role: 'member' } });
+    expect(userCreated).toMatchObject({ actor: 'operator', target: `user:${created.id}`, details: { role: 'member', by: 'user:create' } });
     expect(JSON.stringify(userCreated)).not.toContain('clerk@example.com');
     const updated = await oneEvent(org.orgId, 'team.user_updated', () => stack.api('PATCH', `/v1/team/${created.id}`, { token: org.admin.token, json: { disabled: true } }));
     expect(updated).toMatchObject({ target: `user:${created.id}`, details: { changed: ['disabled'], disabled: true, role: 'member' } });

@@ -31,7 +31,7 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /me/mfa/totp': 'mfa.enrolment_started',
   'POST /me/mfa/totp/confirm': 'mfa.enabled',
   'DELETE /me/mfa/totp': 'mfa.disabled',
-  'POST /team': 'team.user_created',
+  'POST /team': exempt('retired: answers 410 to everyone and changes nothing (users are made by accepting an invitation, or by the operator\'s user:create, which records team.user_created)'),
   // Disabling or demoting an administrator also suspends the API clients they created: this event is that change.
   'PATCH /team/:id': 'team.user_updated',
   'POST /team/invitations': 'team.invitation_sent',
@@ -176,11 +176,9 @@ describe('issue 29 item 7: every event a request causes carries its request id a
     await drive('POST /logout', 'auth.logout', 204, (headers) => stack.api('POST', '/v1/logout', { token: org.member.token, headers }));
     org.member.token = await stack.login(org.member.username, org.member.password);
 
-    // The team: a new user, a role change.
-    const made = await drive('POST /team', 'team.user_created', 201, (headers) =>
-      stack.api('POST', '/v1/team', { ...admin, json: { username: `clerk-${randomBytes(3).toString('hex')}`, email: 'clerk@example.com', role: 'member' }, headers }),
-    );
-    await drive('PATCH /team/:id', 'team.user_updated', 200, (headers) => stack.api('PATCH', `/v1/team/${made.body.id}`, { ...admin, json: { role: 'org_admin' }, headers }));
+    // The team: a role change (users are made by invitation or by the operator's CLI).
+    const made = await stack.addUser(org.orgId, { role: 'member' });
+    await drive('PATCH /team/:id', 'team.user_updated', 200, (headers) => stack.api('PATCH', `/v1/team/${made.id}`, { ...admin, json: { role: 'org_admin' }, headers }));
 
     // API clients: created by a second administrator, suspended by disabling them, adopted, rotated, revoked.
     const second = { username: `admin2-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
@@ -214,7 +212,7 @@ describe('issue 29 item 7: every event a request causes carries its request id a
     );
 
     // Every route that changes a credential was driven, each leaving its event.
-    const credential = ['POST /login', 'POST /logout', 'POST /change-password', 'POST /reset-password', 'POST /me/mfa/totp', 'POST /me/mfa/totp/confirm', 'DELETE /me/mfa/totp', 'POST /team', 'PATCH /team/:id', 'POST /api-clients', 'POST /api-clients/:client_id/adopt', 'POST /api-clients/:client_id/rotate', 'DELETE /api-clients/:client_id', 'POST /webhook-endpoints', 'PATCH /webhook-endpoints/:id', 'POST /webhook-endpoints/:id/rotate-secret', 'DELETE /webhook-endpoints/:id'];
+    const credential = ['POST /login', 'POST /logout', 'POST /change-password', 'POST /reset-password', 'POST /me/mfa/totp', 'POST /me/mfa/totp/confirm', 'DELETE /me/mfa/totp', 'PATCH /team/:id', 'POST /api-clients', 'POST /api-clients/:client_id/adopt', 'POST /api-clients/:client_id/rotate', 'DELETE /api-clients/:client_id', 'POST /webhook-endpoints', 'PATCH /webhook-endpoints/:id', 'POST /webhook-endpoints/:id/rotate-secret', 'DELETE /webhook-endpoints/:id'];
     expect(credential.filter((r) => !proven.has(r))).toEqual([]);
     expect((await verifyChain(stack.db)).ok).toBe(true);
   });

@@ -38,7 +38,7 @@ const ROUTES: Row[] = [
   { method: 'POST', path: '/v1/verify-nin/requery', json: { reference_id: 'REF-AAAAAAAAAAAA' }, status: 403, body: lacks('requery') },
   { method: 'POST', path: '/v1/verify-nin/batches', json: {}, status: 403, body: lacks('verify') },
   { method: 'GET', path: '/v1/team', status: 403, body: ADMINS_ONLY },
-  { method: 'POST', path: '/v1/team', json: { username: 'i34-nobody', email: 'nobody@example.com', role: 'member' }, status: 403, body: ADMINS_ONLY },
+  { method: 'POST', path: '/v1/team/invitations', json: { username: 'i34-nobody', email: 'nobody@example.com', role: 'member' }, status: 403, body: ADMINS_ONLY },
   { method: 'GET', path: '/v1/api-clients', status: 403, body: ADMINS_ONLY },
   { method: 'POST', path: '/v1/api-clients', json: { name: 'i34', role: 'finance' }, status: 403, body: ADMINS_ONLY },
   { method: 'PATCH', path: '/v1/me/organisation', json: { require_mfa: true }, status: 403, body: ADMINS_ONLY },
@@ -79,8 +79,8 @@ describe('issue 34: item 4: the finance role', () => {
     }
   });
 
-  it('issue 34: item 4: an administrator may make a finance team member and a finance API client holding the topup scope', async () => {
-    const member = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: `i34-fin-${randomBytes(3).toString('hex')}`, email: 'fin@example.com', role: 'finance' } });
+  it('issue 34: item 4: an administrator may invite a finance team member and make a finance API client holding the topup scope', async () => {
+    const member = await stack.api('POST', '/v1/team/invitations', { token: org.admin.token, json: { username: `i34-fin-${randomBytes(3).toString('hex')}`, email: 'fin@example.com', role: 'finance' } });
     expect({ status: member.status, role: member.body.role }).toEqual({ status: 201, role: 'finance' });
     const client = await stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: 'i34 finance client', role: 'finance', scopes: ['topup', 'history:read'] } });
     expect(client.status).toBe(201);

@@ -136,4 +136,24 @@ describe('issue 34: item 5: invitations', () => {
     // A refused password leaves the invitation usable.
     expect((await accept(token, 'long-enough-password')).status).toBe(201);
   });
+
+  it('issue 34: item 5: an invitation is checked field by field: missing 422, bad e-mail or role 400, a form 415, another organisation\'s username 409; nothing is sent', async () => {
+    const other = await stack.createOrg();
+    const username = `chk-${suffix()}`;
+    const missing = await invite(org.admin.token, { username, role: 'member' });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toBe('Field required: email');
+    const badEmail = await invite(org.admin.token, { username, email: 'not-an-address', role: 'member' });
+    expect(badEmail.status).toBe(400);
+    expect(badEmail.body).toEqual({ detail: 'email: must be an e-mail address' });
+    const role = await invite(org.admin.token, { username, email: `${username}@example.test`, role: 'platform_admin' });
+    expect(role.status).toBe(400);
+    expect(role.body.detail).toMatch(/^role: /);
+    const form = await stack.api('POST', '/v1/team/invitations', { token: org.admin.token, form: { username, email: `${username}@example.test`, role: 'member' } });
+    expect(form.status).toBe(415);
+    const taken = await invite(org.admin.token, { username: other.member.username.toUpperCase(), email: 'y@example.test', role: 'member' });
+    expect(taken.status).toBe(409);
+    const rows = await stack.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM invitations WHERE username IN (${username}, ${other.member.username})`);
+    expect(rows).toBe(0);
+  });
 });

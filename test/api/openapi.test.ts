@@ -48,12 +48,16 @@ const operation = z.looseObject({
   requestBody: orRef(z.looseObject({ description: z.string().optional(), required: z.boolean().optional(), content: z.record(z.string(), mediaType) })).optional(),
   responses: z
     .record(z.string().regex(/^([1-5](\d\d|XX)|default)$/), orRef(response))
-    .refine((r) => Object.keys(r).length > 0, 'an operation needs responses')
-    .refine((r) => Object.keys(r).some((s) => /^2/.test(s)), 'an operation needs a success response'),
+    .refine((r) => Object.keys(r).length > 0, 'an operation needs responses'),
   security: z.array(securityRequirement).optional(),
   servers: z.array(server).optional(),
   deprecated: z.boolean().optional(),
-});
+})
+  // A success response, except for a retired (deprecated) operation that answers 410 to everyone.
+  .refine((o) => Object.keys(o.responses).some((s) => /^2/.test(s)) || (o.deprecated === true && '410' in o.responses), {
+    message: 'an operation needs a success response',
+    path: ['responses'],
+  });
 const pathItem = z.looseObject({
   summary: z.string().optional(),
   description: z.string().optional(),

@@ -24,9 +24,9 @@ async function operator(...args: string[]) {
 
 async function addMember() {
   const username = `clerk-${randomBytes(4).toString('hex')}`;
-  const r = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username, email: `${username}@example.com`, role: 'member' } });
-  expect(r.status).toBe(201);
-  return { id: r.body.id as number, username, password: r.body.temporary_password as string };
+  const password = `pw-${randomBytes(6).toString('hex')}`;
+  const made = await operator('user:create', '--org', String(org.orgId), '--username', username, '--password', password, '--role', 'member', '--email', `${username}@example.com`);
+  return { id: Number(made.id), username, password };
 }
 
 const patch = (id: number, json: unknown) => stack.api('PATCH', `/v1/team/${id}`, { token: org.admin.token, json });

@@ -40,66 +40,49 @@ describe('GET /team', () => {
   });
 });
 
-describe('POST /team', () => {
-  it('When an administrator adds a member, then 201 with the user and a temporary password that signs in', async () => {
-    const username = unique();
-    const r = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: username.toUpperCase(), email: `${username}@example.com`, role: 'member' } });
-    expect(r.status).toBe(201);
-    expect(r.headers.get('cache-control')).toBe('no-store');
-    expect(r.body).toMatchObject({ username, email: `${username}@example.com`, role: 'member', disabled: false });
-    expect(typeof r.body.id).toBe('number');
-    expect(r.body.temporary_password).toMatch(/^[A-Za-z0-9_-]{16}$/);
-    const token = await stack.login(username, r.body.temporary_password);
-    const me = await stack.api('GET', '/v1/me', { token });
-    expect(me.body).toMatchObject({ username, role: 'member', organisation: { id: org.orgId } });
-    const list = await stack.api('GET', '/v1/team', { token: org.admin.token });
-    const listed = list.body.data.find((u: { id: number }) => u.id === r.body.id);
-    expect(listed).toEqual({ id: r.body.id, username, email: `${username}@example.com`, role: 'member', disabled: false, created_at: r.body.created_at });
+describe('POST /team (retired: users are added by invitation)', () => {
+  const GONE = "Users are added by invitation (POST /team/invitations); a temporary password is given only by the operator's CLI (user:create)";
+
+  it('When an administrator, a member or a finance officer posts a new user, then 410 naming the invitation, and nobody is created', async () => {
+    const finance = await stack.addUser(org.orgId, { role: 'finance', keepPassword: true });
+    const financeToken = await stack.login(finance.username, finance.password);
+    for (const token of [org.admin.token, org.member.token, financeToken]) {
+      const username = unique();
+      const r = await stack.api('POST', '/v1/team', { token, json: { username, email: `${username}@example.com`, role: 'member' } });
+      expect(r.status).toBe(410);
+      expect(r.body).toEqual({ detail: GONE });
+      expect(r.text).not.toContain('temporary_password');
+      const n = await stack.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM users WHERE username = ${username}`);
+      expect(n).toBe(0);
+    }
+    // Whatever the body: the call is gone, not malformed.
+    const form = await stack.api('POST', '/v1/team', { token: org.admin.token, form: { username: unique() } });
+    expect(form.status).toBe(410);
   });
 
-  it('When the username is taken (in any organisation), then 409', async () => {
-    const r = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: other.member.username, email: 'x@example.com', role: 'member' } });
-    expect(r.status).toBe(409);
-    expect(typeof r.body.detail).toBe('string');
-  });
-
-  it('When a field is missing or the role is not member or org_admin, then 422 or 400, and nobody is created', async () => {
-    const missing = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: unique(), role: 'member' } });
-    expect(missing.status).toBe(422);
-    expect(missing.body.detail).toBe('Field required: email');
-    const platform = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: unique(), email: 'a@example.com', role: 'platform_admin' } });
-    expect(platform.status).toBe(400);
-    expect(platform.body.detail).toMatch(/^role: /);
-    const badEmail = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: unique(), email: 'not-an-address', role: 'member' } });
-    expect(badEmail.status).toBe(400);
-    expect(badEmail.body.detail).toBe('email: must be an e-mail address');
-    const form = await stack.api('POST', '/v1/team', { token: org.admin.token, form: { username: unique(), email: 'a@example.com', role: 'member' } });
-    expect(form.status).toBe(415);
-  });
-
-  it('When a team member tries to add a user, then 403 and nobody is created', async () => {
-    const username = unique();
-    const r = await stack.api('POST', '/v1/team', { token: org.member.token, json: { username, email: `${username}@example.com`, role: 'org_admin' } });
-    expect(r.status).toBe(403);
-    expect((await stack.api('POST', '/v1/login', { form: { username, password: 'whatever-it-is' } })).status).toBe(401);
+  it('When no token is sent, then 401; an API client gets the same 410', async () => {
+    expect((await stack.api('POST', '/v1/team', { json: { username: unique(), email: 'a@example.com', role: 'member' } })).status).toBe(401);
+    const client = await stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: 'team-410', role: 'org_admin' } });
+    expect(client.status).toBe(201);
+    const grant = await stack.api('POST', '/v1/login', { form: { grant_type: 'client_credentials', client_id: client.body.client_id, client_secret: client.body.client_secret } });
+    const r = await stack.api('POST', '/v1/team', { token: grant.body.access_token, json: { username: unique(), email: 'a@example.com', role: 'member' } });
+    expect({ status: r.status, body: r.body }).toEqual({ status: 410, body: { detail: GONE } });
   });
 });
 
 describe('PATCH /team/{id}', () => {
   async function addUser(o: OrgFixture, role: 'member' | 'org_admin') {
-    const username = unique();
-    const r = await stack.api('POST', '/v1/team', { token: o.admin.token, json: { username, email: `${username}@example.com`, role } });
-    expect(r.status).toBe(201);
-    // A member added by an administrator must replace the temporary password at first sign-in.
-    const first = await stack.api('POST', '/v1/login', { form: { username, password: r.body.temporary_password } });
+    const made = await stack.addUser(o.orgId, { role, username: unique() });
+    // A user given a temporary password (the operator's user:create) must replace it at first sign-in.
+    const first = await stack.api('POST', '/v1/login', { form: { username: made.username, password: made.password } });
     expect(first.body.require_password_change).toBe(true);
     const password = `own-${Math.random().toString(36).slice(2, 10)}-pw`;
     const changed = await stack.api('POST', '/v1/change-password', {
       token: first.body.access_token,
-      json: { current_password: r.body.temporary_password, new_password: password },
+      json: { current_password: made.password, new_password: password },
     });
     expect(changed.status).toBe(200);
-    return { id: r.body.id as number, username, password, token: await stack.login(username, password) };
+    return { id: made.id, username: made.username, password, token: await stack.login(made.username, password) };
   }
 
   it('When an administrator disables a member, then the member\'s token stops at once; enabling lets them sign in again', async () => {

@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 const tag = () => randomBytes(3).toString('hex');
-const addMember = (username: string, o: OrgFixture = org) => stack.api('POST', '/v1/team', { token: o.admin.token, json: { username, email: `${tag()}@example.com`, role: 'member' } });
+const invite = (username: string, o: OrgFixture = org) => stack.api('POST', '/v1/team/invitations', { token: o.admin.token, json: { username, email: `${tag()}@example.com`, role: 'member' } });
 
 async function operator(...args: string[]): Promise<{ code: number; out: any }> {
   const env = { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, LOG_LEVEL: 'silent' };
@@ -37,7 +37,7 @@ async function operator(...args: string[]): Promise<{ code: number; out: any }> 
 }
 
 describe('username rules', () => {
-  it('When POST /team gets a look-alike, a bidirectional override, a zero-width or a control character, then 400 naming the rule and nobody is created', async () => {
+  it('When POST /team/invitations gets a look-alike, a bidirectional override, a zero-width or a control character, then 400 naming the rule and nobody is created', async () => {
     const cases: [string, RegExp][] = [
       [`\u0430dmin-${tag()}`, new RegExp(`^username: ${RULES.mixed}$`)],
       [`paypal-\u03bf-${tag()}`, new RegExp(`^username: ${RULES.mixed}$`)],
@@ -47,23 +47,28 @@ describe('username rules', () => {
     ];
     const own = await stack.createOrg();
     for (const [username, detail] of cases) {
-      const r = await addMember(username, own);
+      const r = await invite(username, own);
       expect(r.status, JSON.stringify(username)).toBe(400);
       expect(r.body.detail).toMatch(detail);
     }
-    const team = await stack.api('GET', '/v1/team', { token: own.admin.token });
-    expect(team.body.data).toHaveLength(2);
+    const invited = await stack.api('GET', '/v1/team/invitations', { token: own.admin.token });
+    expect(invited.body.data).toHaveLength(0);
   });
 
   it('When the username is in full-width letters, then it is stored NFKC-normalised and signs in either way; a name in one non-Latin script is fine', async () => {
     const plain = `clerk-${tag()}`;
     const wide = plain.toUpperCase().replace(/[!-~]/g, (c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0));
-    const r = await addMember(wide);
+    const r = await invite(wide);
     expect(r.status).toBe(201);
     expect(r.body.username).toBe(plain);
-    expect((await stack.api('POST', '/v1/login', { form: { username: wide, password: r.body.temporary_password } })).status).toBe(200);
+    const otherPlain = `clerk-${tag()}`;
+    const otherWide = otherPlain.toUpperCase().replace(/[!-~]/g, (c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0));
+    const made = await operator('user:create', '--org', String(org.orgId), '--username', otherWide, '--password', 'long-password', '--role', 'member');
+    expect(made.code).toBe(0);
+    expect(made.out.username).toBe(otherPlain);
+    expect((await stack.api('POST', '/v1/login', { form: { username: otherWide, password: 'long-password' } })).status).toBe(200);
     const digits = String(randomBytes(4).readUInt32BE(0));
-    const cyrillic = await addMember(`\u0430\u0434\u043c\u0438\u043d-${digits}`);
+    const cyrillic = await invite(`\u0430\u0434\u043c\u0438\u043d-${digits}`);
     expect(cyrillic.status).toBe(201);
   });
 

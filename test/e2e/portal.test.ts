@@ -29,18 +29,17 @@ describe.skipIf(!hasChromium)('portal in headless Chromium', () => {
 
   const newPage = async (): Promise<Page> => (await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } })).newPage();
 
-  it('When a new user signs in with a temporary password, then they must choose their own, and land on the overview', async () => {
-    const added = await stack.api('POST', '/v1/team', { token: org.admin.token, json: { username: `newbie-${org.orgId}`, email: 'newbie@example.com', role: 'member' } });
-    expect(added.status).toBe(201);
+  it('When a new user signs in with a temporary password (the operator\'s user:create), then they must choose their own, and land on the overview', async () => {
+    const added = await stack.addUser(org.orgId, { role: 'member', username: `newbie-${org.orgId}` });
     const page = await newPage();
     await page.goto(`${stack.url}/portal`);
-    await page.getByLabel('Username').fill(added.body.username);
-    await page.getByLabel('Password').fill(added.body.temporary_password);
+    await page.getByLabel('Username').fill(added.username);
+    await page.getByLabel('Password').fill(added.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByLabel('New password').fill('a-brand-new-password-1');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
-    expect((await stack.api('POST', '/v1/login', { form: { username: added.body.username, password: 'a-brand-new-password-1' } })).status).toBe(200);
+    expect((await stack.api('POST', '/v1/login', { form: { username: added.username, password: 'a-brand-new-password-1' } })).status).toBe(200);
     await page.context().close();
   });
 

@@ -54,6 +54,11 @@ export type Stack = {
   api<T = any>(method: string, path: string, call?: ApiCall): Promise<ApiResponse<T>>;
   login(username: string, password: string): Promise<string>;
   createOrg(opts?: { units?: number; tenancy?: 'hosted' | 'self-hosted'; affiliate?: boolean; subscription?: boolean; unitCostKobo?: number; minTopupUnits?: number; billingEmail?: string; maxInFlight?: number }): Promise<OrgFixture>;
+  /**
+   * A user made as the operator's `user:create` makes one (the API adds people by invitation only):
+   * its password is temporary, to be changed at first sign-in unless `keepPassword`.
+   */
+  addUser(orgId: number, o: { role: 'member' | 'finance' | 'org_admin'; username?: string; email?: string; keepPassword?: boolean }): Promise<{ id: number; username: string; password: string }>;
   /** Starts (again) the in-process workers, e.g. after stopping them. */
   startWorkers(): Promise<RunningWorkers>;
   close(): Promise<void>;
@@ -286,6 +291,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         admin: { ...admin, token: await login(admin.username, admin.password) },
         member: { ...member, token: await login(member.username, member.password) },
       };
+    },
+    async addUser(orgId, o) {
+      const username = o.username ?? `user-${randomBytes(4).toString('hex')}`;
+      const password = randomBytes(12).toString('base64url');
+      const user = await createUser(db, { orgId, username, password, role: o.role, email: o.email ?? `${username}@example.com`, requirePasswordChange: o.keepPassword !== true });
+      return { id: Number(user.id), username: user.username, password };
     },
     async close() {
       await (workers as RunningWorkers | null)?.close();

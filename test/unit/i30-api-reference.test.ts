@@ -36,7 +36,7 @@ describe('issue 30 item 4: the OpenAPI document carries the API reference', () =
     }
     const markers: Record<string, string[]> = {
       Authentication: ['invalid_grant', 'mfa_required', 'LOGIN_MAX_FAILURES', 'insufficient_scope', 'api_client_suspended', 'require_password_change', 'Invalid or expired reset'],
-      Team: ['temporary_password', 'must not mix Latin letters', 'require_mfa', 'low_balance_units'],
+      Team: ['user:create', 'must not mix Latin letters', 'require_mfa', 'low_balance_units'],
       Verification: ['upstream_circuit_open', 'residenceAdress', 'Idempotent-Replayed', 'vnin_wrong_enterprise', 'Preference-Applied', 'org_pending_cap', 'notice_version', 'all_match', 'TEST DATA', 'authority_busy'],
       Batches: ['BAT-', 'client_ref', 'insufficient_units', 'batch cancelled before this row was looked up'],
       Reasons: ['nyscCheck'],

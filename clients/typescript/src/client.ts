@@ -204,8 +204,6 @@ export function createClient(options: ClientOptions) {
     verifyTopup: (reference: string) => data('verifyTopup', { reference }),
     /** Organisation administrators only: the organisation's users. */
     listTeam: () => data('listTeam'),
-    /** The answer carries the new user's temporary password, once. */
-    addTeamMember: (body: Body<'addTeamMember'>) => data('addTeamMember', body),
     /** Disable or enable a user, or change their role. */
     updateTeamMember: (id: number, change: Body<'updateTeamMember'>) => data('updateTeamMember', change, { path: { id: String(id) } }),
     /** The printable slip of a found verification, as PDF bytes; free, team members too. */

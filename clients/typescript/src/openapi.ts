@@ -344,12 +344,12 @@ export interface paths {
         get: operations["listTeam"];
         put?: never;
         /**
-         * Add a user to the organisation
-         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"username", "email", "role": "member" | "finance" | "org_admin"}`: 201 with the user and a `temporary_password` (16 characters, 96 random bits), shown in this answer only (`Cache-Control: no-store`); the user must change it at first sign-in.
+         * Retired: users are added by invitation
+         * @deprecated
+         * @description Retired: answers 410 `{"detail": "Users are added by invitation (POST /team/invitations); a temporary password is given only by the operator's CLI (user:create)"}` to every signed-in caller, whatever the body, and creates nobody.
          *
-         *     - Usernames are stored lower-case and unique across the service: a taken one is 409. A username that breaks a username rule (see the tag) is 400 `username: <rule>`.
-         *     - A missing field 422; a bad e-mail or another role 400.
-         *     - Kept for the integrations that use it: people are best added by invitation (`POST /team/invitations`), so that no password is ever shown to anyone else; the portal adds people by invitation only.
+         *     - Users are invited (`POST /team/invitations`): the invitee chooses their own password, so no password is ever shown to anyone else. A temporary password (changed at first sign-in) is given only by the operator's CLI, `user:create --password`.
+         *     - This call used to answer 201 with a `temporary_password`; integrations written for it now invite.
          */
         post: operations["addTeamMember"];
         delete?: never;
@@ -398,8 +398,9 @@ export interface paths {
         put?: never;
         /**
          * Invite someone to the team by e-mail
-         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role"}`, with the rules of `POST /team` (a username that breaks a username rule: 400). 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role": "member" | "finance" | "org_admin"}`: 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.
          *
+         *     - Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 `username: <rule>`; a bad e-mail or another role 400; a missing field 422.
          *     - The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.
          *     - A username already taken, or already holding an open invitation: 409.
          *     - Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.
@@ -2005,18 +2006,6 @@ export interface components {
             /** @description Shown once: only its digest is stored */
             client_secret: string;
         };
-        CreatedTeamMember: {
-            id: number;
-            username: string;
-            email: string | null;
-            /** @enum {string} */
-            role: "org_admin" | "member" | "finance";
-            disabled: boolean;
-            /** @description ISO 8601 */
-            created_at: string;
-            /** @description Shown once; the user must change it at first sign-in. */
-            temporary_password: string;
-        };
         /** @description One entry per day, oldest first, days without activity included as zeros */
         DailyUsage: {
             data: {
@@ -2230,14 +2219,6 @@ export interface components {
             } | null;
         };
         NewInvitation: {
-            /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
-            username: string;
-            /** Format: email */
-            email: string;
-            /** @enum {string} */
-            role: "org_admin" | "member" | "finance";
-        };
-        NewTeamMember: {
             /** @description NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek */
             username: string;
             /** Format: email */
@@ -2659,7 +2640,7 @@ export interface components {
                 created_at: string;
             }[];
         };
-        /** @description A user of the caller's organisation. Passwords are never shown, except once at creation. */
+        /** @description A user of the caller's organisation. Passwords are never shown. */
         TeamMember: {
             id: number;
             username: string;
@@ -4128,26 +4109,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["NewTeamMember"];
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description User created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreatedTeamMember"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            /** @description The username is taken */
-            409: {
+            /** @description Users are added by invitation */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4155,8 +4121,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

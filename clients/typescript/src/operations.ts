@@ -22,7 +22,7 @@ export const operations = {
   rotateApiClient: { method: "POST", base: "/v1", path: "/api-clients/{client_id}/rotate", auth: true, contentType: null },
   deleteApiClient: { method: "DELETE", base: "/v1", path: "/api-clients/{client_id}", auth: true, contentType: null },
   listTeam: { method: "GET", base: "/v1", path: "/team", auth: true, contentType: null },
-  addTeamMember: { method: "POST", base: "/v1", path: "/team", auth: true, contentType: "application/json" },
+  addTeamMember: { method: "POST", base: "/v1", path: "/team", auth: true, contentType: null },
   updateTeamMember: { method: "PATCH", base: "/v1", path: "/team/{id}", auth: true, contentType: "application/json" },
   listTeamInvitations: { method: "GET", base: "/v1", path: "/team/invitations", auth: true, contentType: null },
   inviteTeamMember: { method: "POST", base: "/v1", path: "/team/invitations", auth: true, contentType: "application/json" },

@@ -36,7 +36,7 @@ export {
   setSubscription,
   setUserDisabled,
 } from './organisations.service.ts';
-export { findTeamMember, listTeamMembers, updateTeamMember, type TeamMember } from './team-members.ts';
+export { listTeamMembers, updateTeamMember, type TeamMember } from './team-members.ts';
 export { findUsernameProblems, listOrganisations, usersByOrganisation } from './directory.ts';
 export { usernameSchema } from './usernames.ts';
 export { organisationSettings, organisationSettingsRow, settingsPatch, updateOrganisationSettings, type SettingsPatch } from './settings.ts';

@@ -27,13 +27,6 @@ export async function listTeamMembers(db: DatabasePool, orgId: number): Promise<
   return db.any(sql.type(teamMemberRow)`SELECT ${columns} FROM users WHERE org_id = ${orgId} ORDER BY id`);
 }
 
-/** Another organisation's user is not found, exactly like a user that does not exist. */
-export async function findTeamMember(db: DatabasePool, orgId: number, userId: number): Promise<TeamMember> {
-  const row = await db.maybeOne(sql.type(teamMemberRow)`SELECT ${columns} FROM users WHERE id = ${userId} AND org_id = ${orgId}`);
-  if (!row) throw new AppError('not_found', 'User not found');
-  return row;
-}
-
 /**
  * Enables, disables, promotes or demotes a user of the organisation, refusing to leave it without an
  * active administrator. Changes to one organisation's team are serialised by an advisory lock: two

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, md, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
 import { organisationSettingsRow, settingsPatch, type TeamMember } from '../organisations/index.ts';
-import { acceptInvitationBody, createdTeamMember, invitationView, newInvitation, newTeamMember, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
+import { acceptInvitationBody, invitationView, newInvitation, TEAM_BY_INVITATION, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
 
 type _memberMatches = Assert<Same<z.infer<typeof teamMember>, TeamMember>>;
 
@@ -11,14 +11,11 @@ const MANAGERS = 'Organisation administrators who are persons (members, finance 
 const LIST = `${MANAGERS} \`{"data": [{"id", "username", "email", "role", "disabled", "created_at"}]}\`: every user of the caller's organisation, oldest first; never a password hash.`;
 
 const ADD = md(
-  `${MANAGERS} \`{"username", "email", "role": "member" | "finance" | "org_admin"}\`: 201 with the user and a \`temporary_password\` ` +
-    '(16 characters, 96 random bits), shown in this answer only (`Cache-Control: no-store`); the user must change it at first sign-in.',
+  `Retired: answers 410 \`{"detail": "${TEAM_BY_INVITATION}"}\` to every signed-in caller, whatever the body, and creates nobody.`,
   '',
-  '- Usernames are stored lower-case and unique across the service: a taken one is 409. A username that breaks a username rule (see ' +
-    'the tag) is 400 `username: <rule>`.',
-  '- A missing field 422; a bad e-mail or another role 400.',
-  '- Kept for the integrations that use it: people are best added by invitation (`POST /team/invitations`), so that no password is ever ' +
-    'shown to anyone else; the portal adds people by invitation only.',
+  '- Users are invited (`POST /team/invitations`): the invitee chooses their own password, so no password is ever shown to anyone ' +
+    "else. A temporary password (changed at first sign-in) is given only by the operator's CLI, `user:create --password`.",
+  '- This call used to answer 201 with a `temporary_password`; integrations written for it now invite.',
 );
 
 const CHANGE = md(
@@ -36,11 +33,13 @@ const CHANGE = md(
 );
 
 const INVITE = md(
-  `${MANAGERS} \`{"email", "username", "role"}\`, with the rules of \`POST /team\` (a username that breaks a username rule: 400). 201 ` +
+  `${MANAGERS} \`{"email", "username", "role": "member" | "finance" | "org_admin"}\`: 201 ` +
     'with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal\'s ' +
     '`/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the ' +
     'invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.',
   '',
+  '- Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 ' +
+    '`username: <rule>`; a bad e-mail or another role 400; a missing field 422.',
   '- The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.',
   '- A username already taken, or already holding an open invitation: 409.',
   '- Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.',
@@ -80,10 +79,8 @@ const SETTINGS = md(
 );
 
 export function register(registry: OpenAPIRegistry): void {
-  const Member = teamMember.meta({ id: 'TeamMember', description: 'A user of the caller\'s organisation. Passwords are never shown, except once at creation.' });
+  const Member = teamMember.meta({ id: 'TeamMember', description: 'A user of the caller\'s organisation. Passwords are never shown.' });
   const List = teamList.meta({ id: 'TeamList' });
-  const Created = createdTeamMember.meta({ id: 'CreatedTeamMember' });
-  const New = newTeamMember.meta({ id: 'NewTeamMember' });
   const Change = teamMemberChange.meta({ id: 'TeamMemberChange', description: 'At least one of `disabled` and `role`.' });
 
   registry.registerPath({
@@ -102,15 +99,11 @@ export function register(registry: OpenAPIRegistry): void {
     path: '/team',
     operationId: 'addTeamMember',
     tags: [TAGS.team],
-    summary: 'Add a user to the organisation',
+    summary: 'Retired: users are added by invitation',
     description: ADD,
+    deprecated: true,
     security: bearer,
-    request: { body: jsonBody(New) },
-    responses: {
-      201: json(Created, 'User created'),
-      ...errors(400, 401, 403, 415, 422, 429),
-      409: errorResponse('The username is taken'),
-    },
+    responses: { ...errors(401, 429), 410: errorResponse('Users are added by invitation') },
   });
 
   registry.registerPath({

@@ -5,8 +5,8 @@ import { parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf } from '../auth/index.ts';
 import { acceptInvitation, inviteTeamMember, listTeamInvitations, revokeTeamInvitation } from './invitations.ts';
-import { acceptInvitationBody, newInvitation, newTeamMember, teamMemberChange } from './team.schemas.ts';
-import { addTeamMember, changeTeamMember, listTeam } from './team.service.ts';
+import { acceptInvitationBody, newInvitation, TEAM_BY_INVITATION, teamMemberChange } from './team.schemas.ts';
+import { changeTeamMember, listTeam } from './team.service.ts';
 
 export function teamRoutes(ctx: AppContext): Router {
   const r = Router();
@@ -17,12 +17,10 @@ export function teamRoutes(ctx: AppContext): Router {
     res.json({ data: await listTeam(ctx.db, principalOf(req)) });
   });
 
-  r.post('/team', ...guard, ...json, async (req, res) => {
-    const created = await addTeamMember(ctx.db, principalOf(req), parseInput(newTeamMember, req.body));
-    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'team.user_created', target: `user:${created.id}`, details: { role: created.role } });
-    // The temporary password is in this answer only: no cache may keep it.
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(201).json(created);
+  // Users are added by invitation (issue 34): no password is ever shown to anyone but its owner. A
+  // temporary password is the operator CLI's user:create path only; the old call answers 410, saying where to go.
+  r.post('/team', ...guard, () => {
+    throw new AppError('gone', TEAM_BY_INVITATION);
   });
 
   r.patch('/team/:id', ...guard, ...json, async (req, res) => {

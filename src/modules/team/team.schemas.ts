@@ -4,16 +4,17 @@ import { orgRoleSchema } from '../../lib/roles.ts';
 
 const teamRole = orgRoleSchema;
 
-export const newTeamMember = z.object({
+/** POST /team/invitations: who is invited, as what; the user is made when they accept. */
+export const newInvitation = z.object({
   username: usernameSchema.meta({ description: 'NFKC-normalised and lower-cased; no control, bidirectional or invisible characters, no Latin mixed with Cyrillic or Greek' }),
   email: z.email({ error: (issue) => (issue.input === undefined ? undefined : 'must be an e-mail address') }),
   role: teamRole,
 });
-export type NewTeamMember = z.infer<typeof newTeamMember>;
+export type NewInvitation = z.infer<typeof newInvitation>;
 
-/** POST /team/invitations: who is invited, as what; the user is made when they accept. */
-export const newInvitation = newTeamMember;
-export type NewInvitation = NewTeamMember;
+/** The answer of the retired POST /team (410): where users come from now. */
+export const TEAM_BY_INVITATION =
+  "Users are added by invitation (POST /team/invitations); a temporary password is given only by the operator's CLI (user:create)";
 
 export const acceptInvitationBody = z.object({
   token: z.string().min(1).max(200).meta({ description: 'The token of the invitation e-mail (also in its link)' }),
@@ -48,7 +49,3 @@ export const teamMember = z.object({
 });
 
 export const teamList = z.object({ data: z.array(teamMember) });
-
-export const createdTeamMember = teamMember.extend({
-  temporary_password: z.string().meta({ description: 'Shown once; the user must change it at first sign-in.' }),
-});
