@@ -16,12 +16,28 @@ export function startProcess(name: string): { config: Config; logger: Logger } {
   return { config, logger: createLogger({ level: config.LOG_LEVEL, name }) };
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT (or the launcher's going), then exits 0 (1 if stopping failed). */
-export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
+/**
+ * How long a process may take to stop: in-flight requests get SHUTDOWN_GRACE_MS, the closes after
+ * them the rest. A process still stopping then exits by itself; the launcher's SIGKILL is the backstop.
+ */
+export function shutdownDeadlineMs(config: Pick<Config, 'SHUTDOWN_GRACE_MS'>): number {
+  return config.SHUTDOWN_GRACE_MS + 5000;
+}
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT (or the launcher's going), then exits 0 (1 if stopping failed
+ * or outlasted `deadlineMs`: a close can wait forever on a connection that is reconnecting, and jobs
+ * cut short are run again from the queue).
+ */
+export function stopOnSignals(stop: () => Promise<void>, logger: Logger, deadlineMs: number): void {
   let stopping = false;
   const handler = () => {
     if (stopping) return;
     stopping = true;
+    setTimeout(() => {
+      logger.error({ deadline_ms: deadlineMs }, 'shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, deadlineMs).unref();
     stop().then(
       () => process.exit(0),
       (err: unknown) => {

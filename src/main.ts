@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startProcess } from './entry.ts';
+import { shutdownDeadlineMs, startProcess } from './entry.ts';
 import { createDb, ensureDatabase } from './lib/db.ts';
 import { EX_CONFIG, ListenFailure, listenAs } from './lib/listen.ts';
 import { migrate } from './lib/migrate.ts';
@@ -174,7 +174,8 @@ async function shutdown(code: number): Promise<void> {
         new Promise<void>((resolve) => {
           const p = c.proc;
           if (!p || p.exitCode !== null || p.signalCode !== null) return resolve();
-          const kill = setTimeout(() => p.kill('SIGKILL'), config.SHUTDOWN_GRACE_MS + 5000);
+          // A child past its deadline exits by itself; this is for one that cannot (stuck event loop).
+          const kill = setTimeout(() => p.kill('SIGKILL'), shutdownDeadlineMs(config) + 2000);
           p.once('exit', () => {
             clearTimeout(kill);
             resolve();

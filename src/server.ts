@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
-import { startProcess, stopOnSignals } from './entry.ts';
+import { shutdownDeadlineMs, startProcess, stopOnSignals } from './entry.ts';
 import { createHttpServer, LISTEN_BACKLOG } from './lib/http-server.ts';
 import { exitOnListenFailure, listenAs } from './lib/listen.ts';
 import type { Logger } from './lib/logger.ts';
@@ -56,5 +56,5 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 if (import.meta.main) {
   const { config, logger } = startProcess('api');
   const running = await start(config, logger).catch(exitOnListenFailure);
-  stopOnSignals(() => running.stop(), logger);
+  stopOnSignals(() => running.stop(), logger, shutdownDeadlineMs(config));
 }

@@ -1,7 +1,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.ts';
-import { startProcess, stopOnSignals } from '../src/entry.ts';
+import { shutdownDeadlineMs, startProcess, stopOnSignals } from '../src/entry.ts';
 import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
@@ -79,5 +79,5 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
 if (import.meta.main) {
   const { config, logger } = startProcess('face');
   const running = await startFaceWorker(config, logger);
-  stopOnSignals(() => running.close(), logger);
+  stopOnSignals(() => running.close(), logger, shutdownDeadlineMs(config));
 }

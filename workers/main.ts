@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.ts';
-import { startProcess, stopOnSignals } from '../src/entry.ts';
+import { shutdownDeadlineMs, startProcess, stopOnSignals } from '../src/entry.ts';
 import { JOBS, QUEUES, SCHEDULES, queuePrefix, type JobName, type QueueName } from '../src/jobs/catalog.ts';
 import { createProducer, type Producer } from '../src/jobs/producer.ts';
 import { systemClock, type Clock } from '../src/lib/clock.ts';
@@ -180,5 +180,5 @@ if (import.meta.main) {
   stopOnSignals(async () => {
     metricsServer?.close();
     await running.close();
-  }, logger);
+  }, logger, shutdownDeadlineMs(config));
 }

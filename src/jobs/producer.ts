@@ -2,6 +2,9 @@ import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { createApiRedis, createWorkerRedis, type RedisClient, type RedisTarget } from '../lib/redis.ts';
 import { JOBS, QUEUES, queuePrefix, type JobName, type JobPayload, type JobResult, type QueueName } from './catalog.ts';
 
+/** How long closing waits for BullMQ's own orderly close (milliseconds when Redis answers) before disconnecting. */
+const GRACEFUL_CLOSE_MS = 3000;
+
 export type WaitOutcome<N extends JobName> =
   | { status: 'completed'; result: JobResult<N> }
   | { status: 'failed'; reason: string }
@@ -155,8 +158,12 @@ export async function createProducer(opts: {
     },
     async close() {
       for (const w of waiters.values()) w.settle({ status: 'timeout' });
-      await Promise.allSettled(events.map((e) => e.close()));
-      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+      // BullMQ's close waits for each connection's 'end', which a connection that is reconnecting
+      // (Redis cut) never emits: the close hung, and the process with it. Bounded, then cut off.
+      const graceful = Promise.allSettled([...events.map((e) => e.close()), ...[...queues.values()].map((q) => q.close())]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([graceful, new Promise<void>((resolve) => (timer = setTimeout(resolve, GRACEFUL_CLOSE_MS)))]);
+      clearTimeout(timer);
       for (const c of blockingClients) c.disconnect();
       redis.disconnect();
     },
