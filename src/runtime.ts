@@ -12,7 +12,7 @@ import type { Logger } from './lib/logger.ts';
 import { createCallSpacer, type CallSpacer } from './lib/call-spacing.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createMetrics } from './lib/metrics.ts';
-import { createWorkerRedis, redisTarget, type RedisClient } from './lib/redis.ts';
+import { createWorkerRedis, redisTarget, reportConnection, type RedisClient } from './lib/redis.ts';
 import { createBackgroundLane, type BackgroundLane } from './lib/background-lane.ts';
 import { createFairShare, interactiveChannel, type FairShare } from './lib/fair-share.ts';
 import { followDebit } from './modules/alerts/index.ts';
@@ -29,6 +29,7 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
     prefix: config.REDIS_PREFIX,
     waitFor: [QUEUES.lookups, QUEUES.credits, QUEUES.face],
     role: 'api',
+    logger,
   });
   const metrics = createMetrics({ process: 'api' });
   const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
@@ -86,7 +87,7 @@ export async function createAuthorityAccess(config: Config, logger: Logger, metr
   const states = { closed: 0, half_open: 1, open: 2 } as const;
   const breaker = await createSharedBreaker({
     redis,
-    subscriber: createWorkerRedis(redisTarget(config)),
+    subscriber: reportConnection(createWorkerRedis(redisTarget(config)), logger, 'circuit breaker subscriber'),
     keyPrefix: tag,
     minimumCalls: config.IDENTITY_BREAKER_MIN_CALLS,
     windowMs: config.IDENTITY_BREAKER_WINDOW_MS,
@@ -116,9 +117,9 @@ export async function createAuthorityAccess(config: Config, logger: Logger, metr
 }
 
 /** A worker process's gate for background steps, on a subscriber connection of its own. */
-export function startBackgroundLane(config: Config, fairShare: FairShare): Promise<BackgroundLane> {
+export function startBackgroundLane(config: Config, logger: Logger, fairShare: FairShare): Promise<BackgroundLane> {
   return createBackgroundLane({
-    subscriber: createWorkerRedis(redisTarget(config)),
+    subscriber: reportConnection(createWorkerRedis(redisTarget(config)), logger, 'background lane subscriber'),
     channel: interactiveChannel(config.REDIS_PREFIX),
     busyLimit: config.BACKGROUND_STEPS_WHILE_INTERACTIVE,
     quietMs: config.INTERACTIVE_QUIET_MS,

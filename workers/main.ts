@@ -64,6 +64,7 @@ export async function startWorkers(
     prefix: config.REDIS_PREFIX,
     role: 'worker',
     waitFor: [QUEUES.face],
+    logger,
     unreachable: (err) => logger.warn({ err: describe(err) }, 'Redis unreachable: the queues start once it is back; webhooks are delivered meanwhile'),
   }).catch(async (err: unknown) => {
     await webhooks.close();
@@ -73,7 +74,7 @@ export async function startWorkers(
   producerOnceReady = producer;
   const metrics = opts.metrics ?? createMetrics({ process: 'worker' });
   const authority = await createAuthorityAccess(config, logger, metrics, producer.redis);
-  const lane = await startBackgroundLane(config, authority.fairShare);
+  const lane = await startBackgroundLane(config, logger, authority.fairShare);
   const deps: WorkerDeps = {
     config,
     db,

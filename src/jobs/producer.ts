@@ -1,5 +1,6 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
-import { createApiRedis, createWorkerRedis, type RedisClient, type RedisTarget } from '../lib/redis.ts';
+import type { Logger } from '../lib/logger.ts';
+import { createApiRedis, createWorkerRedis, reportConnection, type RedisClient, type RedisTarget } from '../lib/redis.ts';
 import { JOBS, QUEUES, queuePrefix, type JobName, type JobPayload, type JobResult, type QueueName } from './catalog.ts';
 
 /** How long closing waits for BullMQ's own orderly close (milliseconds when Redis answers) before disconnecting. */
@@ -52,9 +53,12 @@ export async function createProducer(opts: {
   role?: ProducerRole;
   /** A worker's: told once when Redis cannot be reached at the start (the producer waits for it). */
   unreachable?: (err: unknown) => void;
+  /** Where the producer's connection says it failed and came back (see reportConnection). */
+  logger?: Logger;
 }): Promise<Producer> {
   const worker = opts.role === 'worker';
   const redis = worker ? createWorkerRedis(opts.redis) : createApiRedis(opts.redis);
+  if (opts.logger) reportConnection(redis, opts.logger, 'queue producer');
   if (redis.status !== 'ready') {
     // An API process refuses to start without Redis (it would answer nothing but 503s). A worker
     // waits for it, however long, instead of exiting: its webhook dispatcher already delivers from
@@ -85,6 +89,7 @@ export async function createProducer(opts: {
   const blockingClients: RedisClient[] = [];
   for (const q of opts.waitFor ?? []) {
     const blocking = createWorkerRedis(opts.redis);
+    if (opts.logger) reportConnection(blocking, opts.logger, `queue events ${q}`);
     blockingClients.push(blocking);
     // Start reading from the stream's current last entry rather than '$': QueueEvents reports ready
     // before its first XREAD, and a job finishing in that gap would otherwise never be seen.

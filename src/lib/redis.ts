@@ -1,4 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { describe } from './errors.ts';
+import type { Logger } from './logger.ts';
 
 /**
  * One Redis server or a Redis Cluster: the same commands either way. On a cluster every command
@@ -34,6 +36,24 @@ export function createWorkerRedis(target: RedisTarget, extra: RedisOptions = {})
   const options: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra };
   if (target.clusterNodes.length === 0) return new Redis(connectionString(target.url), options);
   return createCluster(target, options, { enableOfflineQueue: true });
+}
+
+/**
+ * Says through the process's logger when a connection fails and when it is back, once per outage:
+ * ioredis retries by itself, and with no 'error' listener it prints every failed attempt to stderr,
+ * unstructured. For the connections this process uses itself (BullMQ listens on its own).
+ */
+export function reportConnection(client: RedisClient, logger: Logger, connection: string): RedisClient {
+  let down = false;
+  client.on('error', (err: unknown) => {
+    if (!down) logger.warn({ connection, err: describe(err) }, 'Redis connection failed: retrying');
+    down = true;
+  });
+  client.on('ready', () => {
+    if (down) logger.info({ connection }, 'Redis connection back');
+    down = false;
+  });
+  return client;
 }
 
 /**

@@ -19,7 +19,7 @@ export async function startWorkerHarness(opts: StackOptions = {}): Promise<Worke
   const producer = await createProducer({ redis: redisTarget(stack.config), prefix: stack.config.REDIS_PREFIX, role: 'worker' });
   const metrics = createMetrics({ process: 'worker', defaults: false });
   const authority = await createAuthorityAccess(stack.config, log, metrics, producer.redis);
-  const lane = await startBackgroundLane(stack.config, authority.fairShare);
+  const lane = await startBackgroundLane(stack.config, log, authority.fairShare);
   const deps: WorkerDeps = {
     config: stack.config,
     db: stack.db,
