@@ -79,7 +79,10 @@ export async function createProducer(opts: {
   }
   const queues = new Map<QueueName, Queue>();
   for (const q of Object.values(QUEUES)) {
-    queues.set(q, new Queue(q, { connection: redis, prefix: queuePrefix(opts.prefix, q) }));
+    const queue = new Queue(q, { connection: redis, prefix: queuePrefix(opts.prefix, q) });
+    // The connection's own report (reportConnection) says it failed; BullMQ would print each error to stderr.
+    queue.on('error', () => undefined);
+    queues.set(q, queue);
   }
 
   // One QueueEvents per waited-on queue per process, and one waiter map instead of a listener per

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { inject, expect, it } from 'vitest';
+import { inject, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createApiDeps } from '../../src/runtime.ts';
 import { startTcpProxy } from '../chaos/tcp-proxy.ts';
@@ -14,12 +14,21 @@ it("When Redis is cut and the API's connections are reconnecting, then closing t
   const database = await createTestDatabase();
   try {
     const config = testConfig({ DATABASE_URL: database.url, REDIS_URL: proxy.url(redisUrl), REDIS_PREFIX: `${inject('runId')}-close-${randomBytes(3).toString('hex')}` });
-    const deps = await createApiDeps(config, createLogger({ level: 'silent' }));
+    const lines: { msg: string; connection?: string }[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } });
+    const unhandled = vi.spyOn(console, 'error');
+    const deps = await createApiDeps(config, logger);
     proxy.cut();
     // The connections noticed and are trying again (each try refused): the state the close hung in.
-    await waitFor(() => proxy.stats().refused >= 3, { what: 'reconnection attempts while Redis is cut', timeoutMs: 30_000 });
+    await waitFor(() => proxy.stats().refused >= 6, { what: 'reconnection attempts while Redis is cut', timeoutMs: 30_000 });
     await deps.close();
     expect(proxy.isCut).toBe(true);
+    // Said once per connection through the logger, never printed to stderr by ioredis or BullMQ.
+    const failed = lines.filter((l) => l.msg === 'Redis connection failed: retrying').map((l) => l.connection);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(new Set(failed).size).toBe(failed.length);
+    expect(unhandled.mock.calls.map((c) => String(c[0]).slice(0, 80))).toEqual([]);
+    unhandled.mockRestore();
   } finally {
     proxy.restore();
     await proxy.close();
