@@ -142,6 +142,54 @@ describe('issue 34: item 2: invoices', () => {
     expect((await invoiceOf(finance, 'TOP-1-nothex')).status).toBe(400);
   });
 
+  it('issue 34: item 2: a buyer address of the longest allowed length wraps in its column and pushes the amounts down, overprinting nothing', async () => {
+    const own = await stack.createOrg();
+    const address = `Plot ${'1234 Long Industrial Avenue, '.repeat(10)}Ikeja`.slice(0, 299);
+    const set = await stack.api('PATCH', '/v1/me/organisation', { token: own.admin.token, json: { address, tin: '12345678-0001' } });
+    expect(set.status, set.text).toBe(200);
+    const t = await initialize(own.admin.token, 100);
+    await pay(t.reference);
+    expect((await stack.api('POST', '/v1/topup/verify', { token: own.admin.token, form: { reference: t.reference } })).status).toBe(200);
+    const text = await pdfText(Buffer.from(await (await invoiceOf(own.admin.token, t.reference)).arrayBuffer()), 'long-address');
+    const lines = text.split('\n');
+    const header = lines.findIndex((l) => /\bDescription\b/.test(l));
+    const tin = lines.findIndex((l) => l.includes('TIN: 12345678-0001'));
+    expect(header, text).toBeGreaterThan(-1);
+    expect(tin, text).toBeGreaterThan(-1);
+    // The buyer's block (its TIN last) ends above the table's header, which reads as itself alone.
+    expect(tin, text).toBeLessThan(header);
+    expect(lines[header]!.trim().split(/\s{2,}/)).toEqual(['Description', 'Units', 'Unit price', 'Amount']);
+  });
+
+  it("issue 34: item 2: the invoice is dated by the payment, as the processor reports it, not by the credit that came days later", async () => {
+    const late = await startStack({ manualClock: new Date(), env: SELLER });
+    try {
+      const own = await late.createOrg();
+      const r = await late.api('POST', '/v1/topup/initialize', { token: own.admin.token, form: { units: 100 } });
+      expect(r.status).toBe(200);
+      const before = Date.now();
+      const paid = await fetch(`${late.paymentSim.url}/__sim/transactions/${r.body.reference}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhook: 'none' }) });
+      expect(paid.status).toBe(200);
+      const after = Date.now();
+      // No webhook came; the payer's verify arrives three days later.
+      late.clock.advance!(3 * 24 * 3600_000);
+      const token = await late.login(own.admin.username, own.admin.password);
+      expect((await late.api('POST', '/v1/topup/verify', { token, form: { reference: r.body.reference } })).status).toBe(200);
+      const row = await late.db.one(q`SELECT paid_at, credited_at FROM topups WHERE reference = ${r.body.reference}`);
+      expect(row.paid_at).toBeGreaterThanOrEqual(before - 1000);
+      expect(row.paid_at).toBeLessThanOrEqual(after + 1000);
+      expect(row.credited_at - row.paid_at).toBeGreaterThanOrEqual(3 * 24 * 3600_000 - 60_000);
+      const lagos = new Intl.DateTimeFormat('en-GB', { timeZone: 'Africa/Lagos', day: '2-digit', month: 'long', year: 'numeric' });
+      const pdf = await fetch(`${late.url}/v1/topups/${r.body.reference}/invoice`, { headers: { authorization: `Bearer ${token}` } });
+      expect(pdf.status).toBe(200);
+      const text = await pdfText(Buffer.from(await pdf.arrayBuffer()), 'late-credit');
+      expect(text).toContain(`Date of payment: ${lagos.format(new Date(row.paid_at))}`);
+      expect(text).not.toContain(`Date of payment: ${lagos.format(new Date(row.credited_at))}`);
+    } finally {
+      await late.close();
+    }
+  });
+
   it('issue 34: item 2: 20 concurrent credits get 20 distinct invoice numbers, and the service-wide numbering has no gap', async () => {
     const orgs = await Promise.all([0, 1, 2, 3].map(() => stack.createOrg()));
     const refs: string[] = [];

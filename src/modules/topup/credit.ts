@@ -54,6 +54,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
   // verify answer is. Slow I/O happens here, before any row lock is taken.
   const checked = await deps.processor.verify(reference);
   const now = deps.clock.now();
+  const paidAt = paidAtOf(checked);
 
   if (checked.status !== 'success') {
     let closed = false;
@@ -74,7 +75,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
   if (!org || org.deleted_at) return { result: await refundDue(deps, topup, checked, log), closed: false };
 
   if (checked.amountKobo !== topup.total_amount || checked.currency !== topup.currency) {
-    await repo.markAmountMismatch(deps.db, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, processorStatus: checked.status, at: now });
+    await repo.markAmountMismatch(deps.db, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, processorStatus: checked.status, paidAt, at: now });
     deps.metrics.topups.inc({ state: 'amount_mismatch' });
     log.error(
       { reference, orgId: topup.org_id, expectedKobo: topup.total_amount, paidKobo: checked.amountKobo, expectedCurrency: topup.currency, paidCurrency: checked.currency, source },
@@ -87,7 +88,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
   let credited;
   try {
     credited = await deps.db.transaction(async (tx) => {
-      const claimed = await repo.claimCredit(tx, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, at: now });
+      const claimed = await repo.claimCredit(tx, { reference, paidAmount: checked.amountKobo, paidCurrency: checked.currency, paidAt, at: now });
       if (!claimed) return null;
       // A card the processor will charge again becomes the organisation's saved card (automatic top-up).
       if (checked.authorization) await saveCard(tx, deps.config.encryptionKeys, { orgId: claimed.org_id, reference, authorization: checked.authorization, at: now });
@@ -122,6 +123,12 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
     result: { outcome: 'credited', unitsAdded, newBalance: credited.moved.units_after, pricePaid: credited.claimed.base_amount },
     closed: false,
   };
+}
+
+/** The processor's `paid_at`, when it gave a readable one (the invoice's date of payment; else the credit's time). */
+function paidAtOf(checked: VerifyResult): Date | null {
+  const at = checked.paidAt ? new Date(checked.paidAt) : null;
+  return at && Number.isFinite(at.getTime()) ? at : null;
 }
 
 async function alreadyCredited(db: DatabasePool, topup: TopupRow): Promise<CreditResult> {

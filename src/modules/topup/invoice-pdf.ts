@@ -31,12 +31,14 @@ const lagosDate = new Intl.DateTimeFormat('en-GB', { timeZone: 'Africa/Lagos', d
 /** 750 basis points as `7.5 %`. */
 const percent = (bps: number) => `${(bps / 100).toLocaleString('en-US', { maximumFractionDigits: 2 })} %`;
 
-function party(doc: PDFKit.PDFDocument, title: string, p: Party, x: number, y: number, width: number): void {
+/** A party's block, wrapped to its column; answers where it ends (a long address takes several lines). */
+function party(doc: PDFKit.PDFDocument, title: string, p: Party, x: number, y: number, width: number): number {
   doc.font('Helvetica').fontSize(9).fillColor(MUTED).text(title, x, y, { width });
   doc.font('Helvetica-Bold').fontSize(11).fillColor(INK).text(printable(p.name), x, y + 13, { width });
   doc.font('Helvetica').fontSize(10).fillColor(INK);
   if (p.address) doc.text(printable(p.address), { width });
   doc.text(p.tin ? `TIN: ${p.tin}` : 'TIN: not on file', { width });
+  return doc.y;
 }
 
 /** One A4 page: the parties, the number, the payment, and the amounts in naira. */
@@ -53,11 +55,12 @@ export async function renderInvoice(inv: InvoiceContent): Promise<Buffer> {
 
   const partiesY = MARGIN + 90;
   const half = (width - 24) / 2;
-  party(doc, 'Seller', inv.seller, MARGIN, partiesY, half);
-  party(doc, 'Buyer', inv.buyer, MARGIN + half + 24, partiesY, half);
+  const sellerEnd = party(doc, 'Seller', inv.seller, MARGIN, partiesY, half);
+  const buyerEnd = party(doc, 'Buyer', inv.buyer, MARGIN + half + 24, partiesY, half);
 
-  // The amounts: one line for the units bought, then base, VAT, the processor's fee and the total.
-  let y = partiesY + 110;
+  // The amounts: one line for the units bought, then base, VAT, the processor's fee and the total,
+  // below the longer of the two parties (at the earlier fixed place when both are short).
+  let y = Math.max(partiesY + 110, sellerEnd + 24, buyerEnd + 24);
   const cols = { desc: MARGIN, qty: MARGIN + 230, price: MARGIN + 300, amount: MARGIN + 400 };
   const amountWidth = width - (cols.amount - MARGIN);
   doc.moveTo(MARGIN, y - 6).lineTo(A4.width - MARGIN, y - 6).lineWidth(0.5).stroke('#cccccc');

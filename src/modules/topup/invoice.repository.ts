@@ -34,6 +34,8 @@ export const invoiceRow = z.object({
   reference: z.string(),
   issued_at: time,
   credited_at: time,
+  /** The processor's time of payment; the credit's for rows credited before it was kept. */
+  paid_at: time,
   buyer_name: z.string(),
   buyer_address: z.string().nullable(),
   buyer_tin: z.string().nullable(),
@@ -51,7 +53,7 @@ export type InvoiceRow = z.infer<typeof invoiceRow>;
 /** The invoice of a top-up with the amounts it invoices; null when the top-up has none (not credited). */
 export async function findInvoice(db: CommonQueryMethods, reference: string): Promise<InvoiceRow | null> {
   return db.maybeOne(sql.type(invoiceRow)`
-    SELECT i.number, i.org_id, t.reference, i.issued_at, t.credited_at, i.buyer_name, i.buyer_address, i.buyer_tin,
+    SELECT i.number, i.org_id, t.reference, i.issued_at, t.credited_at, coalesce(t.paid_at, t.credited_at) AS paid_at, i.buyer_name, i.buyer_address, i.buyer_tin,
            t.units, t.bonus_units, t.unit_cost_kobo, t.base_amount, t.vat_amount, t.service_charge, t.total_amount, t.currency
     FROM invoices i JOIN topups t ON t.reference = i.topup_reference
     WHERE i.topup_reference = ${reference}`);

@@ -63,12 +63,13 @@ export async function closeTopup(
 
 export async function markAmountMismatch(
   db: CommonQueryMethods,
-  m: { reference: string; paidAmount: number; paidCurrency: string; processorStatus: string; at: Date },
+  m: { reference: string; paidAmount: number; paidCurrency: string; processorStatus: string; paidAt: Date | null; at: Date },
 ): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE topups
     SET status = 'amount_mismatch', paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency},
-        processor_status = ${m.processorStatus}, last_checked_at = ${sql.timestamp(m.at)}
+        processor_status = ${m.processorStatus}, last_checked_at = ${sql.timestamp(m.at)},
+        paid_at = ${m.paidAt ? sql.timestamp(m.paidAt) : null}
     WHERE reference = ${m.reference} AND status IN ('pending', 'failed', 'abandoned', 'amount_mismatch')`);
 }
 
@@ -76,11 +77,12 @@ export async function markAmountMismatch(
  * Claims the credit of a reference. The row lock this takes makes concurrent credits of one
  * reference queue up here; every one after the first finds the row credited and gets null.
  */
-export async function claimCredit(db: CommonQueryMethods, m: { reference: string; paidAmount: number; paidCurrency: string; at: Date }) {
+export async function claimCredit(db: CommonQueryMethods, m: { reference: string; paidAmount: number; paidCurrency: string; paidAt: Date | null; at: Date }) {
   return db.maybeOne(sql.type(topupRow)`
     UPDATE topups
     SET status = 'credited', credited_at = ${sql.timestamp(m.at)}, last_checked_at = ${sql.timestamp(m.at)},
-        paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency}, processor_status = 'success'
+        paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency}, processor_status = 'success',
+        paid_at = ${m.paidAt ? sql.timestamp(m.paidAt) : null}
     WHERE reference = ${m.reference} AND status IN ('pending', 'failed', 'abandoned')
     RETURNING ${topupColumns}`);
 }
