@@ -153,7 +153,10 @@ describe('issue 34: item 3: monthly statements', () => {
     const rows = (await r.text()).trimEnd().split('\r\n');
     expect(rows[0]).toBe('date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira');
     expect(rows[1]).toBe(`${month}-01,opening_balance,,Balance at the start of the month,,50,,,,`);
-    expect(rows.at(-1)).toMatch(/^\d{4}-\d{2}-\d{2},closing_balance,,Balance at the end of the month,,144,,,,$/);
+    // The month is still running: its last row is the balance so far, dated today (Lagos), not the month's end.
+    const today = new Date(Date.now() + 3600_000).toISOString().slice(0, 10);
+    expect(rows.at(-1)).toMatch(/^\d{4}-\d{2}-\d{2},closing_balance,,Balance so far \(month in progress\),,144,,,,$/);
+    expect(rows.at(-1)!.slice(0, 10) <= today).toBe(true);
     const dec = (k: number) => (k / 100).toFixed(2);
     expect(rows.find((l) => l.includes(`,topup,${topup.reference},`))).toMatch(
       new RegExp(`,100,,${dec(topup.base_amount)},${dec(topup.vat_amount)},${dec(topup.service_charge)},${dec(topup.total_amount)}$`),
@@ -172,10 +175,10 @@ describe('issue 34: item 3: monthly statements', () => {
     const text = (await run('pdftotext', ['-layout', file, '-'])).stdout;
     expect(text).toContain(`Statement for ${month}`);
     expect(text).toMatch(/Opening balance\s+50/);
-    expect(text).toMatch(/Closing balance\s+144/);
+    expect(text).toMatch(/Balance so far \(month in progress\)\s+144/);
     expect(text).toMatch(new RegExp(`Top-up of 100 units.*\\s+\\+100\\s+${naira(topup.total_amount)}`));
     expect(text).toContain(`base ${naira(topup.base_amount)}, VAT ${naira(topup.vat_amount)}, fee ${naira(topup.service_charge)}`);
-    expect(text).toContain('Opening + movements = closing: 50 + 94 = 144');
+    expect(text).toContain('Opening + movements = balance so far: 50 + 94 = 144');
   });
 
   it('issue 34: item 3: a member is refused, a bad or future month is 400, an Accept it cannot serve is 406', async () => {
@@ -189,5 +192,12 @@ describe('issue 34: item 3: monthly statements', () => {
     const last = new Date(since.getTime() - 86_400_000 + 3600_000).toISOString().slice(0, 7);
     const prev = (await (await statement(org.admin.token, last, 'application/json')).json()) as any;
     expect({ opening: prev.opening_units, moved: prev.totals.movement_units, closing: prev.closing_units }).toEqual({ opening: 0, moved: 50, closing: 50 });
+    // An ended month closes on its last Lagos day; the running one is marked so.
+    expect({ complete: prev.complete, as_of: prev.as_of }).toEqual({ complete: true, as_of: new Date(since.getTime() - 86_400_000 + 3600_000).toISOString().slice(0, 10) });
+    const running = (await (await statement(org.admin.token, month, 'application/json')).json()) as any;
+    expect(running.complete).toBe(false);
+    expect(running.as_of.slice(0, 7)).toBe(month);
+    const lastCsv = (await (await statement(org.admin.token, last, 'text/csv')).text()).trimEnd().split('\r\n').at(-1);
+    expect(lastCsv).toBe(`${prev.as_of},closing_balance,,Balance at the end of the month,,50,,,,`);
   });
 });

@@ -400,7 +400,7 @@ export interface paths {
          * Invite someone to the team by e-mail
          * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role": "member" | "finance" | "org_admin"}`: 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.
          *
-         *     - Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 `username: <rule>`; a bad e-mail or another role 400; a missing field 422.
+         *     - Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 `username: <rule>`; a bad e-mail 400; a missing or unknown role 400 naming the roles; a missing `username` or `email` 422.
          *     - The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.
          *     - A username already taken, or already holding an open invitation: 409.
          *     - Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.
@@ -1685,7 +1685,8 @@ export interface paths {
          *     `date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira`, the
          *     first row the opening balance and the last the closing, money as plain naira decimals) or
          *     `Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm`, or has not
-         *     begun: 400; another `Accept`: 406; team members: 403.
+         *     begun: 400; another `Accept`: 406; team members: 403. The month in progress can be asked for: its
+         *     closing row is the balance so far, dated today (`complete: false`, `as_of`; the PDF and CSV say so).
          *
          *     On the first days of a month each finance user (active, with an e-mail address) gets one e-mail linking the statement of the month
          *     that ended in the portal (`PUBLIC_BASE_URL/portal/history?statement=yyyy-mm`), once per user and month.
@@ -2570,7 +2571,15 @@ export interface components {
             /** @description Start of the next Lagos month, ISO 8601 UTC */
             before: string;
             opening_units: number;
+            /** @description The balance at the end of the month, or so far (on `as_of`) while it runs */
             closing_units: number;
+            /** @description false for the month in progress */
+            complete: boolean;
+            /**
+             * @description The Lagos day (yyyy-mm-dd) of the closing balance: the month's last day, or today while it runs
+             * @example 2026-11-30
+             */
+            as_of: string;
             lines: components["schemas"]["StatementLine"][];
             totals: {
                 verification_units: number;

@@ -30,7 +30,8 @@ function describeLine(l: StatementLine): string {
   }
 }
 
-const lastDay = (s: Statement) => new Date(new Date(s.before).getTime() + 3600_000 - 86_400_000).toISOString().slice(0, 10);
+/** The closing row's words: the month's end, or the balance so far while the month runs. */
+const closingLabel = (s: Statement) => (s.complete ? 'Closing balance' : 'Balance so far (month in progress)');
 
 export function statementCsv(s: Statement): string {
   const rows: (string | number | null)[][] = [[`${s.month}-01`, 'opening_balance', null, 'Balance at the start of the month', null, s.opening_units, null, null, null, null]];
@@ -40,7 +41,7 @@ export function statementCsv(s: Statement): string {
     const reference = l.kind === 'topup' || l.kind === 'refund' ? l.reference : null;
     rows.push([l.date, l.kind, reference, describeLine(l), l.kind === 'refund' ? 0 : l.units, null, ...money]);
   }
-  rows.push([lastDay(s), 'closing_balance', null, 'Balance at the end of the month', null, s.closing_units, null, null, null, null]);
+  rows.push([s.as_of, 'closing_balance', null, s.complete ? 'Balance at the end of the month' : 'Balance so far (month in progress)', null, s.closing_units, null, null, null, null]);
   return [STATEMENT_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
 }
 
@@ -87,7 +88,7 @@ export async function statementPdf(s: Statement): Promise<Buffer> {
       row(l.date, describeLine(l), signed(l.units), '');
     }
   }
-  row(lastDay(s), 'Closing balance', s.closing_units.toLocaleString('en-US'), '', true);
+  row(s.as_of, closingLabel(s), s.closing_units.toLocaleString('en-US'), '', true);
   y += 10;
   const t = s.totals;
   row('', 'Units used by live verifications', signed(t.verification_units), '');
@@ -95,7 +96,7 @@ export async function statementPdf(s: Statement): Promise<Buffer> {
   row('', 'Units adjusted', signed(t.adjustment_units), '');
   row('', 'Payments refunded', '', nairaText(-t.refund_total));
   const identity = `${s.opening_units.toLocaleString('en-US')} ${t.movement_units < 0 ? '-' : '+'} ${Math.abs(t.movement_units).toLocaleString('en-US')} = ${s.closing_units.toLocaleString('en-US')}`;
-  row('', `Opening + movements = closing: ${identity}`, '', '', true);
+  row('', `Opening + movements = ${s.complete ? 'closing' : 'balance so far'}: ${identity}`, '', '', true);
   doc.end();
   return done;
 }

@@ -22,6 +22,10 @@ export type Statement = {
   before: string;
   opening_units: number;
   closing_units: number;
+  /** false while the month is still running: `closing_units` is then the balance so far, on `as_of`. */
+  complete: boolean;
+  /** The Lagos day the closing balance is for: the month's last, or today for the month in progress. */
+  as_of: string;
   lines: StatementLine[];
   totals: { verification_units: number; topup_units: number; adjustment_units: number; movement_units: number; topup_total: number; refund_total: number };
 };
@@ -38,6 +42,9 @@ export async function monthlyStatement(deps: { db: DatabasePool; clock: { now():
   const range = lagosMonth(month);
   if (range.since > deps.clock.now()) throw new AppError('bad_request', `month ${month} has not begun (Lagos time)`);
   const org = await requireOrganisation(deps.db, orgId);
+  const now = deps.clock.now();
+  const complete = now >= range.before;
+  const asOf = lagosDay(complete ? new Date(range.before.getTime() - 1) : now);
   return deps.db.transaction(async (tx) => {
     await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
     const ledger = await ledgerMonth(tx, orgId, range);
@@ -74,6 +81,8 @@ export async function monthlyStatement(deps: { db: DatabasePool; clock: { now():
       before: range.before.toISOString(),
       opening_units: ledger.opening,
       closing_units: ledger.closing,
+      complete,
+      as_of: asOf,
       lines,
       totals: {
         verification_units,

@@ -39,7 +39,7 @@ const INVITE = md(
     'invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.',
   '',
   '- Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 ' +
-    '`username: <rule>`; a bad e-mail or another role 400; a missing field 422.',
+    '`username: <rule>`; a bad e-mail 400; a missing or unknown role 400 naming the roles; a missing `username` or `email` 422.',
   '- The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.',
   '- A username already taken, or already holding an open invitation: 409.',
   '- Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.',
