@@ -66,7 +66,8 @@ describe.skipIf(!hasChromium)(`Documentation page in headless Chromium${hasChrom
     const rendered = await page.$$eval('.opblock', (blocks) =>
       blocks.map((b) => {
         const method = b.querySelector('.opblock-summary-method')?.textContent?.trim() ?? '';
-        const path = b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? '';
+        // A deprecated operation's path is drawn struck through, under a class of its own.
+        const path = b.querySelector('.opblock-summary-path, .opblock-summary-path__deprecated')?.getAttribute('data-path') ?? '';
         return `${method.toUpperCase()} ${path}`;
       }),
     );
