@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { shutdownDeadlineMs, startProcess } from './entry.ts';
+import { shutdownDeadlineMs, startProcess, type ProcessKind } from './entry.ts';
 import { createDb, ensureDatabase } from './lib/db.ts';
 import { EX_CONFIG, ListenFailure, listenAs } from './lib/listen.ts';
 import { migrate } from './lib/migrate.ts';
@@ -20,7 +20,7 @@ import { startMailSink, type MailSink } from './simulators/mail-sink/sink.ts';
  */
 const { config, logger } = startProcess('launcher');
 
-type Child = { name: string; entry: string; env: NodeJS.ProcessEnv; proc?: ChildProcess; restarts: number[] };
+type Child = { name: string; kind: ProcessKind; entry: string; env: NodeJS.ProcessEnv; proc?: ChildProcess; restarts: number[] };
 const children: Child[] = [];
 const closers: (() => Promise<void>)[] = [];
 let stopping = false;
@@ -128,15 +128,16 @@ const faceEntry = fileURLToPath(new URL('../workers/face.ts', import.meta.url));
 // Several web processes share the port (SO_REUSEPORT: the kernel spreads connections, no proxy hop);
 // each worker process gets a metrics port of its own.
 children.push(
-  ...Array.from({ length: config.WEB_PROCESSES }, (_, i) => ({ name: `web-${i + 1}`, entry: webEntry, env: process.env, restarts: [] })),
+  ...Array.from({ length: config.WEB_PROCESSES }, (_, i) => ({ name: `web-${i + 1}`, kind: 'api' as const, entry: webEntry, env: process.env, restarts: [] })),
   ...Array.from({ length: config.WORKER_PROCESSES }, (_, i) => ({
     name: `worker-${i + 1}`,
+    kind: 'worker' as const,
     entry: workerEntry,
     env: { ...process.env, WORKER_METRICS_PORT: String(config.WORKER_METRICS_PORT + i) },
     restarts: [],
   })),
   // The face workers: the only processes that load the face model (POST /verify-nin/face).
-  ...Array.from({ length: config.FACE_PROCESSES }, (_, i) => ({ name: `face-${i + 1}`, entry: faceEntry, env: process.env, restarts: [] })),
+  ...Array.from({ length: config.FACE_PROCESSES }, (_, i) => ({ name: `face-${i + 1}`, kind: 'worker' as const, entry: faceEntry, env: process.env, restarts: [] })),
 );
 
 function spawn(child: Child): void {
@@ -175,7 +176,7 @@ async function shutdown(code: number): Promise<void> {
           const p = c.proc;
           if (!p || p.exitCode !== null || p.signalCode !== null) return resolve();
           // A child past its deadline exits by itself; this is for one that cannot (stuck event loop).
-          const kill = setTimeout(() => p.kill('SIGKILL'), shutdownDeadlineMs(config) + 2000);
+          const kill = setTimeout(() => p.kill('SIGKILL'), shutdownDeadlineMs(config, c.kind) + 2000);
           p.once('exit', () => {
             clearTimeout(kill);
             resolve();

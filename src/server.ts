@@ -56,5 +56,5 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 if (import.meta.main) {
   const { config, logger } = startProcess('api');
   const running = await start(config, logger).catch(exitOnListenFailure);
-  stopOnSignals(() => running.stop(), logger, shutdownDeadlineMs(config));
+  stopOnSignals(() => running.stop(), logger, shutdownDeadlineMs(config, 'api'));
 }

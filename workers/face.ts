@@ -79,5 +79,5 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
 if (import.meta.main) {
   const { config, logger } = startProcess('face');
   const running = await startFaceWorker(config, logger);
-  stopOnSignals(() => running.close(), logger, shutdownDeadlineMs(config));
+  stopOnSignals(() => running.close(), logger, shutdownDeadlineMs(config, 'worker'));
 }

@@ -181,5 +181,5 @@ if (import.meta.main) {
   stopOnSignals(async () => {
     metricsServer?.close();
     await running.close();
-  }, logger, shutdownDeadlineMs(config));
+  }, logger, shutdownDeadlineMs(config, 'worker'));
 }

@@ -1,4 +1,6 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import { describe } from '../lib/errors.ts';
+import { isUnavailable } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createApiRedis, createWorkerRedis, reportConnection, type RedisClient, type RedisTarget } from '../lib/redis.ts';
 import { JOBS, QUEUES, queuePrefix, type JobName, type JobPayload, type JobResult, type QueueName } from './catalog.ts';
@@ -80,8 +82,11 @@ export async function createProducer(opts: {
   const queues = new Map<QueueName, Queue>();
   for (const q of Object.values(QUEUES)) {
     const queue = new Queue(q, { connection: redis, prefix: queuePrefix(opts.prefix, q) });
-    // The connection's own report (reportConnection) says it failed; BullMQ would print each error to stderr.
-    queue.on('error', () => undefined);
+    // A lost connection is said by the connection's own report (reportConnection); anything else is
+    // logged here (BullMQ would print each error to stderr when nobody listens).
+    queue.on('error', (err) => {
+      if (!isUnavailable(err)) opts.logger?.warn({ queue: q, err: describe(err) }, 'queue error');
+    });
     queues.set(q, queue);
   }
 
@@ -89,11 +94,11 @@ export async function createProducer(opts: {
   // request: listeners per wait trip MaxListenersExceeded and cost CPU under load.
   const waiters = new Map<string, Waiter>();
   const events: QueueEvents[] = [];
-  const blockingClients: RedisClient[] = [];
+  const readers: RedisClient[] = [];
   for (const q of opts.waitFor ?? []) {
+    // A connection that waits for Redis however long (blocking reads need no offline failures):
+    // BullMQ reads on a copy of it, so this one only lends its options.
     const blocking = createWorkerRedis(opts.redis);
-    if (opts.logger) reportConnection(blocking, opts.logger, `queue events ${q}`);
-    blockingClients.push(blocking);
     // Start reading from the stream's current last entry rather than '$': QueueEvents reports ready
     // before its first XREAD, and a job finishing in that gap would otherwise never be seen.
     const last = (await redis.xrevrange(queues.get(q)!.toKey('events'), '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
@@ -109,9 +114,14 @@ export async function createProducer(opts: {
       waiters.get(jobId)?.settle({ status: 'failed', reason: failedReason });
     });
     qe.on('error', () => {
-      // Reconnects by itself; waits in flight fall back to the database when they time out.
+      // Reconnects by itself (its connection's report says so); waits in flight fall back to the database when they time out.
     });
     await qe.waitUntilReady();
+    // BullMQ types its client as an interface; it is the ioredis copy it made of `blocking`.
+    const reader = (await qe.getBackend().client) as unknown as RedisClient;
+    blocking.disconnect();
+    if (opts.logger) reportConnection(reader, opts.logger, `queue events ${q}`);
+    readers.push(reader);
     events.push(qe);
   }
 
@@ -172,7 +182,7 @@ export async function createProducer(opts: {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([graceful, new Promise<void>((resolve) => (timer = setTimeout(resolve, GRACEFUL_CLOSE_MS)))]);
       clearTimeout(timer);
-      for (const c of blockingClients) c.disconnect();
+      for (const c of readers) c.disconnect();
       redis.disconnect();
     },
   };

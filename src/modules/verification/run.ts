@@ -41,11 +41,6 @@ export function newReferenceId(): string {
   return `REF-${out}`;
 }
 
-/** How long a synchronous lookup is waited for: VERIFY_WAIT_MS, and for a face match its comparison's face job too. */
-export function lookupWaitMs(config: Pick<Config, 'VERIFY_WAIT_MS' | 'FACE_WAIT_MS'>, withSelfie: boolean): number {
-  return config.VERIFY_WAIT_MS + (withSelfie ? config.FACE_WAIT_MS : 0);
-}
-
 export function expiresAt(config: Config, from: Date): Date {
   return new Date(from.getTime() + config.RECORD_RETENTION_DAYS * 24 * 3600 * 1000);
 }
