@@ -204,6 +204,15 @@ export function createClient(options: ClientOptions) {
     verifyTopup: (reference: string) => data('verifyTopup', { reference }),
     /** Organisation administrators only: the organisation's users. */
     listTeam: () => data('listTeam'),
+    /**
+     * Invite a person by e-mail (organisation administrators): the e-mail's link, valid 72 hours and
+     * usable once, lets them choose their password. The only way to add a user over the API.
+     */
+    inviteTeamMember: (body: Body<'inviteTeamMember'>) => data('inviteTeamMember', body),
+    /** The organisation's invitations, newest first, with their state. */
+    listTeamInvitations: () => data('listTeamInvitations'),
+    /** Revoke an invitation not yet accepted. */
+    revokeTeamInvitation: (id: number) => data('revokeTeamInvitation', undefined, { path: { id: String(id) } }),
     /** Disable or enable a user, or change their role. */
     updateTeamMember: (id: number, change: Body<'updateTeamMember'>) => data('updateTeamMember', change, { path: { id: String(id) } }),
     /** The printable slip of a found verification, as PDF bytes; free, team members too. */

@@ -346,7 +346,7 @@ export interface paths {
         /**
          * Retired: users are added by invitation
          * @deprecated
-         * @description Retired: answers 410 `{"detail": "Users are added by invitation (POST /team/invitations); a temporary password is given only by the operator's CLI (user:create)"}` to every signed-in caller, whatever the body, and creates nobody.
+         * @description Retired: answers 410 `{"detail": "Users are added by invitation (POST /team/invitations); a temporary password is given only by the operator's CLI (user:create)"}` to every signed-in caller, whatever the body, and creates nobody (a token that may call nothing yet, such as one that must change its password or enrol in two-factor sign-in first, gets that 403 first).
          *
          *     - Users are invited (`POST /team/invitations`): the invitee chooses their own password, so no password is ever shown to anyone else. A temporary password (changed at first sign-in) is given only by the operator's CLI, `user:create --password`.
          *     - This call used to answer 201 with a `temporary_password`; integrations written for it now invite.
@@ -4122,6 +4122,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Users are added by invitation */
             410: {
                 headers: {

@@ -11,7 +11,8 @@ const MANAGERS = 'Organisation administrators who are persons (members, finance 
 const LIST = `${MANAGERS} \`{"data": [{"id", "username", "email", "role", "disabled", "created_at"}]}\`: every user of the caller's organisation, oldest first; never a password hash.`;
 
 const ADD = md(
-  `Retired: answers 410 \`{"detail": "${TEAM_BY_INVITATION}"}\` to every signed-in caller, whatever the body, and creates nobody.`,
+  `Retired: answers 410 \`{"detail": "${TEAM_BY_INVITATION}"}\` to every signed-in caller, whatever the body, and creates nobody ` +
+    '(a token that may call nothing yet, such as one that must change its password or enrol in two-factor sign-in first, gets that 403 first).',
   '',
   '- Users are invited (`POST /team/invitations`): the invitee chooses their own password, so no password is ever shown to anyone ' +
     "else. A temporary password (changed at first sign-in) is given only by the operator's CLI, `user:create --password`.",
@@ -103,7 +104,7 @@ export function register(registry: OpenAPIRegistry): void {
     description: ADD,
     deprecated: true,
     security: bearer,
-    responses: { ...errors(401, 429), 410: errorResponse('Users are added by invitation') },
+    responses: { ...errors(401, 403, 429), 410: errorResponse('Users are added by invitation') },
   });
 
   registry.registerPath({
