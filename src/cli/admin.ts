@@ -111,18 +111,28 @@ export async function runCommand(db: DatabasePool, config: Config, command: stri
       const role = Object.hasOwn(ROLES, roleName) ? ROLES[roleName] : undefined;
       if (!role) throw new UsageError(`--role must be ${ROLE_CHOICES.slice(0, -1).join(', ')} or ${ROLE_CHOICES.at(-1)}`);
       const orgId = roles.inOrganisation(role) ? int(flags, 'org')! : null;
-      const user = await orgs.createUser(db, {
-        orgId,
-        username: need(flags, 'username'),
-        password: need(flags, 'password'),
-        role,
-        email: typeof flags.email === 'string' ? flags.email : undefined,
-        // The operator chose this password: the user changes it at first login unless told otherwise.
-        requirePasswordChange: flags['no-password-change'] !== true,
+      const requirePasswordChange = flags['no-password-change'] !== true;
+      // Since the API adds people by invitation only, this is the one door for a password someone else
+      // chose: the user and its audit event commit together (the event last: it locks the chain's head).
+      return db.transaction(async (tx) => {
+        const user = await orgs.createUser(tx, {
+          orgId,
+          username: need(flags, 'username'),
+          password: need(flags, 'password'),
+          role,
+          email: typeof flags.email === 'string' ? flags.email : undefined,
+          // The operator chose this password: the user changes it at first login unless told otherwise.
+          requirePasswordChange,
+        });
+        await recordAudit(tx, {
+          orgId,
+          actor: 'operator',
+          action: 'team.user_created',
+          target: `user:${user.id}`,
+          details: { role, by: 'user:create', password_change_required: user.must_change_password },
+        });
+        return user;
       });
-      // Since the API adds people by invitation only, this is the one door for a chosen password: kept in the trail.
-      await recordAudit(db, { orgId, actor: 'operator', action: 'team.user_created', target: `user:${user.id}`, details: { role, by: 'user:create' } });
-      return user;
     }
     case 'user:disable':
     case 'user:enable': {

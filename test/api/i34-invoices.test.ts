@@ -102,6 +102,7 @@ describe('issue 34: item 2: invoices', () => {
     const expected = [
       'VAT invoice',
       `Invoice number: ${row.number}`,
+      `Date of issue: ${paidOn}`,
       `Date of payment: ${paidOn}`,
       `Payment reference: ${t.reference}`,
       'Verifiers Limited',

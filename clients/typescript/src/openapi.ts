@@ -1280,7 +1280,7 @@ export interface paths {
          *     for each other's number, and a credit that rolls back gives its number back. It shows the seller
          *     (`INVOICE_SELLER_NAME`, `INVOICE_SELLER_ADDRESS`, `INVOICE_SELLER_TIN`), the buyer (the organisation's
          *     name, `address` and `tin` from its settings, as they were when the payment was credited), the date of
-         *     payment (the processor's `paid_at`, in Lagos, which comes before the credit when the webhook was lost;
+         *     issue (the credit's, when the number was given), the date of payment (the processor's `paid_at`, in Lagos, which comes before the credit when the webhook was lost;
          *     the credit's date for top-ups credited before it was kept), units, unit price, base, VAT (`VAT_BPS`, 7.5 %), the processor fee, the total and the payment
          *     reference, amounts as `NGN 11,015.23` (the PDF fonts have no ₦ sign). Top-ups credited before invoices
          *     existed were numbered by the migration in the order they were credited. The `topup.credited` audit

@@ -43,8 +43,9 @@ export async function monthlyStatement(deps: { db: DatabasePool; clock: { now():
   if (range.since > deps.clock.now()) throw new AppError('bad_request', `month ${month} has not begun (Lagos time)`);
   const org = await requireOrganisation(deps.db, orgId);
   const now = deps.clock.now();
-  const complete = now >= range.before;
-  const asOf = lagosDay(complete ? new Date(range.before.getTime() - 1) : now);
+  // Complete a minute after the month's end: a ledger line dated just before it may commit just after.
+  const complete = now.getTime() >= range.before.getTime() + 60_000;
+  const asOf = lagosDay(new Date(Math.min(now.getTime(), range.before.getTime() - 1)));
   return deps.db.transaction(async (tx) => {
     await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
     const ledger = await ledgerMonth(tx, orgId, range);

@@ -54,7 +54,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
   // verify answer is. Slow I/O happens here, before any row lock is taken.
   const checked = await deps.processor.verify(reference);
   const now = deps.clock.now();
-  const paidAt = paidAtOf(checked);
+  const paidAt = paidAtOf(checked, topup, now);
 
   if (checked.status !== 'success') {
     let closed = false;
@@ -125,10 +125,17 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
   };
 }
 
-/** The processor's `paid_at`, when it gave a readable one (the invoice's date of payment; else the credit's time). */
-function paidAtOf(checked: VerifyResult): Date | null {
-  const at = checked.paidAt ? new Date(checked.paidAt) : null;
-  return at && Number.isFinite(at.getTime()) ? at : null;
+/**
+ * The processor's `paid_at` (the invoice's date of payment), when it is an instant with its zone
+ * (as Paystack writes it: `2026-11-27T22:42:36.000Z`) between the top-up's start and now, a day's
+ * clock skew allowed; otherwise none, and the invoice shows the credit's time.
+ */
+function paidAtOf(checked: VerifyResult, topup: TopupRow, now: Date): Date | null {
+  if (!checked.paidAt || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(checked.paidAt)) return null;
+  const at = new Date(checked.paidAt);
+  const day = 86_400_000;
+  const plausible = at.getTime() >= topup.created_at.getTime() - day && at.getTime() <= now.getTime() + day;
+  return Number.isFinite(at.getTime()) && plausible ? at : null;
 }
 
 async function alreadyCredited(db: DatabasePool, topup: TopupRow): Promise<CreditResult> {

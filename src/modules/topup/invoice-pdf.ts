@@ -7,6 +7,8 @@ export type Party = { name: string; address: string | null; tin: string | null }
 /** What a VAT invoice shows; amounts in kobo, as stored. */
 export type InvoiceContent = {
   number: string;
+  /** When the number was given (the credit). */
+  issuedAt: Date;
   paidAt: Date;
   seller: Party;
   buyer: Party;
@@ -50,10 +52,11 @@ export async function renderInvoice(inv: InvoiceContent): Promise<Buffer> {
   doc.font('Helvetica-Bold').fontSize(20).fillColor(INK).text('VAT invoice', MARGIN, MARGIN);
   doc.font('Helvetica').fontSize(10).fillColor(INK);
   doc.text(`Invoice number: ${inv.number}`, MARGIN, MARGIN + 30);
+  doc.text(`Date of issue: ${lagosDate.format(inv.issuedAt)}`);
   doc.text(`Date of payment: ${lagosDate.format(inv.paidAt)}`);
   doc.text(`Payment reference: ${inv.reference}`);
 
-  const partiesY = MARGIN + 90;
+  const partiesY = MARGIN + 104;
   const half = (width - 24) / 2;
   const sellerEnd = party(doc, 'Seller', inv.seller, MARGIN, partiesY, half);
   const buyerEnd = party(doc, 'Buyer', inv.buyer, MARGIN + half + 24, partiesY, half);

@@ -25,6 +25,7 @@ export async function invoicePdf(deps: { db: DatabasePool; config: Config }, pri
   const c = deps.config;
   const pdf = await renderInvoice({
     number: inv.number,
+    issuedAt: inv.issued_at,
     paidAt: inv.paid_at,
     seller: { name: c.INVOICE_SELLER_NAME, address: c.INVOICE_SELLER_ADDRESS || null, tin: c.INVOICE_SELLER_TIN || null },
     buyer: { name: inv.buyer_name, address: inv.buyer_address, tin: inv.buyer_tin },

@@ -69,7 +69,7 @@ export async function markAmountMismatch(
     UPDATE topups
     SET status = 'amount_mismatch', paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency},
         processor_status = ${m.processorStatus}, last_checked_at = ${sql.timestamp(m.at)},
-        paid_at = ${m.paidAt ? sql.timestamp(m.paidAt) : null}
+        paid_at = coalesce(${m.paidAt ? sql.timestamp(m.paidAt) : null}, paid_at)
     WHERE reference = ${m.reference} AND status IN ('pending', 'failed', 'abandoned', 'amount_mismatch')`);
 }
 
@@ -82,7 +82,7 @@ export async function claimCredit(db: CommonQueryMethods, m: { reference: string
     UPDATE topups
     SET status = 'credited', credited_at = ${sql.timestamp(m.at)}, last_checked_at = ${sql.timestamp(m.at)},
         paid_amount = ${m.paidAmount}, paid_currency = ${m.paidCurrency}, processor_status = 'success',
-        paid_at = ${m.paidAt ? sql.timestamp(m.paidAt) : null}
+        paid_at = coalesce(${m.paidAt ? sql.timestamp(m.paidAt) : null}, paid_at)
     WHERE reference = ${m.reference} AND status IN ('pending', 'failed', 'abandoned')
     RETURNING ${topupColumns}`);
 }
