@@ -89,4 +89,24 @@ describe('issue 34: item 4: the finance role', () => {
     expect((await stack.api('GET', '/v1/topup/quote?units=100', { token: token.body.access_token })).status).toBe(200);
     expect((await stack.api('POST', '/v1/verify-nin', { token: token.body.access_token, json: { nin: '12345678901', reason: 'corporate' } })).status).toBe(403);
   });
+
+  it('issue 34: item 4: a refused caller learns it is refused (403) before anything about its body: with no body, an empty one, or a bad one', async () => {
+    const refused: [string, string, string, typeof ADMINS_ONLY][] = [
+      ['finance', 'POST', '/v1/team/invitations', ADMINS_ONLY],
+      ['finance', 'PATCH', '/v1/team/1', ADMINS_ONLY],
+      ['finance', 'POST', '/v1/api-clients', ADMINS_ONLY],
+      ['finance', 'PATCH', '/v1/me/organisation', ADMINS_ONLY],
+      ['member', 'PUT', '/v1/settings/auto-topup', ACCOUNTS_ONLY],
+      ['member', 'POST', '/v1/team/invitations', ADMINS_ONLY],
+    ];
+    for (const [who, method, path, body] of refused) {
+      const token = who === 'finance' ? finance : org.member.token;
+      const none = await fetch(`${stack.url}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+      expect({ who, method, path, status: none.status, body: await none.json() }).toEqual({ who, method, path, status: 403, body });
+      for (const json of [{}, { nonsense: true }]) {
+        const r = await stack.api(method, path, { token, json });
+        expect({ who, method, path, status: r.status, body: r.body }).toEqual({ who, method, path, status: 403, body });
+      }
+    }
+  });
 });

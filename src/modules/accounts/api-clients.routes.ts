@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
-import { principalOf, requirePersonOrgAdmin } from '../auth/index.ts';
+import { allowFirst, principalOf, requirePersonOrgAdmin } from '../auth/index.ts';
 import { adoptApiClient, createApiClient, effectiveScopes, listApiClients, retireApiClient, rotateApiClient, type ApiClientRow, type ListedApiClient } from '../organisations/index.ts';
 import { CLIENT_ID_RE, createApiClientBody } from './accounts.schemas.ts';
 
@@ -30,7 +30,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
   const r = Router();
   const auth = [ctx.authenticate, ctx.rateLimit];
 
-  r.post('/api-clients', ...auth, requireContentType('json'), express.json({ limit: '8kb' }), async (req, res) => {
+  r.post('/api-clients', ...auth, allowFirst(requirePersonOrgAdmin), requireContentType('json'), express.json({ limit: '8kb' }), async (req, res) => {
     const orgId = requirePersonOrgAdmin(principalOf(req));
     const body = parseInput(createApiClientBody, req.body);
     const c = await createApiClient(ctx.db, {

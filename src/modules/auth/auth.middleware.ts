@@ -323,3 +323,14 @@ export function principalOf(req: { principal?: Principal }): Principal {
   if (!req.principal) throw new AppError('unauthorized', 'Not authenticated');
   return req.principal;
 }
+
+/**
+ * A route's own who-may-call check, run before its body is read: a caller the route refuses learns
+ * that (403), not which fields its body lacks or that it sent no JSON.
+ */
+export function allowFirst(check: (p: Principal) => unknown): RequestHandler {
+  return (req, _res, next) => {
+    check(principalOf(req));
+    next();
+  };
+}

@@ -1,5 +1,5 @@
 // The auth module's door: other modules and entry points import from here only.
-export { createAuthenticator, principalOf } from './auth.middleware.ts';
+export { allowFirst, createAuthenticator, principalOf } from './auth.middleware.ts';
 export { register as registerAuthOpenApi } from './auth.openapi.ts';
 export { authRoutes } from './auth.routes.ts';
 export type { Principal } from './auth.schemas.ts';

@@ -2,7 +2,7 @@ import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
-import { principalOf, requireOrgMember, requirePersonOrgAdmin } from '../auth/index.ts';
+import { allowFirst, principalOf, requireOrgMember, requirePersonOrgAdmin } from '../auth/index.ts';
 import { organisationSettings, settingsPatch, updateOrganisationSettings } from '../organisations/index.ts';
 
 /**
@@ -18,7 +18,7 @@ export function settingsRoutes(ctx: AppContext): Router {
     res.json(await organisationSettings(ctx.db, orgId));
   });
 
-  r.patch('/me/organisation', ...guard, requireContentType('json'), express.json({ limit: '4kb' }), async (req, res) => {
+  r.patch('/me/organisation', ...guard, allowFirst(requirePersonOrgAdmin), requireContentType('json'), express.json({ limit: '4kb' }), async (req, res) => {
     const p = principalOf(req);
     const orgId = requirePersonOrgAdmin(p);
     const patch = parseInput(settingsPatch, req.body);

@@ -3,10 +3,10 @@ import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
-import { principalOf } from '../auth/index.ts';
+import { allowFirst, principalOf } from '../auth/index.ts';
 import { acceptInvitation, inviteTeamMember, listTeamInvitations, revokeTeamInvitation } from './invitations.ts';
 import { acceptInvitationBody, newInvitation, TEAM_BY_INVITATION, teamMemberChange } from './team.schemas.ts';
-import { changeTeamMember, listTeam } from './team.service.ts';
+import { changeTeamMember, listTeam, requireTeamManager } from './team.service.ts';
 
 export function teamRoutes(ctx: AppContext): Router {
   const r = Router();
@@ -23,7 +23,7 @@ export function teamRoutes(ctx: AppContext): Router {
     throw new AppError('gone', TEAM_BY_INVITATION);
   });
 
-  r.patch('/team/:id', ...guard, ...json, async (req, res) => {
+  r.patch('/team/:id', ...guard, allowFirst(requireTeamManager), ...json, async (req, res) => {
     const p = principalOf(req);
     const id = String(req.params.id);
     const change = parseInput(teamMemberChange, req.body);
@@ -34,7 +34,7 @@ export function teamRoutes(ctx: AppContext): Router {
     res.json(changed);
   });
 
-  r.post('/team/invitations', ...guard, ...json, async (req, res) => {
+  r.post('/team/invitations', ...guard, allowFirst(requireTeamManager), ...json, async (req, res) => {
     res.status(201).json(await inviteTeamMember(ctx, principalOf(req), parseInput(newInvitation, req.body)));
   });
   r.get('/team/invitations', ...guard, async (req, res) => {

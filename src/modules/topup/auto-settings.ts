@@ -17,7 +17,7 @@ export const CARD_NOT_REUSABLE = 'The last card used cannot be charged again: to
 export const CARD_DECLINED = 'The saved card was declined: top up once with a card that works (it becomes the saved card), then turn automatic top-up on';
 
 /** The organisation's money, in a person's hands: administrators and finance officers, never an API client. */
-function requirePersonAccountsKeeper(p: Principal): number {
+export function requirePersonAccountsKeeper(p: Principal): number {
   if (p.clientId !== null) throw new AppError('forbidden', API_CLIENTS_REFUSED);
   return requireAccountsKeeper(p);
 }
