@@ -1,12 +1,11 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
-import { sql, type DatabasePool } from 'slonik';
+import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from '../../src/lib/db.ts';
+import { describe, expect, it } from 'vitest';
 import { createOrganisation } from '../../src/modules/organisations/index.ts';
 import { adjustWallet, captureHeldUnit, lowBalanceDue } from '../../src/modules/wallet/index.ts';
-import { createTestDatabase } from '../setup/harness.ts';
+import { useTestPool } from '../setup/harness.ts';
 
 // A verification's capture statement says what its debit must be followed by (wallet/holds.ts), so the
 // worker reads nothing more after the usual debit. That is only safe if it never says "nothing" when
@@ -16,32 +15,23 @@ import { createTestDatabase } from '../setup/harness.ts';
 // the trigger's condition holds.
 
 const q = sql.type(z.record(z.string(), z.any()));
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: DatabasePool;
+const pool = useTestPool({ maxPoolSize: 2 });
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  db = await createDb(database.url, { maxPoolSize: 2 });
-});
-afterAll(async () => {
-  await db?.end();
-  await database?.drop();
-});
 
 const newOrg = async (units: number): Promise<number> => {
   const org = await createOrganisation(
-    db,
+    pool.db,
     { name: `Org ${randomBytes(3).toString('hex')}`, tenancy: 'hosted', affiliate: false, businessRegistration: 'RC-123456', dataProtection: 'NDPC-7890' },
     { unitCostKobo: 10_000, minTopupUnits: 100 },
   );
-  if (units > 0) await adjustWallet(db, org.id, units, 'test funding');
+  if (units > 0) await adjustWallet(pool.db, org.id, units, 'test funding');
   return org.id;
 };
 
 /** One held unit captured through the statement the lookup's settlement uses (its `decide` part reduced to the organisation). */
 const captureOne = async (orgId: number) => {
-  await db.query(q`UPDATE wallets SET reserved = reserved + 1 WHERE org_id = ${orgId}`);
-  return captureHeldUnit(db, { decide: sql.fragment`SELECT ${orgId}::bigint AS org_id, '{}'::jsonb AS details`, reference: `ref-${randomBytes(6).toString('hex')}` });
+  await pool.db.query(q`UPDATE wallets SET reserved = reserved + 1 WHERE org_id = ${orgId}`);
+  return captureHeldUnit(pool.db, { decide: sql.fragment`SELECT ${orgId}::bigint AS org_id, '{}'::jsonb AS details`, reference: `ref-${randomBytes(6).toString('hex')}` });
 };
 
 describe('issue 30: the debit says what must follow it', () => {
@@ -56,21 +46,21 @@ describe('issue 30: the debit says what must follow it', () => {
         }),
         async ({ units, line, alerted, auto }) => {
           const orgId = await newOrg(units);
-          await db.query(q`UPDATE organisations SET low_balance_units = ${line} WHERE id = ${orgId}`);
+          await pool.db.query(q`UPDATE organisations SET low_balance_units = ${line} WHERE id = ${orgId}`);
           // The line's trigger clears the flag when the line changes: set it afterwards.
-          await db.query(q`UPDATE wallets SET low_balance_alerted = ${alerted} WHERE org_id = ${orgId}`);
+          await pool.db.query(q`UPDATE wallets SET low_balance_alerted = ${alerted} WHERE org_id = ${orgId}`);
           if (auto) {
-            await db.query(q`
+            await pool.db.query(q`
               INSERT INTO auto_topup_settings (org_id, enabled, below_units, units, max_per_day, updated_at)
               VALUES (${orgId}, ${auto.enabled}, ${auto.below}, 100, 3, now())`);
           }
           const followUp = await captureOne(orgId);
           expect(followUp).not.toBeNull();
           const left = units - 1;
-          expect(followUp!.lowBalanceDue).toBe(await lowBalanceDue(db, orgId));
+          expect(followUp!.lowBalanceDue).toBe(await lowBalanceDue(pool.db, orgId));
           expect(followUp!.lowBalanceDue).toBe(line !== null && left < line && !alerted);
           expect(followUp!.autoTopupDue).toBe(auto !== null && auto.enabled && left < auto.below);
-          const queued = await db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM auto_topup_charges WHERE org_id = ${orgId} AND status = 'queued'`);
+          const queued = await pool.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM auto_topup_charges WHERE org_id = ${orgId} AND status = 'queued'`);
           // The trigger queues only what the follow-up announced, and (no charge before, the day's
           // limit not reached) all of it.
           expect(queued).toBe(followUp!.autoTopupDue ? 1 : 0);
@@ -82,8 +72,8 @@ describe('issue 30: the debit says what must follow it', () => {
 
   it('When nothing was held for the organisation, then nothing is captured and there is no follow-up', async () => {
     const orgId = await newOrg(5);
-    const none = await captureHeldUnit(db, { decide: sql.fragment`SELECT org_id, '{}'::jsonb AS details FROM wallets WHERE false`, reference: `ref-${randomBytes(6).toString('hex')}` });
+    const none = await captureHeldUnit(pool.db, { decide: sql.fragment`SELECT org_id, '{}'::jsonb AS details FROM wallets WHERE false`, reference: `ref-${randomBytes(6).toString('hex')}` });
     expect(none).toBeNull();
-    expect(await db.oneFirst(sql.type(z.object({ units: z.coerce.number() }))`SELECT units FROM wallets WHERE org_id = ${orgId}`)).toBe(5);
+    expect(await pool.db.oneFirst(sql.type(z.object({ units: z.coerce.number() }))`SELECT units FROM wallets WHERE org_id = ${orgId}`)).toBe(5);
   });
 });

@@ -1,11 +1,10 @@
 import fc from 'fast-check';
 import type { Request } from 'express';
-import { sql, type DatabasePool } from 'slonik';
+import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.ts';
 import { sealJson, type KeyRing } from '../../src/lib/crypto.ts';
-import { createDb } from '../../src/lib/db.ts';
 import { roles } from '../../src/lib/roles.ts';
 import { admittedSql } from '../../src/modules/auth/along.ts';
 import { admissionError, claimsMay, EVERYTHING_DONE } from '../../src/modules/auth/auth.middleware.ts';
@@ -15,7 +14,7 @@ import { parsePrincipalRow } from '../../src/modules/organisations/index.ts';
 import { answerOf } from '../../src/modules/verification/answer.ts';
 import { servedByRequery } from '../../src/modules/verification/verification.repository.ts';
 import { STATUSES, verificationRow } from '../../src/modules/verification/verification.schemas.ts';
-import { createTestDatabase } from '../setup/harness.ts';
+import { useTestPool } from '../setup/harness.ts';
 
 // The requery's statement appends `verification.requeried` where its SQL admits the principal and
 // serves the row. That SQL is compiled from the rules the code decides by (lib/rule.ts); here both
@@ -26,17 +25,8 @@ import { createTestDatabase } from '../setup/harness.ts';
 // is not in the statement), where the SQL records nothing and the route records after deciding.
 
 const q = sql.type(z.record(z.string(), z.any()));
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: DatabasePool;
+const pool = useTestPool({ maxPoolSize: 2 });
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  db = await createDb(database.url, { maxPoolSize: 2 });
-});
-afterAll(async () => {
-  await db?.end();
-  await database?.drop();
-});
 
 const T0 = Date.UTC(2026, 10, 27, 12, 0, 0, 500);
 /** An instant a few milliseconds around T0, with microseconds PostgreSQL keeps and a JavaScript Date does not. */
@@ -138,7 +128,7 @@ describe('issue 30 item 1: the SQL that carries a rule decides as the code does'
           may: sql.fragment`${may}::boolean`,
           now: sql.fragment`${now.toISOString()}::timestamptz`,
         });
-        const got = await db.one(q`SELECT x.principal, ${admitted} AS admitted FROM (SELECT ${principalJson(row)} AS principal) x`);
+        const got = await pool.db.one(q`SELECT x.principal, ${admitted} AS admitted FROM (SELECT ${principalJson(row)} AS principal) x`);
         expect(typeof got.admitted).toBe('boolean');
         // The code, on the row as the service parses it (organisations/principals.ts, as auth/along.ts does).
         const parsed = got.principal === null ? null : parsePrincipalRow(kind, got.principal);
@@ -174,7 +164,7 @@ describe('issue 30 item 1: the SQL that carries a rule decides as the code does'
         const ref = 'ref-1';
         const entry = ring.find((k) => k.id === key_id);
         const record = !hasRecord ? null : entry ? sealJson([entry], { first_name: 'A' }, ref).data : Buffer.from('not sealed here');
-        const got = await db.one(q`
+        const got = await pool.db.one(q`
           SELECT r.status, r.record_enc, r.key_id, r.expires_at, ${served(sql.fragment`r.now`)} AS served
           FROM (SELECT ${status}::text AS status, ${record === null ? null : sql.binary(record)}::bytea AS record_enc, ${key_id}::text AS key_id,
                        ${microText(expires)}::timestamptz AS expires_at, ${now.toISOString()}::timestamptz AS now) r`);

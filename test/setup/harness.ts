@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import pg from 'pg';
 import type { DatabasePool } from 'slonik';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { API_DB_CONNECT_TIMEOUT_MS, createDb } from '../../src/lib/db.ts';
@@ -83,6 +83,34 @@ export type StackOptions = {
    */
   face?: boolean;
 };
+
+/**
+ * A test file's own migrated database and a pool on it, made before the file's other hooks run and
+ * dropped after them (for tests that need the schema, not a whole stack). Read `db` and `url` in
+ * hooks and tests, not at the file's top level.
+ */
+export function useTestPool(o: { maxPoolSize: number }): { readonly db: DatabasePool; readonly url: string } {
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let db: DatabasePool | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await createDb(database.url, { maxPoolSize: o.maxPoolSize });
+  });
+  afterAll(async () => {
+    await db?.end();
+    await database?.drop();
+  });
+  return {
+    get db() {
+      if (!db) throw new Error('useTestPool: the pool is made in beforeAll');
+      return db;
+    },
+    get url() {
+      if (!database) throw new Error('useTestPool: the database is made in beforeAll');
+      return database.url;
+    },
+  };
+}
 
 /** The credentials the harness's identity simulator checks, in whichever dialect they come. */
 export const TEST_IDENTITY_KEY = 'test-identity-key';
