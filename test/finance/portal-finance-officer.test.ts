@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';
 import { waitFor } from '../setup/wait.ts';
-import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, hasFocus, launch, press, signInByKeyboard, tabTo, typeIn, WIDTHS } from './portal-kit.ts';
+import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, hasFocus, launch, press, signInByKeyboard, tabTo, typeIn, WIDTHS } from '../e2e/portal-kit.ts';
 
 if (!hasChromium) console.warn(`SKIPPED test/e2e/i34-portal-finance.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 

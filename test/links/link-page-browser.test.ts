@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
 import { FACES, HOPPER_NIN, linkReceiver, makeLink, sandboxVnin, type MadeLink } from '../setup/links.ts';
-import { CHROMIUM, checkPage, hasChromium, launch } from './portal-kit.ts';
+import { CHROMIUM, checkPage, hasChromium, launch } from '../e2e/portal-kit.ts';
 
 /**
  * Issue 33: the person's page in headless Chromium at phone size (390 x 844), with a fake camera fed

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { openPage, ownAddress, submitPage } from '../setup/links.ts';
-import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from './portal-kit.ts';
+import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from '../e2e/portal-kit.ts';
 
 if (!hasChromium) console.warn(`SKIPPED test/e2e/i33-portal-links.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sleep } from '../../bench/lib/proc.ts';
 import { waitFor } from '../setup/wait.ts';
-import { pool, startChaosStack, type ChaosStack } from './chaos-stack.ts';
+import { pool, startChaosStack, type ChaosStack } from '../chaos/chaos-stack.ts';
 
 // Issue 32, "Must show": 1,000 webhook events delivered by real worker processes while they are
 // SIGKILLed mid-delivery and while Redis is cut off: every event reaches its receiver at least once,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitForWorkers } from '../../bench/lib/stack.ts';
 import { until, waitFor } from '../setup/wait.ts';
-import { startChaosStack, type ChaosStack } from './chaos-stack.ts';
+import { startChaosStack, type ChaosStack } from '../chaos/chaos-stack.ts';
 
 // Issue 32 item 5: "events are written in the transaction of the change they report (an outbox:
 // nothing is lost when Redis is down)". A worker process started while Redis is unreachable must

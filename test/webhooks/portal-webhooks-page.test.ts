@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { verifyWebhookSignature } from '../../clients/typescript/src/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
-import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from './portal-kit.ts';
+import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from '../e2e/portal-kit.ts';
 
 if (!hasChromium) console.warn(`SKIPPED test/e2e/i32-portal-webhooks.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
