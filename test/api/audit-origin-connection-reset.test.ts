@@ -23,7 +23,7 @@ afterAll(async () => stack?.close());
 const event = z.object({ action: z.string(), ip: z.string().nullable() });
 
 describe('audit origin of a request whose connection was reset', () => {
-  it('issue 29 item 7 (review): When a caller resets the connection while its revocation of an API client waits, then the api_client.revoked event still carries its address', async () => {
+  it('When a caller resets the connection while its revocation of an API client waits, then the api_client.revoked event still carries its address', async () => {
     const created = await stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: 'to revoke', role: 'member' } });
     expect(created.status).toBe(201);
     const clientId = created.body.client_id as string;

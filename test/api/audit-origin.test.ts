@@ -48,7 +48,7 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /webhook-endpoints/deliveries/:delivery_id/redeliver': exempt('queues one more try of a delivery, kept in the deliveries log; no credential changes'),
   'POST /verification-links': 'verification_link.created',
   'POST /verification-links/:id/revoke': 'verification_link.revoked',
-  // Issue 33: the person's submission on a link's page runs a vNIN lookup (its own row) or a face match (its event).
+  // The person's submission on a link's page runs a vNIN lookup (its own row) or a face match (its event).
   'POST /v/:token/submit': exempt("a verification asked by the person on a link's page: its verification row (and a face match's verification.face_matched event) and the link's submission row keep it"),
   'POST /api-clients/:client_id/adopt': 'api_client.adopted',
   'POST /api-clients/:client_id/rotate': 'api_client.rotated',
@@ -58,7 +58,7 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /verify-nin/phone': LOOKUP,
   'POST /verify-nin/demography': LOOKUP,
   'POST /verify-nin/match': LOOKUP,
-  // Issue 31: a face match is a lookup and, once compared (or found without a photo), this event.
+  // A face match is a lookup and, once compared (or found without a photo), this event.
   'POST /verify-nin/face': 'verification.face_matched',
   'POST /verify-nin/requery': 'verification.requeried',
   'POST /verify-nin/batches': exempt('a batch of verifications: the batch row keeps who uploaded it, each lookup its verification row'),
@@ -133,22 +133,22 @@ async function drive(route: string, action: AuditAction, status: number, send: (
 
 const codeAt = (secret: string, at: Date) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at.getTime() });
 
-describe('issue 29 item 7: every event a request causes carries its request id and address', () => {
-  it('issue 29 item 7: When the application\'s routes are walked, then every state-changing route writes a known event or is exempt for a stated reason, and the table names no route that is gone', () => {
+describe('every event a request causes carries its request id and address', () => {
+  it('When the application\'s routes are walked, then every state-changing route writes a known event or is exempt for a stated reason, and the table names no route that is gone', () => {
     const routes = stateChangingRoutes(stack.app);
     const unexplained = [...routes].filter((r) => !(r in STATE_CHANGING) && !Object.keys(EXEMPT_PREFIXES).some((p) => r.split(' ')[1]!.startsWith(p)));
     expect(unexplained, 'state-changing routes with neither an event nor an exemption').toEqual([]);
     expect(Object.keys(STATE_CHANGING).filter((r) => !routes.has(r)), 'table entries with no such route').toEqual([]);
   });
 
-  it('issue 29 item 7: When each credential changes over HTTP (password, reset, two-factor, API clients, team), then each change leaves its event with the request id and address', async () => {
+  it('When each credential changes over HTTP (password, reset, two-factor, API clients, team), then each change leaves its event with the request id and address', async () => {
     const admin = { token: org.admin.token };
     // Two-factor sign-in: enrol, confirm, turn off (with a recovery code: the confirming step is spent).
     const enrol = await drive('POST /me/mfa/totp', 'mfa.enrolment_started', 201, (headers) => stack.api('POST', '/v1/me/mfa/totp', { token: org.member.token, headers }));
     const confirm = await drive('POST /me/mfa/totp/confirm', 'mfa.enabled', 200, (headers) =>
       stack.api('POST', '/v1/me/mfa/totp/confirm', { token: org.member.token, json: { code: codeAt(enrol.body.secret, new Date()) }, headers }),
     );
-    // Turning two-factor on ended the member's tokens (issue 29 item 4): a recovery code signs them in again.
+    // Turning two-factor on ended the member's tokens: a recovery code signs them in again.
     const again = await stack.api('POST', '/v1/login', { form: { username: org.member.username, password: org.member.password, otp: confirm.body.recovery_codes[0] } });
     expect(again.status).toBe(200);
     org.member.token = again.body.access_token;
@@ -217,7 +217,7 @@ describe('issue 29 item 7: every event a request causes carries its request id a
     expect((await verifyChain(stack.db)).ok).toBe(true);
   });
 
-  it('issue 29 item 7: When batch results are downloaded, or a stored record read again (requery, slip), directly or through the portal, then the read\'s event carries the request id and address', async () => {
+  it('When batch results are downloaded, or a stored record read again (requery, slip), directly or through the portal, then the read\'s event carries the request id and address', async () => {
     const batch = await stack.api('POST', '/v1/verify-nin/batches', { token: org.member.token, json: { reason: 'corporate', rows: [{ nin: '31234567890' }] } });
     expect(batch.status).toBe(202);
     for (const accept of ['text/csv', 'application/json']) {

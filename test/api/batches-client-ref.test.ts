@@ -20,7 +20,7 @@ const csv = (raw: string) => stack.api('POST', '/v1/verify-nin/batches?reason=co
 const json = (rows: unknown[]) => stack.api('POST', '/v1/verify-nin/batches', { token: org.admin.token, json: { reason: 'corporate', rows } });
 const batches = () => stack.db.oneFirst(q`SELECT count(*)::int AS n FROM verification_batches`);
 
-it('issue 29 item 8: When a CSV client_ref holds a tab, CR or ESC, then 400 naming the row and the column, and no batch is stored', async () => {
+it('When a CSV client_ref holds a tab, CR or ESC, then 400 naming the row and the column, and no batch is stored', async () => {
   const before = await batches();
   const cases: [string, string][] = [
     ['nin,client_ref\r\n12345678901,ok\r\n12345678902,"cust\tone"\r\n', 'row 2, column client_ref: must not contain control characters'],
@@ -37,7 +37,7 @@ it('issue 29 item 8: When a CSV client_ref holds a tab, CR or ESC, then 400 nami
   expect(await batches()).toBe(before);
 });
 
-it('issue 29 item 8: When a JSON row client_ref holds a tab, CR or ESC, then 400 naming the field, as for CSV', async () => {
+it('When a JSON row client_ref holds a tab, CR or ESC, then 400 naming the field, as for CSV', async () => {
   const before = await batches();
   const got = [];
   for (const ref of ['cust\tone', 'a\rb', 'x\u001b[31m', 'del\u007f', 'tail\t']) {
@@ -48,7 +48,7 @@ it('issue 29 item 8: When a JSON row client_ref holds a tab, CR or ESC, then 400
   expect(await batches()).toBe(before);
 });
 
-it('issue 29 item 8: When client_ref is plain text in CSV or JSON, then the batch is accepted', async () => {
+it('When client_ref is plain text in CSV or JSON, then the batch is accepted', async () => {
   expect((await csv('nin,client_ref\r\n12345678901,cust one\r\n')).status).toBe(202);
   expect((await json([{ nin: '12345678901', client_ref: 'cust one' }])).status).toBe(202);
 });

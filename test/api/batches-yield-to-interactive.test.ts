@@ -5,7 +5,7 @@ import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
 
-// Issue 29 item 17: background work (a batch being fed) yields to interactive lookups on the machine
+// Background work (a batch being fed) yields to interactive lookups on the machine
 // they share. Ordered by events: when each batch row was taken (its verification's created_at, the
 // feeder's clock) against when the previous row's lookup job was queued (the job's own timestamp,
 // the same process's clock).
@@ -71,8 +71,8 @@ const completed = (token: string, id: string) =>
     { what: `${id} completed`, timeoutMs: 60_000, intervalMs: 200 },
   );
 
-describe('issue 29 item 17: background work yields to interactive lookups', () => {
-  it('issue 29 item 17: When an interactive lookup of another organisation is in flight, then the batch keeps at most BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE lookups queued, takes its rows one at a time, and still takes them all', async () => {
+describe('background work yields to interactive lookups', () => {
+  it('When an interactive lookup of another organisation is in flight, then the batch keeps at most BATCH_QUEUE_DEPTH_WHILE_INTERACTIVE lookups queued, takes its rows one at a time, and still takes them all', async () => {
     const a = await stack.createOrg({ units: 100 });
     const b = await stack.createOrg({ units: 10 });
     // B's lookup admitted and not yet settled, as the API's admission counts one: it stays in flight
@@ -103,7 +103,7 @@ describe('issue 29 item 17: background work yields to interactive lookups', () =
     }
   });
 
-  it('issue 29 item 17: When no interactive lookup is in flight, then the batch is fed as before, its rows taken together before any of their jobs is queued', async () => {
+  it('When no interactive lookup is in flight, then the batch is fed as before, its rows taken together before any of their jobs is queued', async () => {
     const a = await stack.createOrg({ units: 100 });
     await waitFor(() => interactive() === 0, { what: 'no interactive lookup in flight' });
     const batchId = await postBatch(a.admin.token);

@@ -28,7 +28,7 @@ async function admin(...args: string[]): Promise<{ code: number; stdout: string;
 }
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!);
 
-/** The Admin CLI table of docs/operations.md (moved there from the README, issue 30 item 4): each command named in a row's first cell, with the flags it shows. */
+/** The Admin CLI table of docs/operations.md (moved there from the README): each command named in a row's first cell, with the flags it shows. */
 function readmeFlags(): Map<string, Set<string>> {
   const readme = readFileSync('docs/operations.md', 'utf8');
   expect(readme.indexOf('\n## Admin CLI\n'), 'docs/operations.md has its Admin CLI section').toBeGreaterThan(-1);
@@ -56,8 +56,8 @@ function forms(synopsis: string): string[][] {
 }
 
 // Each CLI run starts a process that loads the whole service (seconds on a loaded 2-core machine).
-describe('issue 29 item 3: the admin CLI reads every flag it documents and refuses the others', { timeout: 120_000 }, () => {
-  it('issue 29 item 3: when org:settings gets --require-mfa true, then the setting is on (and off with false), recorded as organisation.settings_changed', async () => {
+describe('the admin CLI reads every flag it documents and refuses the others', { timeout: 120_000 }, () => {
+  it('when org:settings gets --require-mfa true, then the setting is on (and off with false), recorded as organisation.settings_changed', async () => {
     const org = await stack.createOrg();
     const on = await admin('org:settings', '--org', String(org.orgId), '--require-mfa', 'true');
     expect(on.code, on.stderr).toBe(0);
@@ -73,7 +73,7 @@ describe('issue 29 item 3: the admin CLI reads every flag it documents and refus
     expect((await admin('org:settings', '--org', String(org.orgId), '--require-mfa', 'yes')).code).toBe(2);
   });
 
-  it('issue 29 item 3: when a command gets a flag it does not declare (another command\'s, or none\'s), then one line on stderr, exit 2, and nothing done', async () => {
+  it('when a command gets a flag it does not declare (another command\'s, or none\'s), then one line on stderr, exit 2, and nothing done', async () => {
     const org = await stack.createOrg();
     const foreign = await admin('org:show', '--org', String(org.orgId), '--require-mfa', 'true');
     expect(foreign.code).toBe(2);
@@ -89,7 +89,7 @@ describe('issue 29 item 3: the admin CLI reads every flag it documents and refus
     expect(lastJson((await admin('org:show', '--org', String(org.orgId))).stdout).subscription_active).toBe(true);
   });
 
-  it('issue 29 item 3 (issue 30 item 4: now docs/operations.md): the operations guide lists exactly the flags each command declares, and --help prints every synopsis', async () => {
+  it('the operations guide (docs/operations.md) lists exactly the flags each command declares, and --help prints every synopsis', async () => {
     const readme = readmeFlags();
     expect([...readme.keys()].sort()).toEqual([...DECLARED.keys()].sort());
     for (const [command, flags] of DECLARED) expect([...(readme.get(command) ?? [])].sort(), command).toEqual([...flags.keys()].sort());
@@ -97,7 +97,7 @@ describe('issue 29 item 3: the admin CLI reads every flag it documents and refus
     for (const { synopsis } of COMMANDS) expect(help.stdout).toContain(synopsis);
   });
 
-  it('issue 29 item 3: when every documented way of calling every command is run with all its flags, then each flag is read', async () => {
+  it('when every documented way of calling every command is run with all its flags, then each flag is read', async () => {
     const samples: Record<string, string | boolean> = {
       name: 'Walk Org', tenancy: 'hosted', 'business-registration': 'RC-1', 'data-protection': 'DP-1', 'unit-cost': '15000', 'min-topup-units': '10',
       email: 'walk@example.com', active: 'true', 'max-in-flight': '3', 'require-consent': 'true', 'require-mfa': 'false', 'low-balance-units': '5', 'face-match-threshold': '80',

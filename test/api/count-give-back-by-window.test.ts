@@ -31,7 +31,7 @@ async function endWindows(...keys: string[]): Promise<void> {
 
 const count = async (key: string) => Number((await redis.get(key)) ?? 0);
 
-describe('issue 30 item 1: counts given back by window, not by time', () => {
+describe('counts given back by window, not by time', () => {
   const prefix = `i30-gb-${randomBytes(4).toString('hex')}`;
   const keys = { revoked: (jti: string) => `${prefix}:auth:revoked:${jti}`, token: (jti: string) => `${prefix}:rl:token:${jti}`, org: (orgId: number) => `${prefix}:rl:org:${orgId}` };
   const counted = async (jti: string, orgId: number) => {
@@ -40,7 +40,7 @@ describe('issue 30 item 1: counts given back by window, not by time', () => {
     return r.counted;
   };
 
-  it('issue 30 item 1: when the requery gate gives back a count in the window it took it in, then both counters go down by one; after that window ended and a new one opened, a late give-back leaves the new window its count', async () => {
+  it('when the requery gate gives back a count in the window it took it in, then both counters go down by one; after that window ended and a new one opened, a late give-back leaves the new window its count', async () => {
     const giveBack = redisGiveBack(redis, keys)!;
     await counted('jti-a', 1);
     const second = await counted('jti-a', 1);
@@ -63,7 +63,7 @@ describe('issue 30 item 1: counts given back by window, not by time', () => {
   const who = { userId: 4242, orgId: null };
   const codeKey = (deps: ReturnType<typeof codes>) => `${deps.config.REDIS_PREFIX}:mfa:codes:${who.userId}`;
 
-  it("issue 30 item 1: when a right one-time code is checked in the window its point was taken in, then the point is given back (a wrong one keeps its point); when that window ends during the check and a wrong code opens a new one, then the right code's give-back leaves the new window's failure counted", async () => {
+  it("when a right one-time code is checked in the window its point was taken in, then the point is given back (a wrong one keeps its point); when that window ends during the check and a wrong code opens a new one, then the right code's give-back leaves the new window's failure counted", async () => {
     const deps = codes();
     expect(await countedCode(deps, who, async () => false)).toBe(false);
     expect(await count(codeKey(deps))).toBe(1);

@@ -52,7 +52,7 @@ function stalledExport(token: string): Promise<number | undefined> {
 type Line = { msg?: string; time?: string };
 const cuts = () => stack.logs.map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'CSV export ended: the reader took too little');
 
-it('issue 29 item 10: When a CSV export reader reads nothing, then it is cut after one window (not before it, and well before a second), and its slot is free again', { timeout: 120_000 }, async () => {
+it('When a CSV export reader reads nothing, then it is cut after one window (not before it, and well before a second), and its slot is free again', { timeout: 120_000 }, async () => {
   const askedAt = Date.now();
   expect(await stalledExport(org.admin.token)).toBe(200);
   const answeredAt = Date.now();

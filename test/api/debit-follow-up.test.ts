@@ -34,7 +34,7 @@ const captureOne = async (orgId: number) => {
   return captureHeldUnit(pool.db, { decide: sql.fragment`SELECT ${orgId}::bigint AS org_id, '{}'::jsonb AS details`, reference: `ref-${randomBytes(6).toString('hex')}` });
 };
 
-describe('issue 30: the debit says what must follow it', () => {
+describe('the debit says what must follow it', () => {
   it('When a held unit is captured, then the follow-up agrees with the low-balance read and announces every automatic top-up charge its trigger queued', async () => {
     await fc.assert(
       fc.asyncProperty(

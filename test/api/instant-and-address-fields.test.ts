@@ -15,7 +15,7 @@ afterAll(async () => stack?.close());
 const create = (json: Record<string, unknown>) => stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: 'server', role: 'member', ...json } });
 const INSTANT_RULE = 'must be an ISO 8601 date-time with a zone (Z or an offset) on a real calendar date, e.g. 2026-03-01T09:30:00Z';
 
-it('issue 29 item 9: When expires_at is not a real calendar date or has no zone, then 400 naming the field, and nothing is created', async () => {
+it('When expires_at is not a real calendar date or has no zone, then 400 naming the field, and nothing is created', async () => {
   const before = (await stack.api('GET', '/v1/api-clients', { token: org.admin.token })).body.data.length;
   const got = [];
   for (const expires_at of ['2027-02-30', '2099-02-30T00:00:00Z', '2099-04-31T12:00:00+01:00', '2099-01-01T00:00:00', '2099-01-01 00:00:00Z', 'tomorrow']) {
@@ -26,13 +26,13 @@ it('issue 29 item 9: When expires_at is not a real calendar date or has no zone,
   expect((await stack.api('GET', '/v1/api-clients', { token: org.admin.token })).body.data.length).toBe(before);
 });
 
-it('issue 29 item 9: When expires_at carries an offset, then the client expires at that instant', async () => {
+it('When expires_at carries an offset, then the client expires at that instant', async () => {
   const r = await create({ expires_at: '2099-03-01T00:00:00+01:00' });
   expect(r.status).toBe(201);
   expect(r.body.expires_at).toBe('2099-02-28T23:00:00.000Z');
 });
 
-it('issue 29 item 9: When the other instants the API takes are not real or have no zone, then they are refused by the same rule', async () => {
+it('When the other instants the API takes are not real or have no zone, then they are refused by the same rule', async () => {
   const consent = (obtained_at: string) => ({ obtained_at, channel: 'web', notice_version: 'v1' });
   const noZone = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate', consent: consent('2026-11-20T09:30:00') } });
   expect([noZone.status, noZone.body.detail]).toEqual([400, `consent.obtained_at: ${INSTANT_RULE}`]);
@@ -46,13 +46,13 @@ it('issue 29 item 9: When the other instants the API takes are not real or have 
   expect([history.status, history.body.detail]).toEqual([400, 'from: from is not a valid date and time']);
 });
 
-it('issue 29 item 9: When an allowed_ips entry has a zone id, then 400 saying so', async () => {
+it('When an allowed_ips entry has a zone id, then 400 saying so', async () => {
   const r = await create({ allowed_ips: ['fe80::1%eth0'] });
   expect(r.status).toBe(400);
   expect(r.body.detail).toBe('allowed_ips: "fe80::1%eth0" has a zone id (%...); give the address without it');
 });
 
-it('issue 29 item 9: When an allowed_ips entry matches every address, then 400 asking for allow_any, and with allow_any it is taken', async () => {
+it('When an allowed_ips entry matches every address, then 400 asking for allow_any, and with allow_any it is taken', async () => {
   const every = ['0.0.0.0/0', '::/0', '::', '1.2.3.4/0', '0.0.0.0', '::ffff:0:0/96', '::/64'];
   const got = [];
   for (const entry of every) {

@@ -68,8 +68,8 @@ function expectLocked(r: { status: number; headers: Headers }) {
   expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
 }
 
-describe('issue 29 item 2: failed one-time codes are counted per user', () => {
-  it('issue 29 item 2: when 300 wrong codes race to POST /me/mfa/totp/confirm, then at most 10 are judged (400) and the rest 429 with Retry-After (a 503 of an overloaded machine judges nothing), one mfa.codes_locked event is recorded, and even the right code is then refused', async () => {
+describe('failed one-time codes are counted per user', () => {
+  it('when 300 wrong codes race to POST /me/mfa/totp/confirm, then at most 10 are judged (400) and the rest 429 with Retry-After (a 503 of an overloaded machine judges nothing), one mfa.codes_locked event is recorded, and even the right code is then refused', async () => {
     const u = await newUser();
     const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token: u.token });
     expect(enrol.status).toBe(201);
@@ -81,7 +81,7 @@ describe('issue 29 item 2: failed one-time codes are counted per user', () => {
   });
 
   // Forty, not 300: each one also proves the password (an argon2 hash), which is what takes the time.
-  it('issue 29 item 2: when 40 wrong codes race to DELETE /me/mfa/totp (with the right password), then at most 10 are judged (400) and the rest 429, and two-factor sign-in stays on', { timeout: 120_000 }, async () => {
+  it('when 40 wrong codes race to DELETE /me/mfa/totp (with the right password), then at most 10 are judged (400) and the rest 429, and two-factor sign-in stays on', { timeout: 120_000 }, async () => {
     const u = await newUser();
     const { secret, token } = await enabled(u);
     const answers = await Promise.all(
@@ -92,7 +92,7 @@ describe('issue 29 item 2: failed one-time codes are counted per user', () => {
     expect((await signIn(u)).body.code).toBe('mfa_required');
   });
 
-  it('issue 29 item 2: when a user sends 10 wrong codes at sign-in, then the 11th attempt, even with the right code, is 429 with Retry-After on sign-in and on DELETE /me/mfa/totp alike', async () => {
+  it('when a user sends 10 wrong codes at sign-in, then the 11th attempt, even with the right code, is 429 with Retry-After on sign-in and on DELETE /me/mfa/totp alike', async () => {
     const u = await newUser();
     const { secret, token } = await enabled(u);
     for (let i = 0; i < 10; i++) {
@@ -109,7 +109,7 @@ describe('issue 29 item 2: failed one-time codes are counted per user', () => {
     expect(await lockEvents(u.id)).toBe(1);
   });
 
-  it('issue 29 item 2: when a user turns two-factor sign-in off, then the current password is needed too: missing 422, wrong 400 (and it stays on), right with a right code 204', async () => {
+  it('when a user turns two-factor sign-in off, then the current password is needed too: missing 422, wrong 400 (and it stays on), right with a right code 204', async () => {
     const u = await newUser();
     const { secret, token } = await enabled(u);
     const missing = await stack.api('DELETE', '/v1/me/mfa/totp', { token, json: { code: codeAt(secret, now()) } });

@@ -44,8 +44,8 @@ async function newUser() {
   return u;
 }
 
-describe('issue 29 item 4: two-factor changes end the user\'s other sessions', () => {
-  it('issue 29 item 4: when a user turns two-factor sign-in on, then every earlier token (the caller\'s included) is refused by both API processes, and a sign-in with a code works', async () => {
+describe('two-factor changes end the user\'s other sessions', () => {
+  it('when a user turns two-factor sign-in on, then every earlier token (the caller\'s included) is refused by both API processes, and a sign-in with a code works', async () => {
     const u = await newUser();
     const other = await stack.login(u.username, u.password);
     const caller = await stack.login(u.username, u.password);
@@ -61,7 +61,7 @@ describe('issue 29 item 4: two-factor changes end the user\'s other sessions', (
     expect(await meOnBoth(fresh.body.access_token)).toEqual([200, 200]);
   });
 
-  it('issue 29 item 4: when a user signs in with a recovery code, then the new token works and every earlier one is refused; when they turn two-factor sign-in off, then every token is refused', async () => {
+  it('when a user signs in with a recovery code, then the new token works and every earlier one is refused; when they turn two-factor sign-in off, then every token is refused', async () => {
     const u = await newUser();
     const first = await stack.login(u.username, u.password);
     const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token: first });

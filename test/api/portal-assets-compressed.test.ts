@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { ensurePortalBuilt } from '../e2e/portal-kit.ts';
 
-// Issue 34 item 7: the portal's files are served compressed. The build writes <file>.br and <file>.gz
+// The portal's files are served compressed. The build writes <file>.br and <file>.gz
 // (portal/vite.config.ts); the API process sends the one the request accepts, with Vary: Accept-Encoding.
 
 let stack: Stack;
@@ -33,8 +33,8 @@ function get(path: string, acceptEncoding: string | null, method = 'GET'): Promi
 
 const script = () => readdirSync('portal/dist/assets').find((f) => /^index-.*\.js$/.test(f))!;
 
-describe('issue 34: item 7: the portal is served compressed', () => {
-  it('issue 34: item 7: When the browser accepts brotli, then the script comes as brotli (its type kept, cached a year, Vary: Accept-Encoding) and decompresses to the built file', async () => {
+describe('the portal is served compressed', () => {
+  it('When the browser accepts brotli, then the script comes as brotli (its type kept, cached a year, Vary: Accept-Encoding) and decompresses to the built file', async () => {
     const name = script();
     const original = readFileSync(`portal/dist/assets/${name}`);
     const r = await get(`/portal/assets/${name}`, 'gzip, deflate, br, zstd');
@@ -48,7 +48,7 @@ describe('issue 34: item 7: the portal is served compressed', () => {
     expect(brotliDecompressSync(r.body).equals(original)).toBe(true);
   });
 
-  it('issue 34: item 7: When the browser accepts only gzip, or nothing, or refuses both, then it gets gzip, or the plain file, each with Vary', async () => {
+  it('When the browser accepts only gzip, or nothing, or refuses both, then it gets gzip, or the plain file, each with Vary', async () => {
     const name = script();
     const original = readFileSync(`portal/dist/assets/${name}`);
     const gz = await get(`/portal/assets/${name}`, 'gzip');
@@ -66,7 +66,7 @@ describe('issue 34: item 7: the portal is served compressed', () => {
     expect({ status: head.status, encoding: head.headers['content-encoding'], body: head.body.length }).toEqual({ status: 200, encoding: 'br', body: 0 });
   });
 
-  it('issue 34: item 7: When a deep link of the portal is opened, then the page is compressed too, keeps its CSP, and a missing asset is still 404', async () => {
+  it('When a deep link of the portal is opened, then the page is compressed too, keeps its CSP, and a missing asset is still 404', async () => {
     const page = await get('/portal/history?statement=2026-10', 'br');
     expect(page.status).toBe(200);
     expect(page.headers['content-encoding']).toBe('br');

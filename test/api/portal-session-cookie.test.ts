@@ -2,8 +2,8 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
-// The portal's session cookie: cleared only by a signed-out session (item 5), and named `__Host-`
-// wherever it is Secure, so that a cookie planted from a sibling domain is never read (item 6).
+// The portal's session cookie: cleared only by a signed-out session, and named `__Host-`
+// wherever it is Secure, so that a cookie planted from a sibling domain is never read.
 
 let stack: Stack;
 let org: OrgFixture;
@@ -30,8 +30,8 @@ async function portalSignIn(headers: Record<string, string> = {}) {
 
 const me = (cookie: string, headers: Record<string, string> = {}) => stack.api('GET', '/portal/api/me', { headers: { cookie, ...headers } });
 
-describe('issue 29 item 5: only a signed-out session clears the cookie', () => {
-  it('issue 29 item 5: When another site links to /portal/api/logout (a GET, any spelling), then it is 404 with no Set-Cookie and the session lives on', async () => {
+describe('only a signed-out session clears the cookie', () => {
+  it('When another site links to /portal/api/logout (a GET, any spelling), then it is 404 with no Set-Cookie and the session lives on', async () => {
     const s = await portalSignIn();
     for (const path of ['/portal/api/logout', '/portal/api/v1/logout', '/portal/api/LOGOUT', '/portal/api/logout/']) {
       for (const method of ['GET', 'HEAD']) {
@@ -43,7 +43,7 @@ describe('issue 29 item 5: only a signed-out session clears the cookie', () => {
     expect((await me(s.pair)).status).toBe(200);
   });
 
-  it('issue 29 item 5: When a POST to logout lacks its CSRF token, carries a wrong one or has no session, then it is refused with no Set-Cookie and the session lives on', async () => {
+  it('When a POST to logout lacks its CSRF token, carries a wrong one or has no session, then it is refused with no Set-Cookie and the session lives on', async () => {
     const s = await portalSignIn();
     for (const path of ['/portal/api/logout', '/portal/api/v1/logout']) {
       for (const headers of [{ cookie: s.pair }, { cookie: s.pair, 'x-csrf-token': 'forged' }] as Record<string, string>[]) {
@@ -59,7 +59,7 @@ describe('issue 29 item 5: only a signed-out session clears the cookie', () => {
     expect((await me(s.pair)).status).toBe(200);
   });
 
-  it('issue 29 item 5: When a sign-out of a session that had already ended is refused (401), then the cookie is not touched by it', async () => {
+  it('When a sign-out of a session that had already ended is refused (401), then the cookie is not touched by it', async () => {
     const s = await portalSignIn();
     expect((await stack.api('POST', '/portal/api/logout', { headers: { cookie: s.pair, 'x-csrf-token': s.csrf } })).status).toBe(204);
     const again = await stack.api('POST', '/portal/api/logout', { headers: { cookie: s.pair, 'x-csrf-token': s.csrf } });
@@ -67,7 +67,7 @@ describe('issue 29 item 5: only a signed-out session clears the cookie', () => {
     expect(again.headers.getSetCookie()).toEqual([]);
   });
 
-  it('issue 29 item 5: When the page signs out with its CSRF token, then 204 clears the cookie and the session is dead', async () => {
+  it('When the page signs out with its CSRF token, then 204 clears the cookie and the session is dead', async () => {
     for (const path of ['/portal/api/logout', '/portal/api/v1/Logout']) {
       const s = await portalSignIn();
       const out = await stack.api('POST', path, { headers: { cookie: s.pair, 'x-csrf-token': s.csrf } });
@@ -93,8 +93,8 @@ function withHost(host: string, method: string, path: string, headers: Record<st
   });
 }
 
-describe('issue 29 item 6: the session cookie is __Host- wherever it is Secure', () => {
-  it('issue 29 item 6: When the portal is reached over https, then the cookie is __Host- (Secure, Path=/, no Domain) and sign-out clears that name', async () => {
+describe('the session cookie is __Host- wherever it is Secure', () => {
+  it('When the portal is reached over https, then the cookie is __Host- (Secure, Path=/, no Domain) and sign-out clears that name', async () => {
     const s = await portalSignIn(HTTPS);
     expect(s.set).toMatch(/^__Host-idv_portal_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
     expect(s.set).not.toMatch(/domain=/i);
@@ -109,7 +109,7 @@ describe('issue 29 item 6: the session cookie is __Host- wherever it is Secure',
     expect(out.headers.getSetCookie()).toEqual(['__Host-idv_portal_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure']);
   });
 
-  it('issue 29 item 6: When a plain-named cookie comes over https (planted from a sibling domain), then it is no session, even holding a live token', async () => {
+  it('When a plain-named cookie comes over https (planted from a sibling domain), then it is no session, even holding a live token', async () => {
     const s = await portalSignIn(HTTPS);
     const planted = `${PLAIN}=${s.value}`;
     expect((await me(planted, HTTPS)).status).toBe(401);
@@ -121,7 +121,7 @@ describe('issue 29 item 6: the session cookie is __Host- wherever it is Secure',
     expect((await me(`${PLAIN}=planted-by-a-sibling; ${s.pair}`, HTTPS)).status).toBe(200);
   });
 
-  it('issue 29 item 6: When the Host is not localhost, then the cookie is Secure and so __Host-, even without a forwarded protocol', async () => {
+  it('When the Host is not localhost, then the cookie is Secure and so __Host-, even without a forwarded protocol', async () => {
     const body = new URLSearchParams({ username: org.admin.username, password: org.admin.password }).toString();
     const r = await withHost('portal.example.com', 'POST', '/portal/api/login', { 'content-type': 'application/x-www-form-urlencoded' }, body);
     expect(r.status).toBe(200);
@@ -131,7 +131,7 @@ describe('issue 29 item 6: the session cookie is __Host- wherever it is Secure',
     expect((await withHost('portal.example.com', 'GET', '/portal/api/me', { cookie: pair.replace(HOST, PLAIN) })).status).toBe(401);
   });
 
-  it('issue 29 item 6: When the portal is reached over plain http on localhost, then the cookie keeps its name, Path=/portal and no Secure, and a __Host- cookie is not read there', async () => {
+  it('When the portal is reached over plain http on localhost, then the cookie keeps its name, Path=/portal and no Secure, and a __Host- cookie is not read there', async () => {
     const s = await portalSignIn();
     expect(s.set).toMatch(/^idv_portal_session=[^;]+; Path=\/portal; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
     expect((await me(s.pair)).status).toBe(200);

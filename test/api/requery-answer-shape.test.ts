@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
-// Issue 29 item 13: a requery answers one shape per outcome, whichever way the verification was made.
+// A requery answers one shape per outcome, whichever way the verification was made.
 
 let stack: Stack;
 beforeAll(async () => {
@@ -14,8 +14,8 @@ const post = (org: OrgFixture, path: string, json: unknown, async = false) =>
   stack.api('POST', path, { token: org.member.token, json, headers: async ? { Prefer: 'respond-async' } : {} });
 const requery = (org: OrgFixture, reference_id: string) => stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id } });
 
-describe('issue 29 item 13: one requery answer per outcome', () => {
-  it('issue 29 item 13: When the same fixture NIN and the same match are verified synchronously and asynchronously, then both requeries answer {status, message, data, consent} with the same data', async () => {
+describe('one requery answer per outcome', () => {
+  it('When the same fixture NIN and the same match are verified synchronously and asynchronously, then both requeries answer {status, message, data, consent} with the same data', async () => {
     const org = await stack.createOrg({ units: 0 });
     const c = consent();
     for (const [path, body] of [
@@ -38,7 +38,7 @@ describe('issue 29 item 13: one requery answer per outcome', () => {
     }
   });
 
-  it('issue 29 item 13: When an asynchronous verification is still waiting, then the requery answers 202 {status, message, reference_id, consent}', async () => {
+  it('When an asynchronous verification is still waiting, then the requery answers 202 {status, message, reference_id, consent}', async () => {
     const org = await stack.createOrg({ units: 2 });
     // 5001...: the simulated authority answers 503 every time, so the lookup keeps waiting.
     const accepted = await post(org, '/v1/verify-nin', { nin: '50019999001', reason: 'corporate' }, true);
@@ -48,7 +48,7 @@ describe('issue 29 item 13: one requery answer per outcome', () => {
     expect(r.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: accepted.body.reference_id, consent: null });
   });
 
-  it('issue 29 item 13: When a verification was not found, synchronously or not, then both requeries answer the same 404', async () => {
+  it('When a verification was not found, synchronously or not, then both requeries answer the same 404', async () => {
     const org = await stack.createOrg({ units: 0 });
     const sync = await post(org, '/v1/verify-nin', { nin: '99999999999', reason: 'corporate' });
     expect(sync.status).toBe(404);

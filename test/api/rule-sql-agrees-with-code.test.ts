@@ -114,8 +114,8 @@ function principalJson(row: Row | null) {
 
 const fakeRequest = (method: string, path: string, ip: string) => ({ method, route: { path }, ip, socket: {} }) as unknown as Request;
 
-describe('issue 30 item 1: the SQL that carries a rule decides as the code does', () => {
-  it('issue 30 item 1: principal admission: the requery statement admits exactly the principals principalOfRow and admissionError admit (an API client with an address list left to the code)', async () => {
+describe('the SQL that carries a rule decides as the code does', () => {
+  it('principal admission: the requery statement admits exactly the principals principalOfRow and admissionError admit (an API client with an address list left to the code)', async () => {
     const seen = { admitted: 0, refused: 0, leftToCode: 0 };
     await fc.assert(
       fc.asyncProperty(readingArb, async ({ row, kind, claims, route, ip, now }) => {
@@ -144,7 +144,7 @@ describe('issue 30 item 1: the SQL that carries a rule decides as the code does'
     expect(Math.min(seen.admitted, seen.refused, seen.leftToCode), JSON.stringify(seen)).toBeGreaterThan(10);
   });
 
-  it('issue 30 item 1: "served by the requery": its SQL holds exactly where answerOf answers the record (200), at millisecond edges of the retention', async () => {
+  it('"served by the requery": its SQL holds exactly where answerOf answers the record (200), at millisecond edges of the retention', async () => {
     const ring: KeyRing = [
       { id: 'k1', key: Buffer.alloc(32, 1) },
       { id: 'k2', key: Buffer.alloc(32, 2) },

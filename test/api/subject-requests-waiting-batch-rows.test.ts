@@ -1,4 +1,4 @@
-// Issue 29 item 1: subject:export and subject:erase see a person's batch rows that still wait (a
+// subject:export and subject:erase see a person's batch rows that still wait (a
 // paused batch, rows not yet queued for the authority). Export lists them; erase cancels them, so
 // their lookups never happen and nothing about the person is stored once the wallet is funded.
 import { createHmac } from 'node:crypto';
@@ -42,8 +42,8 @@ async function topUp(org: OrgFixture, units: number) {
   expect(paid.status).toBe(200);
 }
 
-describe('issue 29 item 1: data-subject requests and waiting batch rows', () => {
-  it('issue 29 item 1: When a paused batch holds rows of a person, then subject:export lists them and subject:erase cancels them, and after the wallet is funded nothing about the person is stored', async () => {
+describe('data-subject requests and waiting batch rows', () => {
+  it('When a paused batch holds rows of a person, then subject:export lists them and subject:erase cancels them, and after the wallet is funded nothing about the person is stored', async () => {
     const org = await stack.createOrg({ units: 0 });
     const person = '29010000001';
     const other = '29010000002';
@@ -96,7 +96,7 @@ describe('issue 29 item 1: data-subject requests and waiting batch rows', () => 
     ]);
   }, 240_000);
 
-  it('issue 29 item 1: When a waiting row was stored before rows kept a subject hash, then the subject commands still find it by its sealed NIN', async () => {
+  it('When a waiting row was stored before rows kept a subject hash, then the subject commands still find it by its sealed NIN', async () => {
     const org = await stack.createOrg({ units: 0 });
     const person = '29010000011';
     const created = await stack.api('POST', '/v1/verify-nin/batches', { token: org.admin.token, json: { reason: 'corporate', rows: [{ nin: person }] } });
@@ -112,7 +112,7 @@ describe('issue 29 item 1: data-subject requests and waiting batch rows', () => 
     expect((await getBatch(org, id)).body).toMatchObject({ status: 'completed', cancelled: 1 });
   }, 240_000);
 
-  it('issue 29 item 1: When the feeder is queueing a row of the person as the erasure starts, then the erasure waits for it, refuses naming the lookup in progress, and erases it once settled', async () => {
+  it('When the feeder is queueing a row of the person as the erasure starts, then the erasure waits for it, refuses naming the lookup in progress, and erases it once settled', async () => {
     const org = await stack.createOrg({ units: 5 });
     const person = '29010000021';
     // The authority is down: a queued row's lookup waits it out, pending, for as long as this test needs.

@@ -36,8 +36,8 @@ const requeried = async (target: string) =>
   stack.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_events WHERE action = 'verification.requeried' AND target = ${target}`);
 const requery = (t: string) => stack.api('POST', '/v1/verify-nin/requery', { token: t, json: { reference_id: ref } });
 
-describe('issue 29 item 15: scope at the token endpoint', () => {
-  it('issue 29 item 15: When a token request names an unknown scope, or an empty one, then 400 invalid_scope with detail, for either grant', async () => {
+describe('scope at the token endpoint', () => {
+  it('When a token request names an unknown scope, or an empty one, then 400 invalid_scope with detail, for either grant', async () => {
     const client = await apiClient('org_admin');
     for (const [r, detail] of [
       [await client('nonsense'), /^scope: unknown scope "nonsense"; choose from verify, requery, history:read, topup, webhooks, links$/],
@@ -52,7 +52,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
     }
   });
 
-  it("issue 29 item 15: When a scope is beyond the API client's scopes or the user's role, then 400 invalid_scope naming it", async () => {
+  it("When a scope is beyond the API client's scopes or the user's role, then 400 invalid_scope naming it", async () => {
     const verifier = await apiClient('org_admin', ['verify']);
     const beyondClient = await verifier('verify requery');
     expect(beyondClient.status).toBe(400);
@@ -71,7 +71,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
     expect(plain.body.scope).toBe('');
   });
 
-  it('issue 29 item 15: When no scope is asked, then the token has everything allowed and the answer lists it; asked, the answer lists exactly the scopes granted', async () => {
+  it('When no scope is asked, then the token has everything allowed and the answer lists it; asked, the answer lists exactly the scopes granted', async () => {
     expect((await (await apiClient('org_admin'))()).body).toMatchObject({ token_type: 'bearer', scope: 'verify requery history:read topup webhooks links' });
     expect((await (await apiClient('member'))()).body.scope).toBe('verify requery history:read');
     expect((await (await apiClient('org_admin', ['requery', 'verify']))()).body.scope).toBe('verify requery');
@@ -89,7 +89,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
     expect((await stack.api('GET', '/v1/verifications', { token: whole })).status).toBe(200);
   });
 
-  it("issue 29 item 15: When an API client's token is narrowed, then an endpoint outside its scopes answers 403 and one inside answers 200", async () => {
+  it("When an API client's token is narrowed, then an endpoint outside its scopes answers 403 and one inside answers 200", async () => {
     const grant = await (await apiClient('org_admin'))('history:read');
     expect(grant.status).toBe(200);
     const t = grant.body.access_token as string;
@@ -103,7 +103,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
     expect(topup.body).toEqual(lacks('topup', 'This API client'));
   });
 
-  it("issue 29 item 15: When a person's token is narrowed, then it is refused outside its scopes and on the person-only endpoints, and served inside", async () => {
+  it("When a person's token is narrowed, then it is refused outside its scopes and on the person-only endpoints, and served inside", async () => {
     const grant = await password(org.admin, 'history:read');
     expect(grant.status).toBe(200);
     expect(grant.body.scope).toBe('history:read');
@@ -125,7 +125,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
     expect(mint.body).toEqual(closed);
   });
 
-  it('issue 29 item 15: When a narrowed token requeries (the path that reads the principal and records the read in one statement), then outside its scopes 403 and no event, inside 200 and one event', async () => {
+  it('When a narrowed token requeries (the path that reads the principal and records the read in one statement), then outside its scopes 403 and no event, inside 200 and one event', async () => {
     const before = await requeried(ref);
     const userVerifyOnly = (await password(org.admin, 'verify')).body.access_token as string;
     const clientVerifyOnly = (await (await apiClient('org_admin'))('verify')).body.access_token as string;
@@ -142,7 +142,7 @@ describe('issue 29 item 15: scope at the token endpoint', () => {
     expect(await requeried(ref)).toBe(before + 1);
   });
 
-  it('issue 29 item 15: When the OpenAPI document describes the OAuth 2.0 flows, then both list every scope with a description', () => {
+  it('When the OpenAPI document describes the OAuth 2.0 flows, then both list every scope with a description', () => {
     const doc = buildOpenApiDocument();
     const scheme = doc.components?.securitySchemes?.oauth2 as { flows: Record<string, { scopes: Record<string, string> }> } | undefined;
     expect(scheme).toBeDefined();

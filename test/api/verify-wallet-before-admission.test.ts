@@ -1,4 +1,4 @@
-// Issue 29 item 11: a live verification that the wallet could not pay for gets 402, whatever the
+// A live verification that the wallet could not pay for gets 402, whatever the
 // authority's state (admission's in-flight cap, its predicted wait, an open circuit): the most
 // lasting reason wins. The burst is ordered by events: the test holds the wallet row's lock, so the
 // lookups let in stay before their hold (as in a burst, where they are let in before any has held
@@ -48,7 +48,7 @@ async function burst(stack: Stack, org: OrgFixture, units: number, extra: number
   });
 }
 
-describe('issue 29 item 11: the predicted wait', () => {
+describe('the predicted wait', () => {
   let stack: Stack;
   beforeAll(async () => {
     // One authority slot and the default mean lookup time (1 s; no lookup has finished in this
@@ -58,7 +58,7 @@ describe('issue 29 item 11: the predicted wait', () => {
   });
   afterAll(async () => stack?.close());
 
-  it('issue 29 item 11: When 8 live calls arrive on a 2-unit wallet and admission would predict too long a wait, then 2 get 200 and 6 get 402, none 429', async () => {
+  it('When 8 live calls arrive on a 2-unit wallet and admission would predict too long a wait, then 2 get 200 and 6 get 402, none 429', async () => {
     const org = await stack.createOrg({ units: 2 });
     const { letIn, refused } = await burst(stack, org, 2, 6, '2911000000');
     expect(refused.map((r) => [r.status, r.body])).toEqual(Array(6).fill([402, INSUFFICIENT]));
@@ -69,14 +69,14 @@ describe('issue 29 item 11: the predicted wait', () => {
   });
 });
 
-describe('issue 29 item 11: the in-flight cap', () => {
+describe('the in-flight cap', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();
   });
   afterAll(async () => stack?.close());
 
-  it('issue 29 item 11: When 6 live calls arrive on a 2-unit wallet of an organisation capped at 2 in flight, then 2 get 200 and 4 get 402, none 429', async () => {
+  it('When 6 live calls arrive on a 2-unit wallet of an organisation capped at 2 in flight, then 2 get 200 and 4 get 402, none 429', async () => {
     const org = await stack.createOrg({ units: 2, maxInFlight: 2 });
     const { letIn, refused } = await burst(stack, org, 2, 4, '2912000000');
     expect(refused.map((r) => [r.status, r.body])).toEqual(Array(4).fill([402, INSUFFICIENT]));
@@ -85,7 +85,7 @@ describe('issue 29 item 11: the in-flight cap', () => {
     expect(await rows(stack, org.orgId)).toBe(2);
   });
 
-  it('issue 29 item 11: When a capped organisation can still pay for the call refused, then it gets 429 org_in_flight_cap as before', async () => {
+  it('When a capped organisation can still pay for the call refused, then it gets 429 org_in_flight_cap as before', async () => {
     const org = await stack.createOrg({ units: 3, maxInFlight: 2 });
     const { letIn, refused } = await burst(stack, org, 2, 1, '2913000000');
     expect([refused[0]!.status, refused[0]!.body.code]).toEqual([429, 'org_in_flight_cap']);
@@ -94,14 +94,14 @@ describe('issue 29 item 11: the in-flight cap', () => {
   });
 });
 
-describe('issue 29 item 11: an open circuit', () => {
+describe('an open circuit', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ env: { IDENTITY_BREAKER_MIN_CALLS: '4', IDENTITY_BREAKER_COOLDOWN_MS: '60000', IDENTITY_MAX_ATTEMPTS: '1', ORG_MAX_IN_FLIGHT: '100' } });
   });
   afterAll(async () => stack?.close());
 
-  it('issue 29 item 11: When the circuit is open, then a caller whose wallet is empty gets 402 with nothing recorded, and one who can pay gets 503', async () => {
+  it('When the circuit is open, then a caller whose wallet is empty gets 402 with nothing recorded, and one who can pay gets 503', async () => {
     const payer = await stack.createOrg({ units: 10 });
     const broke = await stack.createOrg({ units: 0 });
     stack.identitySim.outage({ mode: '503', forMs: 120_000 });

@@ -126,7 +126,7 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
   // LEAD: this assertion is red on branch wave2/c-doors until the verification, wallet and topup doors
   // are merged (their files still import other modules' internals and nothing imports their doors yet).
   // It must be green after the merge; do not weaken it.
-  it('issue 30 item 2: when a module other than mail opens a mail transport, then only-mail-sends is reported', async () => {
+  it('when a module other than mail opens a mail transport, then only-mail-sends is reported', async () => {
     const nodemailer = {
       'node_modules/nodemailer/package.json': '{"name":"nodemailer","main":"index.js"}\n',
       'node_modules/nodemailer/index.js': 'module.exports = {};\n',
@@ -138,7 +138,7 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     ]);
   });
 
-  it('issue 30 item 2: when verification imports batches, even through its door, then verification-not-to-batches is reported', async () => {
+  it('when verification imports batches, even through its door, then verification-not-to-batches is reported', async () => {
     const batches = { 'src/modules/batches/index.ts': "import { verify } from '../verification/index.ts';\nexport const batch = verify;\n" };
     const verification = { 'src/modules/verification/index.ts': 'export const verify = 1;\n' };
     expect(await violationsOf({ ...batches, ...verification })).toEqual([]);
@@ -149,7 +149,7 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     expect(await violationsOf(backwards)).toEqual(['verification-not-to-batches: src/modules/verification/index.ts -> src/modules/batches/index.ts']);
   });
 
-  it("issue 30 item 2: when the verification jobs' processor imports batches, then verification-job-not-to-batches is reported", async () => {
+  it("when the verification jobs' processor imports batches, then verification-job-not-to-batches is reported", async () => {
     const batches = { 'src/modules/batches/index.ts': 'export const settled = 1;\n' };
     // The batches' own processor may; the verification processor may not, even through the door.
     const fine = { 'workers/processors/batches.ts': "import { settled } from '../../src/modules/batches/index.ts';\nexport const p = settled;\n" };

@@ -151,7 +151,7 @@ export function unusedDoorNames(root: string): { unused: string[]; unclear: stri
   return { unused, unclear, doors: doors.length };
 }
 
-describe('issue 30 item 2: module doors export what their callers use, no more', () => {
+describe('module doors export what their callers use, no more', () => {
   let root: string;
 
   beforeAll(async () => {
@@ -171,14 +171,14 @@ describe('issue 30 item 2: module doors export what their callers use, no more',
     return dir;
   }
 
-  it('issue 30 item 2: every name on every door of src/modules is imported by a file of src/ or workers/ outside its module', () => {
+  it('every name on every door of src/modules is imported by a file of src/ or workers/ outside its module', () => {
     const { unused, unclear, doors } = unusedDoorNames(REPO);
     expect(doors).toBeGreaterThan(10);
     expect(unclear, 'imports whose names the scan cannot tell (they could hide a caller)').toEqual([]);
     expect(unused, "names on a door that no caller outside the module imports (a test imports a module's internal file instead)").toEqual([]);
   });
 
-  it('issue 30 item 2: the scan expands export * and counts every form of import, and not the module itself or a test', async () => {
+  it('the scan expands export * and counts every form of import, and not the module itself or a test', async () => {
     const dir = await tree({
       'src/modules/a/index.ts': "export * from './star.ts';\nexport { named, type Shape } from './named.ts';\nexport const own = 1;\nexport const ownIdle = 2;\n",
       'src/modules/a/star.ts': 'export const viaStar = 1;\nexport const starIdle = 2;\nexport const starByType = 3;\nexport type Dyn = { d: number };\n',
@@ -192,7 +192,7 @@ describe('issue 30 item 2: module doors export what their callers use, no more',
     expect(unusedDoorNames(dir)).toEqual({ unused: ['src/modules/a/index.ts: ownIdle, starIdle'], unclear: [], doors: 2 });
   });
 
-  it('issue 30 item 2: the scan names a namespace or dynamic import it cannot read rather than guess', async () => {
+  it('the scan names a namespace or dynamic import it cannot read rather than guess', async () => {
     const dir = await tree({
       'src/modules/a/index.ts': 'export const one = 1;\n',
       'src/app.ts': "import * as a from './modules/a/index.ts';\nexport const all = a;\nexport const later = import('./modules/a/index.ts');\n",

@@ -56,8 +56,8 @@ export function readsOf(columns: string[], files: { path: string; text: string }
 const sources = () =>
   ['src', 'workers'].flatMap(sourceFiles).map((path) => ({ path: path.split(sep).join('/'), text: readFileSync(path, 'utf8') }));
 
-describe('issue 30 item 2: principals live in one place that auth reads', () => {
-  it('issue 30 item 2: only organisations/principals.ts reads a token version or a credential (token_version, password_hash, secret_hash) in SQL', () => {
+describe('principals live in one place that auth reads', () => {
+  it('only organisations/principals.ts reads a token version or a credential (token_version, password_hash, secret_hash) in SQL', () => {
     const all = sources();
     const home = all.filter((f) => f.path === HOME);
     expect(home.map((f) => f.path)).toEqual([HOME]);
@@ -66,7 +66,7 @@ describe('issue 30 item 2: principals live in one place that auth reads', () => 
     expect(readsOf(COLUMNS, all.filter((f) => f.path !== HOME))).toEqual([]);
   });
 
-  it('issue 30 item 2: the scan finds a read in a query, a fragment or a RETURNING list, and not a write, a longer name or code outside SQL', () => {
+  it('the scan finds a read in a query, a fragment or a RETURNING list, and not a write, a longer name or code outside SQL', () => {
     const found = readsOf(COLUMNS, [
       { path: 'a.ts', text: 'db.one(sql.type(row)`SELECT u.id, u.token_version FROM users u WHERE u.id = ${id}`)' },
       { path: 'b.ts', text: 'const columns = sql.fragment`id, client_id, secret_hash`;' },

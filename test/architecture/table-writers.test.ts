@@ -22,19 +22,19 @@ export function writesTo(tables: string[], files: { path: string; text: string }
 const sources = () => ['src', 'workers'].flatMap(sourceFiles).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
 const outside = (folder: string) => sources().filter(({ path }) => !path.startsWith(folder));
 
-describe('issue 30 item 2: a flow in one room', () => {
-  it('issue 30 item 2: the mail module has a door, and only src/modules/mail writes the outbox', () => {
+describe('a flow in one room', () => {
+  it('the mail module has a door, and only src/modules/mail writes the outbox', () => {
     expect(existsSync('src/modules/mail/index.ts')).toBe(true);
     expect(writesTo(['outbox'], sources()).length).toBeGreaterThan(0);
     expect(writesTo(['outbox'], outside(join('src', 'modules', 'mail') + '/'))).toEqual([]);
   });
 
-  it('issue 30 item 2: only src/modules/wallet writes wallets, the ledger (wallet_transactions) and ledger_audits', () => {
+  it('only src/modules/wallet writes wallets, the ledger (wallet_transactions) and ledger_audits', () => {
     expect(writesTo(['wallets', 'wallet_transactions', 'ledger_audits'], sources()).length).toBeGreaterThan(0);
     expect(writesTo(['wallets', 'wallet_transactions', 'ledger_audits'], outside(join('src', 'modules', 'wallet') + '/'))).toEqual([]);
   });
 
-  it('issue 30 item 2: verification imports nothing from batches (batches consume verification, not the reverse)', () => {
+  it('verification imports nothing from batches (batches consume verification, not the reverse)', () => {
     const verification = sources().filter(({ path }) => path.startsWith(join('src', 'modules', 'verification') + '/'));
     expect(verification.length).toBeGreaterThan(0);
     const imports = verification.flatMap(({ path, text }) => [...text.matchAll(/\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'/g)].map((m) => `${path}: ${m[1] ?? m[2]}`));
@@ -42,7 +42,7 @@ describe('issue 30 item 2: a flow in one room', () => {
     expect(imports.filter((i) => /modules\/batches\/|^[^:]+: \.\.\/batches\//.test(i))).toEqual([]);
   });
 
-  it('issue 30 item 2: the scan finds a write in any of its forms, and not a read or a longer name', () => {
+  it('the scan finds a write in any of its forms, and not a read or a longer name', () => {
     const found = writesTo(['wallets'], [
       { path: 'a.ts', text: 'sql`INSERT INTO wallets (org_id) VALUES (1)`' },
       { path: 'b.ts', text: 'sql`update\n  wallets SET balance = 0`' },

@@ -1,5 +1,5 @@
 /**
- * Issue 30 item 4: the API reference lives in the OpenAPI document (served at /docs, rendered by
+ * The API reference lives in the OpenAPI document (served at /docs, rendered by
  * `npm run docs`), not in a prose file beside it. The document is built in memory, as the service and
  * the client generator build it.
  */
@@ -13,11 +13,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 type Op = { tags?: string[]; description?: string };
 
-describe('issue 30 item 4: the OpenAPI document carries the API reference', () => {
+describe('the OpenAPI document carries the API reference', () => {
   const doc = buildOpenApiDocument();
   const declared = new Map((doc.tags ?? []).map((t) => [t.name, t.description ?? '']));
 
-  it('issue 30 item 4: every tag an operation uses is declared with its guide: a summary and the prose of its area', () => {
+  it('every tag an operation uses is declared with its guide: a summary and the prose of its area', () => {
     const used = new Set<string>();
     for (const item of Object.values(doc.paths ?? {}) as Record<string, Op | undefined>[]) {
       for (const m of METHODS) for (const tag of item[m]?.tags ?? []) used.add(tag);
@@ -50,14 +50,14 @@ describe('issue 30 item 4: the OpenAPI document carries the API reference', () =
     }
   });
 
-  it('issue 30 item 4: info.description holds the conventions, errors and versioning every endpoint shares', () => {
+  it('info.description holds the conventions, errors and versioning every endpoint shares', () => {
     const text = doc.info.description ?? '';
     for (const s of ['{"detail": "..."}', 'must not contain control characters', 'kobo', 'X-Request-Id', 'Compatibility policy', 'successor-version', 'RFC 6749']) {
       expect(text, s).toContain(s);
     }
   });
 
-  it('issue 30 item 4: the reference keeps internals out (Redis keys, SQL, source files) and has one source', () => {
+  it('the reference keeps internals out (Redis keys, SQL, source files) and has one source', () => {
     const operations = (Object.values(doc.paths ?? {}) as Record<string, Op | undefined>[]).flatMap((item) => METHODS.map((m) => item[m]?.description ?? ''));
     const texts = [doc.info.description ?? '', ...declared.values(), ...operations].join('\n');
     for (const internal of ['REDIS_PREFIX', 'WHERE NOT', 'token-memo', 'audit_chain_head', 'bench/']) expect(texts, internal).not.toContain(internal);

@@ -1,5 +1,5 @@
 /**
- * Issue 30 item 4: docs/configuration.md documents every variable the configuration schema reads. The
+ * docs/configuration.md documents every variable the configuration schema reads. The
  * schema (src/config.ts, with its value parsers in src/config-*.ts) is the one list; this test reads its
  * keys and fails when one has no row of its own in the configuration tables (named in a row's first
  * cell), and when a row names a variable the schema no longer reads.
@@ -35,15 +35,15 @@ function documented(): Set<string> {
   return names;
 }
 
-describe('issue 30 item 4: docs/configuration.md documents every configuration variable', () => {
-  it('issue 30 item 4: every key of the configuration schema has a row in docs/configuration.md', () => {
+describe('docs/configuration.md documents every configuration variable', () => {
+  it('every key of the configuration schema has a row in docs/configuration.md', () => {
     const keys = schemaKeys(configSchema as unknown as z.ZodType);
     expect(keys.length).toBeGreaterThan(50);
     const docs = documented();
     expect(keys.filter((k) => !docs.has(k))).toEqual([]);
   });
 
-  it('issue 30 item 4: every old name still read is documented, and no row names a variable nobody reads', () => {
+  it('every old name still read is documented, and no row names a variable nobody reads', () => {
     const docs = documented();
     const renamed = renamedKeys();
     expect(renamed.filter((k) => !readFileSync('docs/configuration.md', 'utf8').includes(`\`${k}\``))).toEqual([]);

@@ -8,7 +8,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
   // Visible in the run's output, not only as a skipped test name.
-  console.warn(`SKIPPED test/e2e/docs.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+  console.warn(`SKIPPED test/docs/docs-page.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;

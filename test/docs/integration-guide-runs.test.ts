@@ -106,7 +106,7 @@ afterAll(async () => {
   await s.cleanup();
 });
 
-it('issue 30 item 4: When docs/integration.md is followed block by block in one bash against a fresh sandbox, then every command succeeds and every call answers what the doc says', { timeout: 150_000 }, async () => {
+it('When docs/integration.md is followed block by block in one bash against a fresh sandbox, then every command succeeds and every call answers what the doc says', { timeout: 150_000 }, async () => {
   const { script, ran } = docScript(readFileSync(`${ROOT}/${DOC}`, 'utf8'), s.ports);
   // The path end to end: sign in, credentials, verify, requery, async, batch, history, top-up, e-mail, client.
   expect(ran.length).toBeGreaterThanOrEqual(10);

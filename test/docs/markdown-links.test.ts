@@ -1,5 +1,5 @@
 /**
- * Issue 30 item 4: the documentation moved out of the README into docs/, so nothing a user needs may be
+ * The documentation moved out of the README into docs/, so nothing a user needs may be
  * lost on the way: every relative link and #anchor in every Markdown file of the repository resolves.
  * A link names a file or folder that exists; an anchor names a heading of its file, slugged the way
  * GitHub slugs them (lower case, punctuation dropped, spaces to hyphens, repeats numbered -1, -2...).
@@ -94,14 +94,14 @@ function broken(file: string, target: string): string | null {
   return anchors(path).has(decodeURIComponent(anchor)) ? null : `${target}: no heading with the anchor #${anchor} in ${rel}`;
 }
 
-describe('issue 30 item 4: every relative link and anchor in the Markdown files resolves', () => {
-  it('issue 30 item 4: the slugs are GitHub\'s', () => {
+describe('every relative link and anchor in the Markdown files resolves', () => {
+  it('the slugs are GitHub\'s', () => {
     expect(slug('Verification (`POST /verify-nin`, `/verify-nin/phone`)')).toBe('verification-post-verify-nin-verify-ninphone');
     expect(slug('Asynchronous verification (`Prefer: respond-async`)')).toBe('asynchronous-verification-prefer-respond-async');
     expect(slug('Top-up states, refunds and troubled payments')).toBe('top-up-states-refunds-and-troubled-payments');
   });
 
-  it('issue 30 item 4: README.md, docs/, bench/ and the other READMEs link only to files and headings that exist', () => {
+  it('README.md, docs/, bench/ and the other READMEs link only to files and headings that exist', () => {
     const files = markdownFiles(REPO);
     const names = files.map((f) => relative(REPO, f));
     for (const expected of ['README.md', 'docs/integration.md', 'docs/configuration.md', 'docs/operations.md', 'docs/security.md', 'docs/architecture.md']) expect(names).toContain(expected);
@@ -114,7 +114,7 @@ describe('issue 30 item 4: every relative link and anchor in the Markdown files 
     expect(problems).toEqual([]);
   });
 
-  it('issue 30 item 4: the README stays a README: under 250 lines, linking every document of docs/', () => {
+  it('the README stays a README: under 250 lines, linking every document of docs/', () => {
     const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
     expect(readme.split('\n').length).toBeLessThan(250);
     const docs = readdirSync(join(REPO, 'docs')).filter((f) => f.endsWith('.md'));

@@ -35,19 +35,19 @@ async function expectStoppedWith78(s: NpmStart, line: string, freedPorts: number
   for (const port of freedPorts) expect(await portIsFree(port), `port ${port}`).toBe(true);
 }
 
-it('issue 29 item 16: When the mail sink port is taken, then npm start prints one line naming SANDBOX_SMTP_PORT, exits 78, and leaves nothing running', { timeout: 120_000 }, async () => {
+it('When the mail sink port is taken, then npm start prints one line naming SANDBOX_SMTP_PORT, exits 78, and leaves nothing running', { timeout: 120_000 }, async () => {
   const smtp = await occupy('127.0.0.1');
   started = await startNpmStart({ ports: { smtp } });
   await expectStoppedWith78(started, `SANDBOX_SMTP_PORT: 127.0.0.1:${smtp} is in use; set another port`, [started.ports.api, started.ports.identity, started.ports.payment]);
 });
 
-it('issue 29 item 16: When the identity simulator port is taken after the mail sink opened, then one line naming IDENTITY_SIM_PORT, exit 78, and the mail sink closed', { timeout: 120_000 }, async () => {
+it('When the identity simulator port is taken after the mail sink opened, then one line naming IDENTITY_SIM_PORT, exit 78, and the mail sink closed', { timeout: 120_000 }, async () => {
   const identity = await occupy('127.0.0.1');
   started = await startNpmStart({ ports: { identity } });
   await expectStoppedWith78(started, `IDENTITY_SIM_PORT: 127.0.0.1:${identity} is in use; set another port`, [started.ports.api, started.ports.smtp, started.ports.payment]);
 });
 
-it('issue 29 item 16: When the API port is taken, then the API process says so naming PORT, the launcher stops its worker and simulators and exits 78', { timeout: 180_000 }, async () => {
+it('When the API port is taken, then the API process says so naming PORT, the launcher stops its worker and simulators and exits 78', { timeout: 180_000 }, async () => {
   const api = await occupy('0.0.0.0');
   started = await startNpmStart({ ports: { api } });
   // The API child is started after the simulators: they were open when it failed.

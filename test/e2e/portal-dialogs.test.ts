@@ -5,17 +5,17 @@ import { createUser } from '../../src/modules/organisations/index.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, hasFocus, launch, press, signInByKeyboard, tabTo, typeIn, WIDTHS } from './portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i34-portal-dialogs.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/e2e/portal-dialogs.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Issue 34 item 7, the portal around the money: a confirmation dialog before revoking, disabling or
-// changing a role (deleting a webhook endpoint: test/e2e/i32-portal-webhooks.test.ts), a revoked client's
+// The portal around the money: a confirmation dialog before revoking, disabling or
+// changing a role (deleting a webhook endpoint: test/webhooks/portal-webhooks-page.test.ts), a revoked client's
 // secret gone from the screen, a Top up link on the 402 and on a batch paused for units, a warning five
 // minutes before the session ends, fields in error marked, results and errors in live regions, and a
 // lost connection said in plain words. Keyboard only, as in the finance officer's walk.
 
 const NETWORK_FAILURE = 'Could not reach the service. Check your connection and try again.';
 
-describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the session warning in headless Chromium', () => {
+describe.skipIf(!hasChromium)('dialogs, live regions and the session warning in headless Chromium', () => {
   let stack: Stack;
   let browser: Browser;
 
@@ -40,7 +40,7 @@ describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the s
     await page.getByRole('heading', { level: 1, name: link }).waitFor();
   }
 
-  it('issue 34: item 7: When an administrator revokes an API client, then a modal dialog asks first (focus on Cancel, Tab kept inside, Escape cancels and gives the focus back), and once revoked its secret is gone from the screen', { timeout: 120_000 }, async () => {
+  it('When an administrator revokes an API client, then a modal dialog asks first (focus on Cancel, Tab kept inside, Escape cancels and gives the focus back), and once revoked its secret is gone from the screen', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg();
     const name = `ci-${randomBytes(3).toString('hex')}`;
     const page = await newPage();
@@ -81,7 +81,7 @@ describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the s
     await page.context().close();
   });
 
-  it('issue 34: item 7: When an administrator disables a user or changes a role, then each waits for a confirmation in a dialog; Escape leaves the user as they were', { timeout: 120_000 }, async () => {
+  it('When an administrator disables a user or changes a role, then each waits for a confirmation in a dialog; Escape leaves the user as they were', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg();
     const other = `i34-role-${randomBytes(3).toString('hex')}`;
     await createUser(stack.db, { orgId: org.orgId, username: other, password: `pw-${randomBytes(6).toString('hex')}`, role: 'member', requirePasswordChange: false });
@@ -120,7 +120,7 @@ describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the s
     await page.context().close();
   });
 
-  it('issue 34: item 7: When a field is left wrong, then it is marked aria-invalid and described by the message, which a live region announces; a lost connection is said in plain words', { timeout: 120_000 }, async () => {
+  it('When a field is left wrong, then it is marked aria-invalid and described by the message, which a live region announces; a lost connection is said in plain words', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg();
     const page = await newPage();
     await signInByKeyboard(page, stack.url, org.admin.username, org.admin.password);
@@ -166,7 +166,7 @@ describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the s
     await page.context().close();
   });
 
-  it('issue 34: item 7: When the wallet is empty, then the 402 on the Verify page and a batch paused for units carry a Top up link for an administrator (a member is told whom to ask)', { timeout: 120_000 }, async () => {
+  it('When the wallet is empty, then the 402 on the Verify page and a batch paused for units carry a Top up link for an administrator (a member is told whom to ask)', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg({ units: 0 });
     const page = await newPage();
     await signInByKeyboard(page, stack.url, org.admin.username, org.admin.password);
@@ -200,7 +200,7 @@ describe.skipIf(!hasChromium)('issue 34: item 7: dialogs, live regions and the s
     await member.context().close();
   });
 
-  it('issue 34: item 7: When five minutes of the session are left, then a dialog warns; signing in again there keeps the page and a fresh hour, and at the end the portal signs out by itself', { timeout: 120_000 }, async () => {
+  it('When five minutes of the session are left, then a dialog warns; signing in again there keeps the page and a fresh hour, and at the end the portal signs out by itself', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg();
     const page = await newPage();
     // The page's clock is the test's: an hour passes in a call, not in an hour.

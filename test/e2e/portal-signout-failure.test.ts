@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn } from './portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i29-item05-portal-signout-failure.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/e2e/portal-signout-failure.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Only a successful sign-out clears the session cookie (item 5): a sign-out the service could not
+// Only a successful sign-out clears the session cookie: a sign-out the service could not
 // answer (429, 503, no network) leaves the session alive, so the portal must not say "signed out".
-describe.skipIf(!hasChromium)('issue 29 item 5: a failed sign-out is not shown as a sign-out', () => {
+describe.skipIf(!hasChromium)('a failed sign-out is not shown as a sign-out', () => {
   let stack: Stack;
   let browser: Browser;
   let org: OrgFixture;
@@ -25,7 +25,7 @@ describe.skipIf(!hasChromium)('issue 29 item 5: a failed sign-out is not shown a
 
   const newPage = async (): Promise<Page> => (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
 
-  it('issue 29 item 5: When the sign-out answers 503, then the portal says the person is still signed in and the session lives; the next try signs out', async () => {
+  it('When the sign-out answers 503, then the portal says the person is still signed in and the session lives; the next try signs out', async () => {
     const page = await newPage();
     await signIn(page, stack.url, org.member.username, org.member.password);
     let refused = 0;

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { confidenceOf, createFaceEngine, DEFAULT_FACE_THRESHOLD, type FaceEngine } from '../../src/modules/face/index.ts';
 
 /**
- * Issue 31, must show: each public-domain portrait against transformed copies of itself matches, and
+ * Each public-domain portrait against transformed copies of itself matches, and
  * the two people never match each other. The selfie side is each person's sandbox selfie (a loose crop
  * of the original); the other side is the whole original or its head crop (an authority-style photo),
  * transformed. The 120-px copies are of the head crop: a 120-px copy of the whole Eileen Collins scene
@@ -38,8 +38,8 @@ beforeAll(async () => {
   engine = await createFaceEngine();
 }, 60_000);
 
-describe('issue 31: confidence mapping', () => {
-  it('issue 31: When the distance grows, then the confidence falls, from 100 to 0, with 75 at 0.545 and 50 at 0.6', () => {
+describe('confidence mapping', () => {
+  it('When the distance grows, then the confidence falls, from 100 to 0, with 75 at 0.545 and 50 at 0.6', () => {
     const ds = Array.from({ length: 151 }, (_, i) => i / 100);
     const cs = ds.map(confidenceOf);
     for (let i = 1; i < cs.length; i++) expect(cs[i]!).toBeLessThanOrEqual(cs[i - 1]!);
@@ -50,8 +50,8 @@ describe('issue 31: confidence mapping', () => {
   });
 });
 
-describe('issue 31: accuracy on the public-domain portraits', () => {
-  it('issue 31: When each person\'s selfie meets transformed copies of themselves, then all match; against the other person, none does', async () => {
+describe('accuracy on the public-domain portraits', () => {
+  it('When each person\'s selfie meets transformed copies of themselves, then all match; against the other person, none does', async () => {
     const lines: string[] = [];
     for (const person of people) {
       const selfie = await engine.selfie(readFileSync(person.selfie));

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 /**
- * Issue 31 (face match) through the API, a face worker and the identity simulator's portraits:
+ * Face match through the API, a face worker and the identity simulator's portraits:
  * every selfie refusal, a match and a mismatch, what each outcome costs in the ledger, match_only.
  */
 const FACES = 'src/simulators/identity-authority/faces/';
@@ -39,7 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => stack?.close());
 
-describe('issue 31: selfie refusals', () => {
+describe('selfie refusals', () => {
   const cases: [string, () => Promise<Buffer>][] = [
     ['selfie_unreadable', async () => Buffer.from('this is not an image at all')],
     ['selfie_no_face', () => sharp({ create: { width: 320, height: 320, channels: 3, background: '#8a8a8a' } }).jpeg().toBuffer()],
@@ -54,7 +54,7 @@ describe('issue 31: selfie refusals', () => {
     ],
   ];
   for (const [code, image] of cases) {
-    it(`issue 31: When the selfie is refused as ${code}, then 422 names it, nothing is looked up, recorded or charged`, async () => {
+    it(`When the selfie is refused as ${code}, then 422 names it, nothing is looked up, recorded or charged`, async () => {
       const org = await stack.createOrg({ units: 5 });
       const calls = stack.identitySim.stats().calls;
       const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: (await image()).toString('base64') });
@@ -67,7 +67,7 @@ describe('issue 31: selfie refusals', () => {
     });
   }
 
-  it('issue 31: When the selfie is over 2 MiB decoded, then 413; without consent, 400; with both nin and vnin, 400', async () => {
+  it('When the selfie is over 2 MiB decoded, then 413; without consent, 400; with both nin and vnin, 400', async () => {
     const org = await stack.createOrg({ units: 5 });
     const big = await face(org.member.token, { nin: HOPPER_NIN, selfie: Buffer.alloc(2 * 1024 * 1024 + 1, 7).toString('base64') });
     expect(big.status).toBe(413);
@@ -79,8 +79,8 @@ describe('issue 31: selfie refusals', () => {
   });
 });
 
-describe('issue 31: match, mismatch and charging', () => {
-  it('issue 31: When Grace Hopper\'s selfie is sent with her NIN, then it matches and 2 units are debited (1 lookup + 1 face_match)', async () => {
+describe('match, mismatch and charging', () => {
+  it('When Grace Hopper\'s selfie is sent with her NIN, then it matches and 2 units are debited (1 lookup + 1 face_match)', async () => {
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: `data:image/jpeg;base64,${hopperSelfie.toString('base64')}` });
     expect(r.status, r.text).toBe(200);
@@ -110,7 +110,7 @@ describe('issue 31: match, mismatch and charging', () => {
     expect(history.body.data.map((v: { reference_id: string }) => v.reference_id)).toContain(ref);
   });
 
-  it('issue 31: When Eileen Collins\'s selfie is sent with Grace Hopper\'s NIN, then it does not match, and it still costs 2 units', async () => {
+  it('When Eileen Collins\'s selfie is sent with Grace Hopper\'s NIN, then it does not match, and it still costs 2 units', async () => {
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: collinsSelfie.toString('base64') });
     expect(r.status, r.text).toBe(200);
@@ -119,7 +119,7 @@ describe('issue 31: match, mismatch and charging', () => {
     expect((await ledger(org.orgId)).map((l) => l.units_delta)).toEqual([-1, -1]);
   });
 
-  it('issue 31: When the record\'s photo shows no face, then face.status is no_reference_photo and 1 unit is debited', async () => {
+  it('When the record\'s photo shows no face, then face.status is no_reference_photo and 1 unit is debited', async () => {
     const org = await stack.createOrg({ units: 5 });
     // An ordinary simulated person: the simulator's 8x8 placeholder photo (or none).
     const r = await face(org.member.token, { nin: '23456789012', selfie: hopperSelfie.toString('base64') });
@@ -128,7 +128,7 @@ describe('issue 31: match, mismatch and charging', () => {
     expect(await ledger(org.orgId)).toEqual([{ kind: 'verification', units_delta: -1, reference: r.body.data.reference_id }]);
   });
 
-  it('issue 31: When the NIN is not found, then 404 and nothing is charged', async () => {
+  it('When the NIN is not found, then 404 and nothing is charged', async () => {
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, { nin: '01234567890', selfie: hopperSelfie.toString('base64') });
     expect(r.status, r.text).toBe(404);
@@ -136,14 +136,14 @@ describe('issue 31: match, mismatch and charging', () => {
     expect(await wallet(org.orgId)).toEqual({ units: 5, reserved: 0 });
   });
 
-  it('issue 31: When the wallet holds fewer than FACE_MATCH_UNITS, then 402 before anything is asked', async () => {
+  it('When the wallet holds fewer than FACE_MATCH_UNITS, then 402 before anything is asked', async () => {
     const org = await stack.createOrg({ units: 1 });
     const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: hopperSelfie.toString('base64') });
     expect(r.status, r.text).toBe(402);
     expect(await verificationCount(org.orgId)).toBe(0);
   });
 
-  it('issue 31: When match_only is true, then data is {reference_id} alone and the stored verification keeps no record', async () => {
+  it('When match_only is true, then data is {reference_id} alone and the stored verification keeps no record', async () => {
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: hopperSelfie.toString('base64'), match_only: true });
     expect(r.status, r.text).toBe(200);
@@ -154,7 +154,7 @@ describe('issue 31: match, mismatch and charging', () => {
     expect(again.body.face).toEqual(r.body.face);
   });
 
-  it('issue 31: When the fixture NIN 12345678903 (a real portrait) is matched, then it works with no units and no subscription, free', async () => {
+  it('When the fixture NIN 12345678903 (a real portrait) is matched, then it works with no units and no subscription, free', async () => {
     const org = await stack.createOrg({ units: 0, subscription: false });
     const r = await face(org.member.token, { nin: '12345678903', selfie: hopperSelfie.toString('base64') });
     expect(r.status, r.text).toBe(200);
@@ -163,8 +163,8 @@ describe('issue 31: match, mismatch and charging', () => {
   });
 });
 
-describe('issue 31: Idempotency-Key', () => {
-  it('issue 31: When a face match is sent again with its Idempotency-Key, then the first answer is replayed and charged once; another selfie with the key is a 409', async () => {
+describe('Idempotency-Key', () => {
+  it('When a face match is sent again with its Idempotency-Key, then the first answer is replayed and charged once; another selfie with the key is a 409', async () => {
     const org = await stack.createOrg({ units: 5 });
     const key = { 'Idempotency-Key': `face-${org.orgId}-0001` };
     // The same request: the same consent statement too (another one would be another request).
@@ -182,8 +182,8 @@ describe('issue 31: Idempotency-Key', () => {
   });
 });
 
-describe('issue 31: the organisation\'s threshold', () => {
-  it('issue 31: When an administrator sets face_match_threshold to 10, then a mismatch at confidence 20 matches and the answer says 10', async () => {
+describe('the organisation\'s threshold', () => {
+  it('When an administrator sets face_match_threshold to 10, then a mismatch at confidence 20 matches and the answer says 10', async () => {
     const org = await stack.createOrg({ units: 5 });
     const set = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { face_match_threshold: 10 } });
     expect(set.status, set.text).toBe(200);
@@ -196,8 +196,8 @@ describe('issue 31: the organisation\'s threshold', () => {
   });
 });
 
-describe('issue 31: API clients', () => {
-  it('issue 31: When an API client with the verify scope sends a face match, then it is answered; without the scope, 403', async () => {
+describe('API clients', () => {
+  it('When an API client with the verify scope sends a face match, then it is answered; without the scope, 403', async () => {
     const org = await stack.createOrg({ units: 5 });
     const client = async (scopes: string[]) => {
       const c = await stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: `face-${scopes.join('-')}`, role: 'member', scopes } });
@@ -213,8 +213,8 @@ describe('issue 31: API clients', () => {
   });
 });
 
-describe('issue 31: turns between organisations', () => {
-  it('issue 31: When one organisation has 6 face matches queued and another sends one, then the other\'s is answered among the first four, not after the six', async () => {
+describe('turns between organisations', () => {
+  it('When one organisation has 6 face matches queued and another sends one, then the other\'s is answered among the first four, not after the six', async () => {
     const a = await stack.createOrg();
     const b = await stack.createOrg();
     const order: string[] = [];
@@ -238,16 +238,16 @@ describe('issue 31: turns between organisations', () => {
   }, 90_000);
 });
 
-describe('issue 31: readiness', () => {
-  it('issue 31: When a face worker has loaded its model, then /readyz says face: ready', async () => {
+describe('readiness', () => {
+  it('When a face worker has loaded its model, then /readyz says face: ready', async () => {
     const r = await stack.api('GET', '/readyz');
     expect(r.status).toBe(200);
     expect(r.body.face).toBe('ready');
   });
 });
 
-describe('issue 31: sandbox', () => {
-  it('issue 31: When GET /sandbox/faces is asked, then each portrait comes with its NIN, subject, licence, source and a selfie', async () => {
+describe('sandbox', () => {
+  it('When GET /sandbox/faces is asked, then each portrait comes with its NIN, subject, licence, source and a selfie', async () => {
     const r = await fetch(`${stack.identitySim.url}/sandbox/faces`);
     const body = (await r.json()) as { data: { nin: string; subject: string; licence: string; source: string; selfie: string }[] };
     expect(body.data.map((f) => [f.nin, f.subject])).toEqual([[HOPPER_NIN, 'Grace Hopper'], ['70000000002', 'Eileen Collins']]);
@@ -258,12 +258,12 @@ describe('issue 31: sandbox', () => {
   });
 });
 
-describe('issue 31: Prefer: respond-async (item 5)', () => {
+describe('Prefer: respond-async', () => {
   const eventRow = z.object({ type: z.string(), body: z.string() });
   const eventsOf = (orgId: number) => stack.db.any(sql.type(eventRow)`SELECT type, body FROM webhook_events WHERE org_id = ${orgId} ORDER BY created_at`);
   const requery = (token: string, ref: string) => stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: ref } });
 
-  it('issue 31: When a face match is sent with Prefer: respond-async, then 202 with the reference; the requery answers the comparison once done, verification.completed is recorded, 2 units are charged, the job and its selfie leave Redis, and its Idempotency-Key replays', async () => {
+  it('When a face match is sent with Prefer: respond-async, then 202 with the reference; the requery answers the comparison once done, verification.completed is recorded, 2 units are charged, the job and its selfie leave Redis, and its Idempotency-Key replays', async () => {
     const org = await stack.createOrg({ units: 5 });
     const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-hook', events: ['verification.completed'] } });
     expect(hook.status, hook.text).toBe(201);
@@ -306,7 +306,7 @@ describe('issue 31: Prefer: respond-async (item 5)', () => {
     expect(await verificationCount(org.orgId)).toBe(1);
   }, 60_000);
 
-  it('issue 31: When an asynchronous face match is sent a selfie without a face, then 422 at once, nothing recorded; a fixture NIN is 202, its requery answers the comparison and verification.completed is recorded', async () => {
+  it('When an asynchronous face match is sent a selfie without a face, then 422 at once, nothing recorded; a fixture NIN is 202, its requery answers the comparison and verification.completed is recorded', async () => {
     const org = await stack.createOrg({ units: 5 });
     const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-fixture', events: ['verification.completed'] } });
     expect(hook.status, hook.text).toBe(201);
@@ -321,12 +321,12 @@ describe('issue 31: Prefer: respond-async (item 5)', () => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.data).toEqual({ reference_id: fx.body.reference_id });
     expect(answer.body.face).toMatchObject({ status: 'compared', match: true });
-    // Issue 32: every verification answered asynchronously reports its end, a fixture's too (the refusal was answered at once).
+    // Every verification answered asynchronously reports its end, a fixture's too (the refusal was answered at once).
     const events = (await eventsOf(org.orgId)).map((e) => [e.type, JSON.parse(e.body).data]);
     expect(events).toEqual([['verification.completed', { reference_id: fx.body.reference_id, kind: 'face', status: 'found' }]]);
   });
 
-  it('issue 31: When an asynchronous face match\'s selfie does not match, then the requery says so (match_only: no record) and it costs 2 units as a synchronous one', async () => {
+  it('When an asynchronous face match\'s selfie does not match, then the requery says so (match_only: no record) and it costs 2 units as a synchronous one', async () => {
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, { nin: HOPPER_NIN, selfie: collinsSelfie.toString('base64'), match_only: true }, { Prefer: 'respond-async' });
     expect(r.status, r.text).toBe(202);
@@ -338,7 +338,7 @@ describe('issue 31: Prefer: respond-async (item 5)', () => {
   }, 60_000);
 });
 
-describe('issue 31: data-subject requests (item 6)', () => {
+describe('data-subject requests', () => {
   const run = promisify(execFile);
   const admin = async (...args: string[]): Promise<{ stdout: string; json: any }> => {
     const env = { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, SUBJECT_HASH_KEY: stack.config.SUBJECT_HASH_KEY, LOG_LEVEL: 'silent' };
@@ -347,7 +347,7 @@ describe('issue 31: data-subject requests (item 6)', () => {
   };
   const q = sql.type(z.record(z.string(), z.any()));
 
-  it('issue 31: When a person matched by face is exported, then the face verification is listed with its record and comparison as stored, no selfie; erased, then both are gone and it is reported', async () => {
+  it('When a person matched by face is exported, then the face verification is listed with its record and comparison as stored, no selfie; erased, then both are gone and it is reported', async () => {
     // Eileen Collins: a person of this test's own (erasure reaches every organisation's verifications).
     const COLLINS_NIN = '70000000002';
     const org = await stack.createOrg({ units: 5 });

@@ -12,7 +12,7 @@ import { startStack, type Stack } from '../setup/harness.ts';
 import { until } from '../setup/wait.ts';
 
 /**
- * Issue 31 item 3: "nothing [charged] when not found, refused or failed". A face match whose record was
+ * Nothing is charged when the record is not found, refused or failed. A face match whose record was
  * found but whose comparison failed (the face worker's model throwing, or no answer within
  * FACE_WAIT_MS) charges nothing, synchronously or asynchronously, and gives its held unit back once,
  * also when its lookup job runs again or the request is retried with its Idempotency-Key.
@@ -69,8 +69,8 @@ const face = (token: string, body: Record<string, unknown>, headers?: Record<str
   stack.api('POST', '/v1/verify-nin/face', { token, json: { nin: HOPPER_NIN, reason: 'corporate', selfie, consent: consent(), ...body }, ...(headers ? { headers } : {}) });
 const requery = (token: string, ref: string) => stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: ref } });
 
-describe('issue 31 item 3: a failed comparison charges nothing', () => {
-  it('issue 31: When the face model fails on a found record (synchronous), then 503 face_unavailable with the reference, nothing charged, the unit released once; the requery answers the same and a rerun of its lookup job changes nothing', async () => {
+describe('a failed comparison charges nothing', () => {
+  it('When the face model fails on a found record (synchronous), then 503 face_unavailable with the reference, nothing charged, the unit released once; the requery answers the same and a rerun of its lookup job changes nothing', async () => {
     mode = 'fail';
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, {});
@@ -92,7 +92,7 @@ describe('issue 31 item 3: a failed comparison charges nothing', () => {
     expect(await wallet(org.orgId)).toEqual({ units: 5, reserved: 0 });
   });
 
-  it('issue 31: When the face worker does not answer within FACE_WAIT_MS (synchronous), then 503 face_unavailable and nothing charged', async () => {
+  it('When the face worker does not answer within FACE_WAIT_MS (synchronous), then 503 face_unavailable and nothing charged', async () => {
     mode = 'hang';
     try {
       const org = await stack.createOrg({ units: 5 });
@@ -109,7 +109,7 @@ describe('issue 31 item 3: a failed comparison charges nothing', () => {
     }
   });
 
-  it('issue 31: When a failed face match is sent again with its Idempotency-Key and the face worker is back, then the retry is compared and charged FACE_MATCH_UNITS, the failed one nothing', async () => {
+  it('When a failed face match is sent again with its Idempotency-Key and the face worker is back, then the retry is compared and charged FACE_MATCH_UNITS, the failed one nothing', async () => {
     const org = await stack.createOrg({ units: 5 });
     const key = { 'Idempotency-Key': `face-failed-${org.orgId}` };
     const same = { consent: consent() };
@@ -134,7 +134,7 @@ describe('issue 31 item 3: a failed comparison charges nothing', () => {
     expect((await ledger(org.orgId)).length).toBe(2);
   });
 
-  it('issue 31: When the face model fails on an asynchronous face match, then its requery answers 503 face_unavailable, verification.completed says failed, and nothing is charged', async () => {
+  it('When the face model fails on an asynchronous face match, then its requery answers 503 face_unavailable, verification.completed says failed, and nothing is charged', async () => {
     mode = 'fail';
     const org = await stack.createOrg({ units: 5 });
     const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-failed', events: ['verification.completed'] } });
@@ -151,7 +151,7 @@ describe('issue 31 item 3: a failed comparison charges nothing', () => {
     expect(await wallet(org.orgId)).toEqual({ units: 5, reserved: 0 });
   }, 60_000);
 
-  it('issue 31: When a synchronous face match\'s lookup job is lost (Redis flushed), then the sweep ends it failed lookup_abandoned and releases its unit, never looking it up again without its selfie', async () => {
+  it('When a synchronous face match\'s lookup job is lost (Redis flushed), then the sweep ends it failed lookup_abandoned and releases its unit, never looking it up again without its selfie', async () => {
     mode = 'ok';
     const org = await stack.createOrg({ units: 5 });
     const silent = createLogger({ level: 'silent' });

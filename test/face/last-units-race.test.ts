@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 /**
- * Issue 31: face matches racing for a wallet that pays for one of them only. Whatever order the
+ * Face matches racing for a wallet that pays for one of them only. Whatever order the
  * requests take, an answer is never a 402 over a charged lookup: every reference with a ledger line
  * answered 200 with its face result, every 402 charged nothing, and the wallet never went below zero.
  */
@@ -18,8 +18,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => stack?.close());
 
-describe('issue 31: face matches racing for the last units', () => {
-  it('issue 31: When two face matches arrive at once on a wallet of exactly FACE_MATCH_UNITS (2), then no answer is a 402 over a charged lookup, and the units spent are what the answers say', async () => {
+describe('face matches racing for the last units', () => {
+  it('When two face matches arrive at once on a wallet of exactly FACE_MATCH_UNITS (2), then no answer is a 402 over a charged lookup, and the units spent are what the answers say', async () => {
     const org = await stack.createOrg({ units: 2 });
     const body = { nin: '70000000001', reason: 'corporate', selfie, consent: { obtained_at: new Date().toISOString(), channel: 'mobile', notice_version: 'v1' } };
     const answers = await Promise.all([0, 1].map(() => stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: body })));

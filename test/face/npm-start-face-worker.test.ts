@@ -6,7 +6,7 @@ import { createOrganisation, createUser } from '../../src/modules/organisations/
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
 import { startNpmStart, type NpmStart } from '../setup/npm-start.ts';
 
-// Issue 31: `npm start` runs a face worker process of its own, and the README's two curls work: a
+// `npm start` runs a face worker process of its own, and the README's two curls work: a
 // selfie from the simulator's /sandbox/faces with its own NIN matches, with the other NIN it does not.
 
 let s: NpmStart;
@@ -23,7 +23,7 @@ afterAll(async () => {
   await s.cleanup();
 });
 
-it('issue 31: When the sandbox\'s selfie of Grace Hopper is sent with her NIN and with Eileen Collins\'s, then npm start\'s face worker answers a match and a mismatch', { timeout: 90_000 }, async () => {
+it('When the sandbox\'s selfie of Grace Hopper is sent with her NIN and with Eileen Collins\'s, then npm start\'s face worker answers a match and a mismatch', { timeout: 90_000 }, async () => {
   const api = `http://127.0.0.1:${s.ports.api}`;
   const ready = (await (await fetch(`${api}/readyz`)).json()) as { face: string };
   expect(ready.face).toBe('ready');

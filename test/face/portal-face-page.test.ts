@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from '../e2e/portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i31-portal-face.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/face/portal-face-page.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Issue 31: the portal's Verify page has a face mode: a file input that opens a phone's front camera
+// The portal's Verify page has a face mode: a file input that opens a phone's front camera
 // (capture="user"), the person's consent, and the answer's match and confidence; the settings page
 // holds the organisation's threshold.
 
-describe.skipIf(!hasChromium)('issue 31: portal face mode in headless Chromium', () => {
+describe.skipIf(!hasChromium)('portal face mode in headless Chromium', () => {
   let stack: Stack;
   let browser: Browser;
   let org: OrgFixture;
@@ -25,7 +25,7 @@ describe.skipIf(!hasChromium)('issue 31: portal face mode in headless Chromium',
     await stack?.close();
   });
 
-  it('issue 31: When a member sends a selfie of Grace Hopper with the fixture NIN 12345678903, then the portal shows a match with its confidence; the admin sets the threshold on the settings page', { timeout: 60_000 }, async () => {
+  it('When a member sends a selfie of Grace Hopper with the fixture NIN 12345678903, then the portal shows a match with its confidence; the admin sets the threshold on the settings page', { timeout: 60_000 }, async () => {
     const page = await (await browser.newContext({ viewport: { width: WIDTHS.phone, height: 900 } })).newPage();
     await signIn(page, stack.url, org.member.username, org.member.password);
     await page.getByRole('link', { name: 'Verify' }).click();

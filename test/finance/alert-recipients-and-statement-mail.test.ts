@@ -9,7 +9,7 @@ import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';
 import { waitFor } from '../setup/wait.ts';
 
-// Issue 34 items 3 and 7: the low-balance alert goes to the addresses an organisation chose and names the
+// The low-balance alert goes to the addresses an organisation chose and names the
 // portal's pages; a monthly e-mail to each finance officer links the statement of the Lagos month that
 // ended, once per officer and month however often the job runs.
 
@@ -54,8 +54,8 @@ async function oldOrg(units = 0) {
   return org;
 }
 
-describe('issue 34: item 7: several low-balance alert recipients', () => {
-  it('issue 34: item 7: When an administrator sets alert_emails, then they are kept lower-cased and once each, the audit trail names the setting without the addresses, and the next alert goes to them (not the administrators) naming the portal pages', async () => {
+describe('several low-balance alert recipients', () => {
+  it('When an administrator sets alert_emails, then they are kept lower-cased and once each, the audit trail names the setting without the addresses, and the next alert goes to them (not the administrators) naming the portal pages', async () => {
     const org = await stack.createOrg({ units: 3 });
     const admin = `boss-${tag()}@bank.example`;
     await stack.db.query(q`UPDATE users SET email = ${admin} WHERE username = ${org.admin.username}`);
@@ -78,7 +78,7 @@ describe('issue 34: item 7: several low-balance alert recipients', () => {
     expect(body).not.toMatch(/POST \/v1|\/v1\/topup/);
   });
 
-  it('issue 34: item 7: When alert_emails is emptied, then the administrators hear of a low balance again', async () => {
+  it('When alert_emails is emptied, then the administrators hear of a low balance again', async () => {
     const org = await stack.createOrg({ units: 2 });
     const admin = `boss-${tag()}@bank.example`;
     await stack.db.query(q`UPDATE users SET email = ${admin} WHERE username = ${org.admin.username}`);
@@ -89,7 +89,7 @@ describe('issue 34: item 7: several low-balance alert recipients', () => {
     await waitFor(() => mailsTo(admin).length === 1, { what: 'the alert to the administrator' });
   });
 
-  it('issue 34: item 7: When alert_emails holds something that is not an address, or more than 10, then 400 names the field and nothing changes; a member or a finance officer may not set it (403)', async () => {
+  it('When alert_emails holds something that is not an address, or more than 10, then 400 names the field and nothing changes; a member or a finance officer may not set it (403)', async () => {
     const org = await stack.createOrg();
     const bad = await settings(org, { alert_emails: ['accounts@bank.example', 'not an address'] });
     expect(bad.status).toBe(400);
@@ -105,8 +105,8 @@ describe('issue 34: item 7: several low-balance alert recipients', () => {
   });
 });
 
-describe('issue 34: item 3: the monthly statement e-mail to finance officers', () => {
-  it('issue 34: item 3: the month that ended is counted in Lagos time (UTC+1): 00:30 on the 1st in Lagos is already the new month', () => {
+describe('the monthly statement e-mail to finance officers', () => {
+  it('the month that ended is counted in Lagos time (UTC+1): 00:30 on the 1st in Lagos is already the new month', () => {
     expect(previousLagosMonth(new Date('2026-11-30T23:30:00Z'))).toBe('2026-11');
     expect(previousLagosMonth(new Date('2026-11-30T22:30:00Z'))).toBe('2026-10');
     expect(previousLagosMonth(new Date('2027-01-01T00:00:00Z'))).toBe('2026-12');
@@ -114,7 +114,7 @@ describe('issue 34: item 3: the monthly statement e-mail to finance officers', (
     expect(lagosMonthOf(new Date('2026-11-30T23:00:00Z'))).toBe('2026-12');
   });
 
-  it('issue 34: item 3: When the job runs, then each active finance officer with an address gets one e-mail naming the portal page of the ended month statement; administrators, members, disabled officers and officers who came after the month get none', async () => {
+  it('When the job runs, then each active finance officer with an address gets one e-mail naming the portal page of the ended month statement; administrators, members, disabled officers and officers who came after the month get none', async () => {
     const org = await oldOrg(5);
     const now = new Date();
     const month = previousLagosMonth(now);
@@ -140,7 +140,7 @@ describe('issue 34: item 3: the monthly statement e-mail to finance officers', (
     expect(mailsTo(disabled.email).concat(mailsTo(newcomer.email), mailsTo(admin))).toEqual([]);
   });
 
-  it('issue 34: item 3: When the job runs again, twice at once, and on a later day of the month, then no officer gets a second e-mail for the same month (one statement_mails row, one outbox row)', async () => {
+  it('When the job runs again, twice at once, and on a later day of the month, then no officer gets a second e-mail for the same month (one statement_mails row, one outbox row)', async () => {
     const org = await oldOrg();
     const officers = await Promise.all([financeOfficer(org.orgId), financeOfficer(org.orgId), financeOfficer(org.orgId)]);
     const now = new Date();
@@ -160,7 +160,7 @@ describe('issue 34: item 3: the monthly statement e-mail to finance officers', (
     expect(mailsTo(officers[0]!.email)).toHaveLength(1);
   });
 
-  it('issue 34: item 3: When the worker runs the scheduled job statements.mail, then the officers of the month are mailed through the outbox', async () => {
+  it('When the worker runs the scheduled job statements.mail, then the officers of the month are mailed through the outbox', async () => {
     const org = await oldOrg();
     const officer = await financeOfficer(org.orgId);
     await stack.workers!.deps.producer.enqueue('statements.mail', {}, { jobId: `statements-mail-test-${tag()}` });

@@ -12,7 +12,7 @@ import { finishedJob, queuesIdle } from '../setup/jobs.ts';
 import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';
 import { waitFor } from '../setup/wait.ts';
 
-// Issue 34 item 6: automatic top-up. A debit that leaves the balance below the line queues one charge
+// Automatic top-up. A debit that leaves the balance below the line queues one charge
 // (in the debit's statement), a worker charges the saved card through charge_authorization and credits
 // it through the checkout's exactly-once path (invoice, receipt); max_per_day; a declined card turns it
 // off and e-mails the administrators; a crash between the charge and its record is settled by the sweep.
@@ -82,7 +82,7 @@ async function chargesSettled(orgId: number) {
   return charges(orgId);
 }
 
-describe('issue 34 item 6: automatic top-up', () => {
+describe('automatic top-up', () => {
   it('When 50 concurrent verifications cross the line, then exactly one charge buys the units with the saved card, credited once with its invoice and an automatic receipt', { timeout: 90_000 }, async () => {
     const org = await newOrg(60);
     const cardReference = await topUpByCard(org);

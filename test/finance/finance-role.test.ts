@@ -44,8 +44,8 @@ const ROUTES: Row[] = [
   { method: 'PATCH', path: '/v1/me/organisation', json: { require_mfa: true }, status: 403, body: ADMINS_ONLY },
 ];
 
-describe('issue 34: item 4: the finance role', () => {
-  it('issue 34: item 4: a finance user tops up and reads balances, top-ups, the ledger, usage, history and the audit trail, and is refused verifying, batches, the team, API clients and settings with a 403 detail', async () => {
+describe('the finance role', () => {
+  it('a finance user tops up and reads balances, top-ups, the ledger, usage, history and the audit trail, and is refused verifying, batches, the team, API clients and settings with a 403 detail', async () => {
     const seen: unknown[] = [];
     const want: unknown[] = [];
     for (const row of ROUTES) {
@@ -60,7 +60,7 @@ describe('issue 34: item 4: the finance role', () => {
     expect(me.body).toMatchObject({ role: 'finance', organisation: { units: 40, unit_cost: expect.any(Number) } });
   });
 
-  it('issue 34: item 4: the top-up a finance user started is theirs to read back; a member may not read it', async () => {
+  it('the top-up a finance user started is theirs to read back; a member may not read it', async () => {
     const made = await stack.api('POST', '/v1/topup/initialize', { token: finance, form: { units: 100 } });
     expect(made.status).toBe(200);
     const ref = made.body.reference as string;
@@ -69,7 +69,7 @@ describe('issue 34: item 4: the finance role', () => {
     expect((await stack.api('GET', `/v1/topups/${ref}`, { token: org.member.token })).body).toEqual(ACCOUNTS_ONLY);
   });
 
-  it('issue 34: item 4: members see the balance (not the price); a member is refused the money routes with the detail naming who may', async () => {
+  it('members see the balance (not the price); a member is refused the money routes with the detail naming who may', async () => {
     const me = await stack.api('GET', '/v1/me', { token: org.member.token });
     expect(me.body.organisation.units).toBe(40);
     expect(me.body.organisation.unit_cost).toBeUndefined();
@@ -79,7 +79,7 @@ describe('issue 34: item 4: the finance role', () => {
     }
   });
 
-  it('issue 34: item 4: an administrator may invite a finance team member and make a finance API client holding the topup scope', async () => {
+  it('an administrator may invite a finance team member and make a finance API client holding the topup scope', async () => {
     const member = await stack.api('POST', '/v1/team/invitations', { token: org.admin.token, json: { username: `i34-fin-${randomBytes(3).toString('hex')}`, email: 'fin@example.com', role: 'finance' } });
     expect({ status: member.status, role: member.body.role }).toEqual({ status: 201, role: 'finance' });
     const client = await stack.api('POST', '/v1/api-clients', { token: org.admin.token, json: { name: 'i34 finance client', role: 'finance', scopes: ['topup', 'history:read'] } });
@@ -90,7 +90,7 @@ describe('issue 34: item 4: the finance role', () => {
     expect((await stack.api('POST', '/v1/verify-nin', { token: token.body.access_token, json: { nin: '12345678901', reason: 'corporate' } })).status).toBe(403);
   });
 
-  it('issue 34: item 4: a refused caller learns it is refused (403) before anything about its body: with no body, an empty one, or a bad one', async () => {
+  it('a refused caller learns it is refused (403) before anything about its body: with no body, an empty one, or a bad one', async () => {
     const refused: [string, string, string, typeof ADMINS_ONLY][] = [
       ['finance', 'POST', '/v1/team/invitations', ADMINS_ONLY],
       ['finance', 'PATCH', '/v1/team/1', ADMINS_ONLY],

@@ -61,8 +61,8 @@ const invoiceOf = (token: string, reference: string) => fetch(`${stack.url}/v1/t
 
 const naira = (kobo: number) => `NGN ${Math.floor(kobo / 100).toLocaleString('en-US')}.${String(kobo % 100).padStart(2, '0')}`;
 
-describe('issue 34: item 2: invoices', () => {
-  it('issue 34: item 2: the organisation settings carry address and TIN; administrators set them, every member reads them, bad values are refused', async () => {
+describe('invoices', () => {
+  it('the organisation settings carry address and TIN; administrators set them, every member reads them, bad values are refused', async () => {
     const set = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { address: '4 Adeola Odeku Street, Victoria Island, Lagos', tin: '12345678-0001' } });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ address: '4 Adeola Odeku Street, Victoria Island, Lagos', tin: '12345678-0001' });
@@ -76,7 +76,7 @@ describe('issue 34: item 2: invoices', () => {
     expect((await stack.api('PATCH', '/v1/me/organisation', { token: finance, json: { tin: '11111111-0001' } })).status).toBe(403);
   });
 
-  it('issue 34: item 2: a credited top-up has a PDF invoice that reads back with seller, buyer, number, payment date, units, unit price, base, VAT 7.5 %, fee, total and reference in naira', async () => {
+  it('a credited top-up has a PDF invoice that reads back with seller, buyer, number, payment date, units, unit price, base, VAT 7.5 %, fee, total and reference in naira', async () => {
     // The buyer's address and TIN, as the settings test sets them (tests run in any order).
     const set = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { address: '4 Adeola Odeku Street, Victoria Island, Lagos', tin: '12345678-0001' } });
     expect(set.status).toBe(200);
@@ -143,7 +143,7 @@ describe('issue 34: item 2: invoices', () => {
     expect((await invoiceOf(finance, 'TOP-1-nothex')).status).toBe(400);
   });
 
-  it('issue 34: item 2: a buyer address of the longest allowed length wraps in its column and pushes the amounts down, overprinting nothing', async () => {
+  it('a buyer address of the longest allowed length wraps in its column and pushes the amounts down, overprinting nothing', async () => {
     const own = await stack.createOrg();
     const address = `Plot ${'1234 Long Industrial Avenue, '.repeat(10)}Ikeja`.slice(0, 299);
     const set = await stack.api('PATCH', '/v1/me/organisation', { token: own.admin.token, json: { address, tin: '12345678-0001' } });
@@ -162,7 +162,7 @@ describe('issue 34: item 2: invoices', () => {
     expect(lines[header]!.trim().split(/\s{2,}/)).toEqual(['Description', 'Units', 'Unit price', 'Amount']);
   });
 
-  it("issue 34: item 2: the invoice is dated by the payment, as the processor reports it, not by the credit that came days later", async () => {
+  it("the invoice is dated by the payment, as the processor reports it, not by the credit that came days later", async () => {
     const late = await startStack({ manualClock: new Date(), env: SELLER });
     try {
       const own = await late.createOrg();
@@ -191,7 +191,7 @@ describe('issue 34: item 2: invoices', () => {
     }
   });
 
-  it('issue 34: item 2: 20 concurrent credits get 20 distinct invoice numbers, and the service-wide numbering has no gap', async () => {
+  it('20 concurrent credits get 20 distinct invoice numbers, and the service-wide numbering has no gap', async () => {
     const orgs = await Promise.all([0, 1, 2, 3].map(() => stack.createOrg()));
     const refs: string[] = [];
     for (let i = 0; i < 20; i++) refs.push((await initialize(orgs[i % orgs.length]!.admin.token, 100)).reference);
@@ -214,7 +214,7 @@ describe('issue 34: item 2: invoices', () => {
     expect(new Set(audited)).toEqual(new Set(mine));
   });
 
-  it('issue 34: item 2: the migration numbers the top-ups credited before invoices existed in the order they were credited, and sets the counters after them', async () => {
+  it('the migration numbers the top-ups credited before invoices existed in the order they were credited, and sets the counters after them', async () => {
     const migration = readFileSync(new URL('../../migrations/1732200310000_invoices.sql', import.meta.url), 'utf8');
     const backfill = migration.slice(migration.indexOf('-- Top-ups credited before'), migration.indexOf('-- Down Migration'));
     // Enough credited top-ups of its own, whatever ran before it in this file (tests run shuffled).

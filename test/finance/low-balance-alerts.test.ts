@@ -61,7 +61,7 @@ describe('low-balance alerts', () => {
     const text = decodeQuotedPrintable(first.raw);
     expect(text).toContain('Subject: Low balance: 2 units left for');
     expect(text).toContain('below the alert line of 3 units');
-    // The portal's page, not an API path (issue 34 item 7).
+    // The portal's page, not an API path.
     expect(text).toContain(`${stack.config.publicBaseUrl}/portal/top-up`);
     expect(text).not.toContain('POST /v1/topup/initialize');
 

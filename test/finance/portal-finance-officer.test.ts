@@ -7,16 +7,16 @@ import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/sm
 import { waitFor } from '../setup/wait.ts';
 import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, hasFocus, launch, press, signInByKeyboard, tabTo, typeIn, WIDTHS } from '../e2e/portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i34-portal-finance.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/finance/portal-finance-officer.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Issue 34 items 1, 5, 6 and 7: an administrator invites a finance officer from the Team page; the
+// An administrator invites a finance officer from the Team page; the
 // officer accepts from the e-mail's link, signs in, sees the finance menu and naira, tops up, downloads
 // the top-up's invoice and the month's statement, and sets automatic top-up with the card just used.
 // The keyboard only: Tab, Enter, Space and typing, no click.
 
 const naira = (kobo: number) => new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' }).format(kobo / 100);
 
-describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in headless Chromium', () => {
+describe.skipIf(!hasChromium)('the finance officer in the portal, in headless Chromium', () => {
   let smtp: SmtpSink;
   let stack: Stack;
   let browser: Browser;
@@ -48,7 +48,7 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
     return { name: dl.suggestedFilename(), body: await readFile((await dl.path())!) };
   }
 
-  it('issue 34: items 6 and 7: When an administrator invites a finance officer by e-mail and they accept in the portal, then, with the keyboard only, they see the finance menu and naira, top up, download the invoice and the month statement, and set automatic top-up; axe finds nothing serious', { timeout: 180_000 }, async () => {
+  it('When an administrator invites a finance officer by e-mail and they accept in the portal, then, with the keyboard only, they see the finance menu and naira, top up, download the invoice and the month statement, and set automatic top-up; axe finds nothing serious', { timeout: 180_000 }, async () => {
     const username = `i34-fin-${randomBytes(3).toString('hex')}`;
     const email = `${username}@example.test`;
     const password = `chosen-${randomBytes(6).toString('hex')}`;
@@ -160,7 +160,7 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
     await expect.poll(() => hasFocus(page.getByRole('heading', { level: 2, name: 'Statements' }))).toBe(true);
     expect(await page.getByLabel('Month').inputValue()).toBe(month);
 
-    // Item 6: on the Top up page the finance officer sets automatic top-up, by keyboard, with the card
+    // On the Top up page the finance officer sets automatic top-up, by keyboard, with the card
     // of the top-up just paid; the units read in naira at the unit price; a wrong password is refused.
     await press(page, page.getByRole('navigation').getByRole('link', { name: 'Top up' }));
     const auto = page.getByRole('form', { name: 'Automatic top-up' });

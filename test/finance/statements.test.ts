@@ -72,8 +72,8 @@ afterAll(async () => {
 
 const statement = (token: string, m: string, accept: string) => fetch(`${stack.url}/v1/statements/${m}`, { headers: { authorization: `Bearer ${token}`, accept } });
 
-describe('issue 34: item 3: monthly statements', () => {
-  it('issue 34: item 3: a month with every kind of line: opening + movements = closing, each figure as the ledger has it', async () => {
+describe('monthly statements', () => {
+  it('a month with every kind of line: opening + movements = closing, each figure as the ledger has it', async () => {
     const r = await statement(finance, month, 'application/json');
     expect(r.status).toBe(200);
     const s = (await r.json()) as any;
@@ -111,7 +111,7 @@ describe('issue 34: item 3: monthly statements', () => {
     expect(s.lines.find((l: any) => l.kind === 'refund')).toMatchObject({ reference: refundRef, amount: 1101523 });
   });
 
-  it('issue 34: item 3: a face match\'s comparison debit (face_match) is in the day\'s verification units, so the month still adds up', async () => {
+  it('a face match\'s comparison debit (face_match) is in the day\'s verification units, so the month still adds up', async () => {
     const other = await stack.createOrg({ units: 0 });
     const user = { username: `i34-st-face-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
     await createUser(stack.db, { orgId: other.orgId, ...user, role: 'finance', requirePasswordChange: false });
@@ -129,7 +129,7 @@ describe('issue 34: item 3: monthly statements', () => {
     expect({ opening: s.opening_units, closing: s.closing_units, moved: s.totals.movement_units, verification_units: s.totals.verification_units }).toEqual({ opening: 0, closing: 8, moved: 8, verification_units: -2 });
   });
 
-  it('issue 34: item 3: a line dated before the month but committed after its first lines (ids follow commits, dates the start of each transaction) still leaves opening + movements = closing', async () => {
+  it('a line dated before the month but committed after its first lines (ids follow commits, dates the start of each transaction) still leaves opening + movements = closing', async () => {
     const other = await stack.createOrg({ units: 0 });
     const user = { username: `i34-st-edge-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
     await createUser(stack.db, { orgId: other.orgId, ...user, role: 'finance', requirePasswordChange: false });
@@ -146,7 +146,7 @@ describe('issue 34: item 3: monthly statements', () => {
     expect({ opening: s.opening_units, moved: s.totals.movement_units, closing: s.closing_units }).toEqual({ opening: 15, moved: -1, closing: 14 });
   });
 
-  it('issue 34: item 3: as CSV the opening row, every line with naira and the closing row', async () => {
+  it('as CSV the opening row, every line with naira and the closing row', async () => {
     const r = await statement(finance, month, 'text/csv');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/csv/);
@@ -166,7 +166,7 @@ describe('issue 34: item 3: monthly statements', () => {
     expect(rows.find((l) => l.includes(',verifications,'))).toContain('3 live verifications; 1 test-mode call (free),-3,');
   });
 
-  it('issue 34: item 3: as PDF it reads back with the balances, the top-up in naira and the identity', async () => {
+  it('as PDF it reads back with the balances, the top-up in naira and the identity', async () => {
     const r = await statement(finance, month, 'application/pdf');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/pdf');
@@ -181,7 +181,7 @@ describe('issue 34: item 3: monthly statements', () => {
     expect(text).toContain('Opening + movements = balance so far: 50 + 94 = 144');
   });
 
-  it('issue 34: item 3: a member is refused, a bad or future month is 400, an Accept it cannot serve is 406', async () => {
+  it('a member is refused, a bad or future month is 400, an Accept it cannot serve is 406', async () => {
     const member = await statement(org.member.token, month, 'application/json');
     expect({ status: member.status, body: await member.json() }).toEqual({ status: 403, body: { detail: 'Only organisation administrators and finance officers may do this' } });
     expect((await statement(finance, '2026-13', 'application/json')).status).toBe(400);

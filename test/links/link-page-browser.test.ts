@@ -11,22 +11,22 @@ import { FACES, HOPPER_NIN, linkReceiver, makeLink, sandboxVnin, type MadeLink }
 import { CHROMIUM, checkPage, hasChromium, launch } from '../e2e/portal-kit.ts';
 
 /**
- * Issue 33: the person's page in headless Chromium at phone size (390 x 844), with a fake camera fed
+ * The person's page in headless Chromium at phone size (390 x 844), with a fake camera fed
  * Grace Hopper's public-domain portrait: the camera path and the file-input path each end in a match
  * and a delivered webhook; a mismatching face, a used vNIN, a selfie without a face, an expired and a
  * revoked link. axe-core finds no serious or critical violation on any step, and each step's
  * screenshot is saved under docs/links/ (linked from docs/links.md).
  */
 const hasFfmpeg = spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status === 0;
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i33-link-page.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
-else if (!hasFfmpeg) console.warn('SKIPPED test/e2e/i33-link-page.test.ts: ffmpeg not found (Debian: apt-get install -y ffmpeg), needed to make the fake camera\'s video');
+if (!hasChromium) console.warn(`SKIPPED test/links/link-page-browser.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+else if (!hasFfmpeg) console.warn('SKIPPED test/links/link-page-browser.test.ts: ffmpeg not found (Debian: apt-get install -y ffmpeg), needed to make the fake camera\'s video');
 
 const PHONE = { width: 390, height: 844 };
 const SHOTS = 'docs/links';
 const HOPPER_SELFIE = `${FACES}grace-hopper.selfie.jpg`;
 const COLLINS_SELFIE = `${FACES}eileen-collins.selfie.jpg`;
 
-describe.skipIf(!hasChromium || !hasFfmpeg)('issue 33: the verification link page in Chromium at 390 x 844', () => {
+describe.skipIf(!hasChromium || !hasFfmpeg)('the verification link page in Chromium at 390 x 844', () => {
   let stack: Stack;
   let browser: Browser;
   let dir: string;
@@ -72,7 +72,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('issue 33: the verification link pag
 
   const submissions = async (org: OrgFixture, id: string) => (await stack.api('GET', `/v1/verification-links/${id}`, { token: org.admin.token })).body.submissions;
 
-  it('issue 33: When the person agrees, gives a vNIN and takes a selfie with the camera, then it matches, the page says it went through, the webhook is delivered, and the first load is under 60 KB compressed', { timeout: 120_000 }, async () => {
+  it('When the person agrees, gives a vNIN and takes a selfie with the camera, then it matches, the page says it went through, the webhook is delivered, and the first load is under 60 KB compressed', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const hooks = await linkReceiver(stack, org);
     const link = await linkFor(org, { client_ref: 'camera-path' });
@@ -81,7 +81,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('issue 33: the verification link pag
     page.on('response', (r) => loaded.push(r.request().sizes().then((s) => s.responseBodySize + s.responseHeadersSize)));
     await page.goto(link.url, { waitUntil: 'load' });
     const firstLoad = (await Promise.all(loaded)).reduce((a, b) => a + b, 0);
-    console.log(`issue 33: first load in Chromium: ${loaded.length} responses, ${firstLoad} bytes on the wire (goal <= 61440)`);
+    console.log(`first load in Chromium: ${loaded.length} responses, ${firstLoad} bytes on the wire (goal <= 61440)`);
     expect(loaded).toHaveLength(3);
     expect(firstLoad).toBeLessThanOrEqual(60 * 1024);
 
@@ -114,7 +114,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('issue 33: the verification link pag
     await page.context().close();
   });
 
-  it('issue 33: When the person chooses a photo instead of the camera, then it matches and the webhook is delivered; a mismatching face also goes through, and the link records no match', { timeout: 120_000 }, async () => {
+  it('When the person chooses a photo instead of the camera, then it matches and the webhook is delivered; a mismatching face also goes through, and the link records no match', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg({ units: 10 });
     const hooks = await linkReceiver(stack, org);
     for (const [file, match] of [[HOPPER_SELFIE, true], [COLLINS_SELFIE, false]] as const) {
@@ -134,7 +134,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('issue 33: the verification link pag
     }
   });
 
-  it('issue 33: When the vNIN was already used, then the page asks for a new one at the vNIN step; when the selfie shows no face, it asks for another in better light', { timeout: 120_000 }, async () => {
+  it('When the vNIN was already used, then the page asks for a new one at the vNIN step; when the selfie shows no face, it asks for another in better light', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const used = await sandboxVnin(stack, HOPPER_NIN);
     expect((await stack.api('POST', '/v1/verify-nin/vnin', { token: org.member.token, json: { vnin: used, reason: 'corporate' } })).status).toBe(200);
@@ -165,7 +165,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('issue 33: the verification link pag
     expect(await submissions(org, faced.id)).toEqual([]);
   });
 
-  it('issue 33: When the link has expired or was revoked, then the page says so (410) and shows nothing else', { timeout: 60_000 }, async () => {
+  it('When the link has expired or was revoked, then the page says so (410) and shows nothing else', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg();
     const expired = await linkFor(org);
     await stack.db.query(sql.unsafe`UPDATE verification_links SET expires_at = now() - interval '1 minute', created_at = now() - interval '2 hours' WHERE id = ${expired.id}`);

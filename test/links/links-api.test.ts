@@ -12,8 +12,8 @@ import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { FACES, HOPPER_NIN, linkReceiver, makeLink, openPage, ownAddress, pathOf, sandboxVnin, submitPage } from '../setup/links.ts';
 
 /**
- * Issue 33 (verification links) over HTTP: the API an administrator uses, and the person's page as its
- * script calls it (the browser walk is test/e2e/i33-link-page.test.ts). A face worker runs, the identity
+ * Verification links over HTTP: the API an administrator uses, and the person's page as its
+ * script calls it (the browser walk is test/links/link-page-browser.test.ts). A face worker runs, the identity
  * simulator answers Grace Hopper's portrait for her NIN, and the sandbox receiver takes the webhooks.
  */
 const hopperSelfie = `data:image/jpeg;base64,${readFileSync(`${FACES}grace-hopper.selfie.jpg`).toString('base64')}`;
@@ -42,8 +42,8 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => stack?.close());
 
-describe('issue 33: links over the API', () => {
-  it('issue 33: When an administrator makes a link, then 201 with an LNK id, its URL once, the defaults (72 h, one use, a selfie), and the list and the link itself show it without the URL', async () => {
+describe('links over the API', () => {
+  it('When an administrator makes a link, then 201 with an LNK id, its URL once, the defaults (72 h, one use, a selfie), and the list and the link itself show it without the URL', async () => {
     const org = await stack.createOrg();
     const before = Date.now();
     const made = await makeLink(stack, org.admin.token, { client_ref: 'applicant-8812' });
@@ -72,7 +72,7 @@ describe('issue 33: links over the API', () => {
     expect((await stack.api('GET', '/v1/verification-links', { token: other.admin.token })).body.data).toEqual([]);
   });
 
-  it('issue 33: When a field breaks a rule, then 400 with a detail naming it; a missing or mistyped field is 422; nothing is made', async () => {
+  it('When a field breaks a rule, then 400 with a detail naming it; a missing or mistyped field is 422; nothing is made', async () => {
     const org = await stack.createOrg();
     const post = (json: Record<string, unknown>) => stack.api('POST', '/v1/verification-links', { token: org.admin.token, json });
     const base = { reason: 'corporate', purpose: 'Account opening' };
@@ -100,7 +100,7 @@ describe('issue 33: links over the API', () => {
     expect(await count(sql.unsafe`SELECT 1 FROM verification_links WHERE org_id = ${org.orgId}`)).toBe(0);
   });
 
-  it('issue 33: When a member, an API client without the links scope or a finance officer asks, then 403; an administrator client with the scope makes links; a member client cannot hold it', async () => {
+  it('When a member, an API client without the links scope or a finance officer asks, then 403; an administrator client with the scope makes links; a member client cannot hold it', async () => {
     const org = await stack.createOrg();
     const asMember = await stack.api('POST', '/v1/verification-links', { token: org.member.token, json: { reason: 'corporate', purpose: 'x' } });
     expect(asMember.status).toBe(403);
@@ -127,8 +127,8 @@ describe('issue 33: links over the API', () => {
   });
 });
 
-describe("issue 33: the person's page", () => {
-  it('issue 33: When the page is opened, then 200: who asks, why, the reason\'s label, the consent, the USSD string for our enterprise code; not indexable, not cached, under a strict CSP whose nonce is the script\'s, under 60 KB compressed', async () => {
+describe("the person's page", () => {
+  it('When the page is opened, then 200: who asks, why, the reason\'s label, the consent, the USSD string for our enterprise code; not indexable, not cached, under a strict CSP whose nonce is the script\'s, under 60 KB compressed', async () => {
     const org = await stack.createOrg();
     const made = await makeLink(stack, org.admin.token, { purpose: 'Opening <your> savings account' });
     const page = await openPage(stack, made.url);
@@ -168,11 +168,11 @@ describe("issue 33: the person's page", () => {
       bytes += Number(r.headers.get('content-length'));
       await r.arrayBuffer();
     }
-    console.log(`issue 33: the page's first load is ${bytes} bytes compressed (goal <= 61440)`);
+    console.log(`the page's first load is ${bytes} bytes compressed (goal <= 61440)`);
     expect(bytes).toBeLessThanOrEqual(60 * 1024);
   });
 
-  it('issue 33: When the token is unknown or malformed, then 404 and a sentence; when the link expired or was revoked, then 410 saying so and nothing else, and submissions are refused 410', async () => {
+  it('When the token is unknown or malformed, then 404 and a sentence; when the link expired or was revoked, then 410 saying so and nothing else, and submissions are refused 410', async () => {
     const org = await stack.createOrg();
     for (const bad of ['/v/AAAAAAAAAAAAAAAAAAAAAA', '/v/short', '/v/..%2f..%2fetc']) {
       const r = await fetch(`${stack.url}${bad}`);
@@ -201,7 +201,7 @@ describe("issue 33: the person's page", () => {
     expect(await count(sql.unsafe`SELECT 1 FROM verifications WHERE org_id = ${org.orgId}`)).toBe(0);
   });
 
-  it('issue 33: When a submission lacks the CSRF token, carries another link\'s or an old one, or comes from another site, then 403 and nothing is looked up or counted', async () => {
+  it('When a submission lacks the CSRF token, carries another link\'s or an old one, or comes from another site, then 403 and nothing is looked up or counted', async () => {
     const org = await stack.createOrg({ units: 5 });
     const link = await makeLink(stack, org.admin.token, { require_face: false });
     const other = await makeLink(stack, org.admin.token, { require_face: false });
@@ -230,7 +230,7 @@ describe("issue 33: the person's page", () => {
     expect(ok.status, ok.text).toBe(200);
   });
 
-  it('issue 33: When 20 submissions of a 5-use link arrive at once, then exactly 5 verifications are made and the other 15 are told it is used up (410)', { timeout: 60_000 }, async () => {
+  it('When 20 submissions of a 5-use link arrive at once, then exactly 5 verifications are made and the other 15 are told it is used up (410)', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg();
     const link = await makeLink(stack, org.admin.token, { require_face: false, max_uses: 5 });
     const csrf = (await openPage(stack, link.url)).csrf!;
@@ -245,7 +245,7 @@ describe("issue 33: the person's page", () => {
     expect((await openPage(stack, link.url)).status).toBe(410);
   });
 
-  it('issue 33: When one address or one link sends more than its limit, then 429 in the person\'s words with Retry-After, before anything is looked up', async () => {
+  it('When one address or one link sends more than its limit, then 429 in the person\'s words with Retry-After, before anything is looked up', async () => {
     const org = await stack.createOrg();
     const a = await makeLink(stack, org.admin.token, { require_face: false, max_uses: 3 });
     const csrfA = (await openPage(stack, a.url)).csrf!;
@@ -265,7 +265,7 @@ describe("issue 33: the person's page", () => {
     expect((await detail(org, b.id)).uses).toBe(0);
   });
 
-  it('issue 33: When a person sends a vNIN and their selfie, then it runs as a face match (2 units), the link shows the submission with its face result, the webhook is delivered, and the consent stored is the person\'s own', { timeout: 60_000 }, async () => {
+  it('When a person sends a vNIN and their selfie, then it runs as a face match (2 units), the link shows the submission with its face result, the webhook is delivered, and the consent stored is the person\'s own', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const hooks = await linkReceiver(stack, org);
     const link = await makeLink(stack, org.admin.token, { client_ref: 'applicant-77', purpose: 'Opening your current account' });
@@ -314,7 +314,7 @@ describe("issue 33: the person's page", () => {
     expect(history.body.data.find((v: { reference_id: string }) => v.reference_id === ref).consent).toMatchObject({ given_by: 'person', address: from, user_agent: ua });
   });
 
-  it('issue 33: When the vNIN was already used, then 404 asking for a new one at the vNIN step; the submission is listed refused, its webhook says so, nothing is charged and the use comes back', { timeout: 60_000 }, async () => {
+  it('When the vNIN was already used, then 404 asking for a new one at the vNIN step; the submission is listed refused, its webhook says so, nothing is charged and the use comes back', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const hooks = await linkReceiver(stack, org);
     const vnin = await sandboxVnin(stack, HOPPER_NIN);
@@ -333,7 +333,7 @@ describe("issue 33: the person's page", () => {
     expect(event.data).toEqual({ link_id: link.id, client_ref: null, reference_id: d.submissions[0].reference_id, status: 'refused' });
   });
 
-  it('issue 33: When the selfie shows no face, then 422 at the selfie step with what to do; nothing is looked up, recorded or charged, and the use comes back', { timeout: 60_000 }, async () => {
+  it('When the selfie shows no face, then 422 at the selfie step with what to do; nothing is looked up, recorded or charged, and the use comes back', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const link = await makeLink(stack, org.admin.token);
     const grey = (await sharp({ create: { width: 320, height: 320, channels: 3, background: '#8a8a8a' } }).jpeg().toBuffer()).toString('base64');
@@ -351,7 +351,7 @@ describe("issue 33: the person's page", () => {
     expect((await submitPage(stack, link.url, { csrf, vnin: 'AB12', selfie: hopperSelfie }, { from: ownAddress() })).body).toMatchObject({ code: 'vnin_format', step: 'vnin' });
   });
 
-  it('issue 33: When an operator erases the person, then the consent they gave on the page keeps its time and words but no longer where it came from', { timeout: 60_000 }, async () => {
+  it('When an operator erases the person, then the consent they gave on the page keeps its time and words but no longer where it came from', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg({ units: 2 });
     const nin = `3${randomBytes(5).readUIntBE(0, 5).toString().padStart(10, '0').slice(-10)}`;
     const link = await makeLink(stack, org.admin.token, { require_face: false });

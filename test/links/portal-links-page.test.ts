@@ -4,14 +4,14 @@ import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { openPage, ownAddress, submitPage } from '../setup/links.ts';
 import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from '../e2e/portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i33-portal-links.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/links/portal-links-page.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Issue 33 item 3: the portal's Links page. An administrator makes a link, sees (and copies) its URL once,
+// The portal's Links page. An administrator makes a link, sees (and copies) its URL once,
 // follows its submissions and revokes it behind a confirmation; the person's page then answers 410.
 
 const FIXTURE_VNIN = 'AA000000000001ZZ';
 
-describe.skipIf(!hasChromium)('issue 33: portal verification links page in headless Chromium', () => {
+describe.skipIf(!hasChromium)('portal verification links page in headless Chromium', () => {
   let stack: Stack;
   let browser: Browser;
   let org: OrgFixture;
@@ -27,7 +27,7 @@ describe.skipIf(!hasChromium)('issue 33: portal verification links page in headl
     await stack?.close();
   });
 
-  it('issue 33: When an administrator creates a link on the Links page, then its URL is shown once and copied, a submission made on it is listed, revoking it asks first and the link then answers 410, and axe finds nothing serious', { timeout: 90_000 }, async () => {
+  it('When an administrator creates a link on the Links page, then its URL is shown once and copied, a submission made on it is listed, revoking it asks first and the link then answers 410, and axe finds nothing serious', { timeout: 90_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.url });
     const page = await context.newPage();
@@ -76,7 +76,7 @@ describe.skipIf(!hasChromium)('issue 33: portal verification links page in headl
     await context.close();
   });
 
-  it('issue 33: When a member opens the Links page by its address, then it is not in the menu, the page says it is not available, and the API refuses the list', { timeout: 60_000 }, async () => {
+  it('When a member opens the Links page by its address, then it is not in the menu, the page says it is not available, and the API refuses the list', { timeout: 60_000 }, async () => {
     const page = await (await browser.newContext({ viewport: { width: WIDTHS.phone, height: 900 } })).newPage();
     await signIn(page, stack.url, org.member.username, org.member.password);
     expect(await page.getByRole('navigation').getByRole('link').allTextContents()).not.toContain('Verification links');

@@ -10,7 +10,7 @@ import { HOPPER_NIN, linkReceiver, makeLink, openPage, ownAddress, sandboxVnin, 
 import { waitFor } from '../setup/wait.ts';
 
 /**
- * Issue 33: a verification link's submission survives a crash. Its use is taken with its row, pending,
+ * A verification link's submission survives a crash. Its use is taken with its row, pending,
  * under the reference its verification then runs under; the page settles it after the verification,
  * and the links sweep settles what a stopped process left pending, from the verification. No worker
  * runs here unless a test starts one, so a live lookup's job waits in its queue until then; the sweep
@@ -63,8 +63,8 @@ async function leftPending(link: MadeLink, ref: string): Promise<void> {
   expect(await submissionOf(ref)).toEqual({ status: 'pending', code: null });
 }
 
-describe('issue 33: a link submission survives a crash', () => {
-  it("issue 33: When a submission's verification is running, then its row is already recorded pending under the verification's reference, holding the use; the sweep leaves it; once the lookup ends, the page settles it found with one event", async () => {
+describe('a link submission survives a crash', () => {
+  it("When a submission's verification is running, then its row is already recorded pending under the verification's reference, holding the use; the sweep leaves it; once the lookup ends, the page settles it found with one event", async () => {
     const org = await stack.createOrg({ units: 5 });
     await linkReceiver(stack, org);
     const link = await makeLink(stack, org.admin.token, { require_face: false, client_ref: 'applicant-durable' });
@@ -104,7 +104,7 @@ describe('issue 33: a link submission survives a crash', () => {
     }
   });
 
-  it('issue 33: When a process stopped after a verification ended but before its submission was settled, then past the grace period (not before) the sweep settles it as the page would: found keeps its use, refused gives it back, one event each; a second sweep changes nothing', async () => {
+  it('When a process stopped after a verification ended but before its submission was settled, then past the grace period (not before) the sweep settles it as the page would: found keeps its use, refused gives it back, one event each; a second sweep changes nothing', async () => {
     const org = await stack.createOrg({ units: 5 });
     await linkReceiver(stack, org);
     const link = await makeLink(stack, org.admin.token, { require_face: false, max_uses: 2 });
@@ -131,7 +131,7 @@ describe('issue 33: a link submission survives a crash', () => {
     expect(await eventsFor(refused)).toHaveLength(1);
   });
 
-  it('issue 33: When a process stopped before any verification was recorded, then past the grace period the sweep marks the submission abandoned and gives its use back, with no event; the link takes submissions again', async () => {
+  it('When a process stopped before any verification was recorded, then past the grace period the sweep marks the submission abandoned and gives its use back, with no event; the link takes submissions again', async () => {
     const org = await stack.createOrg({ units: 5 });
     await linkReceiver(stack, org);
     const link = await makeLink(stack, org.admin.token, { require_face: false });
@@ -159,7 +159,7 @@ describe('issue 33: a link submission survives a crash', () => {
     expect(await usesOf(link.id)).toBe(1);
   });
 
-  it("issue 33: When the page's settlement and the sweep race for one submission, then it is settled once: one event, the use kept once, and neither settles it again", async () => {
+  it("When the page's settlement and the sweep race for one submission, then it is settled once: one event, the use kept once, and neither settles it again", async () => {
     const org = await stack.createOrg({ units: 5 });
     await linkReceiver(stack, org);
     const link = await makeLink(stack, org.admin.token, { require_face: false, client_ref: 'applicant-race' });

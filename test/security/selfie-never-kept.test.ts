@@ -9,9 +9,9 @@ import { makeLink, openPage, sandboxVnin, submitPage } from '../setup/links.ts';
 import { until } from '../setup/wait.ts';
 
 /**
- * Issue 31: a selfie (and its descriptor) is never stored. After face matches of every outcome (match,
+ * A selfie (and its descriptor) is never stored. After face matches of every outcome (match,
  * mismatch, match_only, no reference photo, fixture, refused, and one sent on a verification link's
- * page, issue 33, whose vNIN and link token are searched for too), no window of the selfies' bytes, as
+ * page, whose vNIN and link token are searched for too), no window of the selfies' bytes, as
  * base64 or hex, is in the database (pg_dump), in any Redis key of the stack (every type, streams
  * included: the face jobs are removed as they end) or in the API and worker logs at debug level.
  */
@@ -63,8 +63,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => stack?.close());
 
-describe('issue 31: the selfie is never kept', () => {
-  it('issue 31: When face matches of every outcome have run, then pg_dump, a full Redis dump and the logs hold none of the selfies\' bytes', async () => {
+describe('the selfie is never kept', () => {
+  it('When face matches of every outcome have run, then pg_dump, a full Redis dump and the logs hold none of the selfies\' bytes', async () => {
     const org = await stack.createOrg({ units: 20 });
     // Selfies re-encoded here: their bytes exist nowhere else (not in the committed files).
     const hopper = await sharp(`${FACES}grace-hopper.selfie.jpg`).jpeg({ quality: 83 }).toBuffer();
@@ -79,14 +79,14 @@ describe('issue 31: the selfie is never kept', () => {
     expect((await ask('23456789012', hopper)).body.face.status).toBe('no_reference_photo');
     expect((await ask('12345678903', hopper)).body.face.match).toBe(true);
     expect((await ask('70000000001', blank)).body.code).toBe('selfie_no_face');
-    // Asynchronous (item 5): the selfie waits sealed in the lookup job, which is removed as it ends.
+    // Asynchronous: the selfie waits sealed in the lookup job, which is removed as it ends.
     const accepted = await ask('70000000002', collins, {}, { Prefer: 'respond-async' });
     expect(accepted.status, accepted.text).toBe(202);
     const ref = accepted.body.reference_id as string;
     const requery = () => stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect((await until(requery, (r) => r.status !== 202, 30_000)).body.face.match).toBe(true);
     await until(() => redisDump(stack.config.REDIS_PREFIX), (d) => !d.keys.some((k) => k.includes(ref)), 10_000);
-    // Issue 33: a selfie (and a vNIN) sent on a verification link's page goes the same way.
+    // A selfie (and a vNIN) sent on a verification link's page goes the same way.
     const onPage = await sharp(`${FACES}grace-hopper.selfie.jpg`).jpeg({ quality: 81 }).toBuffer();
     const link = await makeLink(stack, org.admin.token);
     const vnin = await sandboxVnin(stack, '70000000001');

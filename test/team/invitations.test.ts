@@ -35,8 +35,8 @@ async function invitationMail(email: string) {
   return { text, token: token! };
 }
 
-describe('issue 34: item 5: invitations', () => {
-  it('issue 34: item 5: an administrator invites by e-mail; the link (valid 72 hours) lets the invitee choose a password, which makes the user with the role; the token is stored only as a digest', async () => {
+describe('invitations', () => {
+  it('an administrator invites by e-mail; the link (valid 72 hours) lets the invitee choose a password, which makes the user with the role; the token is stored only as a digest', async () => {
     const username = `invitee-${suffix()}`;
     const email = `${username}@example.test`;
     const sent = await invite(org.admin.token, { email, username, role: 'finance' });
@@ -68,7 +68,7 @@ describe('issue 34: item 5: invitations', () => {
     expect(events).toEqual(['team.invitation_sent', 'team.invitation_accepted']);
   });
 
-  it('issue 34: item 5: an invitation carries its sender\'s authority: once that administrator is disabled (or demoted), the invitation makes no user', async () => {
+  it('an invitation carries its sender\'s authority: once that administrator is disabled (or demoted), the invitation makes no user', async () => {
     // A second administrator, made by invitation, invites an administrator of its own, then is disabled.
     const second = `second-${suffix()}`;
     expect((await invite(org.admin.token, { email: `${second}@example.test`, username: second, role: 'org_admin' })).status).toBe(201);
@@ -84,7 +84,7 @@ describe('issue 34: item 5: invitations', () => {
     expect(await stack.db.oneFirst(q`SELECT count(*)::int FROM users WHERE username = ${backdoor}`)).toBe(0);
   });
 
-  it('issue 34: item 5: an invitation is usable once: a second acceptance, even at the same time, is refused and makes no second user', async () => {
+  it('an invitation is usable once: a second acceptance, even at the same time, is refused and makes no second user', async () => {
     const username = `once-${suffix()}`;
     const email = `${username}@example.test`;
     expect((await invite(org.admin.token, { email, username, role: 'member' })).status).toBe(201);
@@ -96,7 +96,7 @@ describe('issue 34: item 5: invitations', () => {
     expect(await stack.db.oneFirst(q`SELECT count(*)::int FROM users WHERE username = ${username}`)).toBe(1);
   });
 
-  it('issue 34: item 5: an invitation expires after 72 hours; a revoked one stops working; both are listed so', async () => {
+  it('an invitation expires after 72 hours; a revoked one stops working; both are listed so', async () => {
     const late = `late-${suffix()}`;
     const gone = `gone-${suffix()}`;
     const a = await invite(org.admin.token, { email: `${late}@example.test`, username: late, role: 'member' });
@@ -121,7 +121,7 @@ describe('issue 34: item 5: invitations', () => {
     expect(await stack.db.oneFirst(q`SELECT count(*)::int FROM users WHERE username IN (${late}, ${gone})`)).toBe(0);
   });
 
-  it('issue 34: item 5: only administrators invite, list and revoke; a taken username, a bad role or a weak password is refused', async () => {
+  it('only administrators invite, list and revoke; a taken username, a bad role or a weak password is refused', async () => {
     const username = `nope-${suffix()}`;
     expect((await invite(org.member.token, { email: 'x@example.test', username, role: 'member' })).body).toEqual({ detail: 'Only organisation administrators may do this' });
     expect((await stack.api('GET', '/v1/team/invitations', { token: org.member.token })).status).toBe(403);
@@ -137,7 +137,7 @@ describe('issue 34: item 5: invitations', () => {
     expect((await accept(token, 'long-enough-password')).status).toBe(201);
   });
 
-  it('issue 34: item 5: an invitation is checked field by field: missing 422, bad e-mail or role 400, a form 415, another organisation\'s username 409; nothing is sent', async () => {
+  it('an invitation is checked field by field: missing 422, bad e-mail or role 400, a form 415, another organisation\'s username 409; nothing is sent', async () => {
     const other = await stack.createOrg();
     const username = `chk-${suffix()}`;
     const missing = await invite(org.admin.token, { username, role: 'member' });

@@ -6,8 +6,8 @@ import { grantedScopes } from '../../src/modules/auth/auth.service.ts';
 
 const withFixture = roleBook({ ...ROLE_TABLE, bystander: { label: 'bystander', inOrganisation: true, scopes: [], capabilities: [] } });
 
-describe('issue 30 item 1: roles have one definition', () => {
-  it('issue 30 item 1: a role added to the table with no capability is refused by every capability check and granted no scope', () => {
+describe('roles have one definition', () => {
+  it('a role added to the table with no capability is refused by every capability check and granted no scope', () => {
     expect(withFixture.names).toContain('bystander');
     for (const capability of CAPABILITIES) {
       expect(withFixture.may('bystander', capability)).toBe(false);
@@ -23,14 +23,14 @@ describe('issue 30 item 1: roles have one definition', () => {
     expect(withFixture.schema.parse('bystander')).toBe('bystander');
   });
 
-  it('issue 30 item 1: a role the table does not know is refused everything', () => {
+  it('a role the table does not know is refused everything', () => {
     for (const capability of CAPABILITIES) expect(roles.may('ghost', capability)).toBe(false);
     expect(roles.scopes('ghost')).toEqual([]);
     expect(roles.inOrganisation('ghost')).toBe(false);
     expect(roles.schema.safeParse('ghost').success).toBe(false);
   });
 
-  it("issue 30 item 1: today's roles: administrators administer and may top up and manage webhooks, members may not, the finance role keeps the accounts, the platform administrator operates the platform and belongs to no organisation", () => {
+  it("today's roles: administrators administer and may top up and manage webhooks, members may not, the finance role keeps the accounts, the platform administrator operates the platform and belongs to no organisation", () => {
     expect(roles.names).toEqual(['org_admin', 'member', 'finance', 'platform_admin']);
     expect(roles.rolesWith('administer_organisation')).toEqual(['org_admin']);
     expect(roles.rolesWith('keep_accounts')).toEqual(['org_admin', 'finance']);
@@ -41,7 +41,7 @@ describe('issue 30 item 1: roles have one definition', () => {
     expect(roles.scopes('platform_admin')).toEqual([]);
   });
 
-  it("issue 30 item 1: the literal 'org_admin' appears in at most 2 files of src", () => {
+  it("the literal 'org_admin' appears in at most 2 files of src", () => {
     const out = execFileSync('grep', ['-rln', "'org_admin'", 'src'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
     expect(out.length).toBeLessThanOrEqual(2);
   });

@@ -40,13 +40,13 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-describe('issue 30 item 1: a role added in a fixture', () => {
-  it('issue 30 item 1: the fixture role is one of the roles, and holds no capability', () => {
+describe('a role added in a fixture', () => {
+  it('the fixture role is one of the roles, and holds no capability', () => {
     expect(roles.names).toContain('auditor');
     for (const capability of CAPABILITIES) expect(roles.may('auditor', capability)).toBe(false);
   });
 
-  it('issue 30 item 1: every role × every capability: the guarded routes answer 200 to a holder and 403 to every other role, the fixture role included', async () => {
+  it('every role × every capability: the guarded routes answer 200 to a holder and 403 to every other role, the fixture role included', async () => {
     const seen: string[] = [];
     for (const role of roles.names) {
       for (const capability of CAPABILITIES) {
@@ -60,7 +60,7 @@ describe('issue 30 item 1: a role added in a fixture', () => {
     expect(seen.filter((s) => s.startsWith('auditor ')).every((s) => s.endsWith(' 403'))).toBe(true);
   });
 
-  it('issue 30 item 1: the fixture role signs in as itself, sees no administrator-only detail, and is never asked to enrol two-factor sign-in', async () => {
+  it('the fixture role signs in as itself, sees no administrator-only detail, and is never asked to enrol two-factor sign-in', async () => {
     await stack.db.query(sql.unsafe`UPDATE organisations SET require_mfa = true WHERE id = ${org.orgId}`);
     const me = await stack.api('GET', '/v1/me', { token: tokens.get('auditor')! });
     expect(me.status).toBe(200);
@@ -72,7 +72,7 @@ describe('issue 30 item 1: a role added in a fixture', () => {
     await stack.db.query(sql.unsafe`UPDATE organisations SET require_mfa = false WHERE id = ${org.orgId}`);
   });
 
-  it("issue 30 item 1: the token endpoint grants the fixture role its own scopes and refuses a scope beyond them", async () => {
+  it("the token endpoint grants the fixture role its own scopes and refuses a scope beyond them", async () => {
     const username = `i30-auditor-scope-${randomBytes(4).toString('hex')}`;
     const password = `pw-${randomBytes(8).toString('hex')}`;
     await createUser(stack.db, { orgId: org.orgId, username, password, role: 'auditor' as never, requirePasswordChange: false });
@@ -84,7 +84,7 @@ describe('issue 30 item 1: a role added in a fixture', () => {
     expect(own.body.scope).toBe('history:read');
   });
 
-  it("issue 30 item 1: a person's token as issued reaches only its role's scopes: the fixture role (history:read) is refused verifying, requerying and topping up (403 insufficient_scope, nothing recorded), and reads its history", async () => {
+  it("a person's token as issued reaches only its role's scopes: the fixture role (history:read) is refused verifying, requerying and topping up (403 insufficient_scope, nothing recorded), and reads its history", async () => {
     const token = tokens.get('auditor')!;
     const made = await stack.api('POST', '/v1/verify-nin', { token: org.admin.token, json: { nin: '12345678901', reason: 'corporate' } });
     expect(made.status).toBe(200);
@@ -109,7 +109,7 @@ describe('issue 30 item 1: a role added in a fixture', () => {
     expect({ status: quote.status, body: quote.body }).toEqual({ status: 403, body: { detail: 'Only organisation administrators and finance officers may do this' } });
   });
 
-  it('issue 30 item 1: an API client whose creator holds the fixture role (no administration) is suspended, by the SQL that reads the role list from the table', async () => {
+  it('an API client whose creator holds the fixture role (no administration) is suspended, by the SQL that reads the role list from the table', async () => {
     const creator = { username: `i30-creator-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
     const row = await createUser(stack.db, { orgId: org.orgId, ...creator, role: 'org_admin', requirePasswordChange: false });
     const created = await stack.api('POST', '/v1/api-clients', { token: await stack.login(creator.username, creator.password), json: { name: 'i30 client', role: 'member' } });

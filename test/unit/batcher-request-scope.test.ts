@@ -7,7 +7,7 @@ import { currentOrigin, withinOrigin, type RequestOrigin } from '../../src/lib/r
 // (it would keep that request, its body included, a sign-in's password or a NIN, for the process's life,
 // and hand its origin to whatever runs in a statement).
 describe('batcher and the request scope', () => {
-  it("issue 29 item 7 (review): When a batcher is made while a request is served, then its statements run in no request's scope", async () => {
+  it("When a batcher is made while a request is served, then its statements run in no request's scope", async () => {
     const seen: (RequestOrigin | null)[] = [];
     const run = withinOrigin({ requestId: 'first', ip: '203.0.113.1' }, () =>
       batcher({ maxBatch: 10, run: async (items: number[]) => (seen.push(currentOrigin()), items) }),

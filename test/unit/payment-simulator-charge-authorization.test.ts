@@ -9,14 +9,14 @@ import { chargeSuccessEventSchema } from '../../src/adapters/payment-processor/w
 import { startPaymentSimulator, type PaymentSimulator } from '../../src/simulators/payment-processor/server.ts';
 import { waitFor } from '../setup/wait.ts';
 
-// Issue 34 item 6: the simulator's reusable authorizations and POST /transaction/charge_authorization,
+// The simulator's reusable authorizations and POST /transaction/charge_authorization,
 // read through the service's adapter; the declining test card; the charge.success of a charge.
 
 const SECRET = 'sk_test_charge_authorization';
 const EMAIL = 'payer@example.com';
 const newReference = (): string => `TOP-9-${randomBytes(8).toString('hex')}`;
 
-describe('issue 34 item 6: charge_authorization in the payment simulator, through the adapter', () => {
+describe('charge_authorization in the payment simulator, through the adapter', () => {
   const received: { raw: Buffer; signature: string | undefined; reference: string }[] = [];
   let receiver: Server;
   let sim: PaymentSimulator;

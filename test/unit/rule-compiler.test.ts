@@ -4,17 +4,17 @@ import { failing, is, not, or, rule, ruleSql, UNSURE } from '../../src/lib/rule.
 
 // The one way a compiled rule could be wider than the code: a field only the code knows (the
 // caller's address) read as false under a NOT would read as true. The compiler refuses to build it.
-describe('issue 30 item 1: a rule compiled to SQL is never wider than the code', () => {
+describe('a rule compiled to SQL is never wider than the code', () => {
   const binding = { known: sql.fragment`true`, address_allowed: UNSURE };
 
-  it('issue 30 item 1: an unsure field where false narrows compiles (to false); under a NOT, compiling it throws', () => {
+  it('an unsure field where false narrows compiles (to false); under a NOT, compiling it throws', () => {
     expect(() => ruleSql(rule({ ok: or(is('known'), is('address_allowed')) }), binding)).not.toThrow();
     expect(() => ruleSql(rule({ ok: not(is('address_allowed')) }), binding)).toThrow(/widen/);
     expect(() => ruleSql(rule({ ok: not(not(is('address_allowed'))) }), binding)).not.toThrow();
     expect(() => ruleSql(rule({ ok: is('unbound') }), binding)).toThrow(/no binding/);
   });
 
-  it('issue 30 item 1: the code answers the first check that fails, in the order the rule names them', () => {
+  it('the code answers the first check that fails, in the order the rule names them', () => {
     const r = rule({ first: is('a'), second: is('b') });
     expect(failing(r, { a: true, b: true })).toBeNull();
     expect(failing(r, { a: false, b: false })).toBe('first');

@@ -5,8 +5,8 @@ import { waitForWorkers } from '../../bench/lib/stack.ts';
 import { until, waitFor } from '../setup/wait.ts';
 import { startChaosStack, type ChaosStack } from '../chaos/chaos-stack.ts';
 
-// Issue 32 item 5: "events are written in the transaction of the change they report (an outbox:
-// nothing is lost when Redis is down)". A worker process started while Redis is unreachable must
+// Events are written in the transaction of the change they report (an outbox:
+// nothing is lost when Redis is down). A worker process started while Redis is unreachable must
 // deliver what waits in PostgreSQL at once (the dispatcher needs PostgreSQL only), and start its
 // queues once Redis is back, instead of exiting on the refused connection.
 
@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => chaos?.close());
 
-it('issue 32: When a worker starts while Redis is cut, then it delivers the waiting webhook events during the cut, and once Redis is back its queues start and new events are delivered too, none lost', async () => {
+it('When a worker starts while Redis is cut, then it delivers the waiting webhook events during the cut, and once Redis is back its queues start and new events are delivered too, none lost', async () => {
   const { stack } = chaos;
   const org = await stack.createOrg({ units: 1 });
   const name = `redis-down-${stack.config.REDIS_PREFIX.replace(/[^A-Za-z0-9]/g, '')}`.slice(0, 64);

@@ -15,7 +15,7 @@ import { resealWebhookSecrets } from '../../src/modules/webhooks/reseal.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until, waitFor } from '../setup/wait.ts';
 
-// Signed webhooks end to end (issue 32): endpoints over the API, events written with the change they
+// Signed webhooks end to end: endpoints over the API, events written with the change they
 // report, delivered by the workers to the identity simulator's sandbox receiver, signatures checked
 // here with an HMAC of our own (not the service's code).
 
@@ -66,8 +66,8 @@ async function oneEvent(name: string, type: string): Promise<{ hook: Hook; event
   return { hook, event };
 }
 
-describe('issue 32: endpoints', () => {
-  it('issue 32: When an administrator registers an endpoint, then 201 with a whsec_ secret shown once; members and API clients without the webhooks scope are refused', async () => {
+describe('endpoints', () => {
+  it('When an administrator registers an endpoint, then 201 with a whsec_ secret shown once; members and API clients without the webhooks scope are refused', async () => {
     const org = await stack.createOrg();
     const e = await register(org, hookUrl(newName()), ['verification.completed', 'ping']);
     expect(e).toEqual({ id: expect.stringMatching(/^we_[0-9a-f]{24}$/), url: expect.any(String), events: ['verification.completed', 'ping'], description: 'test receiver', enabled: true, disabled_reason: null, secret: expect.stringMatching(/^whsec_/), created_at: expect.any(String) });
@@ -95,7 +95,7 @@ describe('issue 32: endpoints', () => {
     expect((await stack.api('GET', `/v1/webhook-endpoints/${e.id}`, { token: org.admin.token })).status).toBe(404);
   });
 
-  it('issue 32: When a URL is ftp:, link-local, cloud metadata or private, then registration is refused with 400, in the sandbox too', async () => {
+  it('When a URL is ftp:, link-local, cloud metadata or private, then registration is refused with 400, in the sandbox too', async () => {
     const org = await stack.createOrg();
     for (const url of ['ftp://example.com/hook', 'http://169.254.169.254/latest/meta-data', 'https://[fd00:ec2::254]/', 'https://10.1.2.3/hook', 'https://192.168.1.10/', 'https://[::ffff:10.0.0.1]/', 'https://user:pw@example.com/']) {
       const r = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url, events: ['*'] } });
@@ -103,7 +103,7 @@ describe('issue 32: endpoints', () => {
     }
   });
 
-  it('issue 32: When not in the sandbox, then a name resolving to loopback is refused at registration and at delivery (the connected address is checked), and http is refused', async () => {
+  it('When not in the sandbox, then a name resolving to loopback is refused at registration and at delivery (the connected address is checked), and http is refused', async () => {
     const outside = { sandbox: false };
     await expect(checkTarget('https://localhost/hook', outside)).rejects.toThrow(/loopback/);
     await expect(checkTarget('http://example.com/hook', outside)).rejects.toThrow(/must be https/);
@@ -126,8 +126,8 @@ describe('issue 32: endpoints', () => {
   });
 });
 
-describe('issue 32: events delivered and signed', () => {
-  it('issue 32: When an asynchronous verification ends, then verification.completed is delivered, signed with the secret (a wrong secret fails), without personal data', async () => {
+describe('events delivered and signed', () => {
+  it('When an asynchronous verification ends, then verification.completed is delivered, signed with the secret (a wrong secret fails), without personal data', async () => {
     const org = await stack.createOrg({ units: 5 });
     const name = newName();
     const e = await register(org, hookUrl(name), ['verification.completed']);
@@ -161,7 +161,7 @@ describe('issue 32: events delivered and signed', () => {
     expect(page2.body.next_cursor).toBeNull();
   });
 
-  it('issue 32: When a fixture NIN or vNIN is asked asynchronously, then verification.completed is written with its 202 and delivered signed (found, not_found, refused with its code)', async () => {
+  it('When a fixture NIN or vNIN is asked asynchronously, then verification.completed is written with its 202 and delivered signed (found, not_found, refused with its code)', async () => {
     const org = await stack.createOrg();
     const name = newName();
     const e = await register(org, hookUrl(name), ['verification.completed']);
@@ -188,7 +188,7 @@ describe('issue 32: events delivered and signed', () => {
     for (const h of hooks) expect(signedWith(h, e.secret)).toBe(true);
   });
 
-  it('issue 32: When a top-up is credited and a debit takes the wallet below its line, then topup.credited and wallet.low_balance are delivered and signed', async () => {
+  it('When a top-up is credited and a debit takes the wallet below its line, then topup.credited and wallet.low_balance are delivered and signed', async () => {
     const org = await stack.createOrg({ units: 2 });
     const name = newName();
     const e = await register(org, hookUrl(name), ['topup.credited', 'wallet.low_balance']);
@@ -208,7 +208,7 @@ describe('issue 32: events delivered and signed', () => {
     expect(signedWith(low.hook, e.secret)).toBe(true);
   });
 
-  it('issue 32: When batches complete, pause for units and are cancelled, then batch.completed, batch.paused and batch.cancelled are delivered and signed', async () => {
+  it('When batches complete, pause for units and are cancelled, then batch.completed, batch.paused and batch.cancelled are delivered and signed', async () => {
     const org = await stack.createOrg({ units: 2 });
     const name = newName();
     const e = await register(org, hookUrl(name), ['batch.completed', 'batch.paused', 'batch.cancelled']);
@@ -235,7 +235,7 @@ describe('issue 32: events delivered and signed', () => {
     expect(signedWith(cancelled.hook, e.secret)).toBe(true);
   });
 
-  it('issue 32: When the secret is rotated, then a ping carries two v1 signatures, one with each secret, and the new secret is shown once', async () => {
+  it('When the secret is rotated, then a ping carries two v1 signatures, one with each secret, and the new secret is shown once', async () => {
     const org = await stack.createOrg();
     const name = newName();
     const e = await register(org, hookUrl(name), ['ping']);
@@ -283,8 +283,8 @@ const hasPhp = (() => {
   }
 })();
 
-describe('issue 32: the documented snippets', () => {
-  it('issue 32: When the guide\'s Python snippet checks a real delivery, then it accepts the secret and refuses another', async () => {
+describe('the documented snippets', () => {
+  it('When the guide\'s Python snippet checks a real delivery, then it accepts the secret and refuses another', async () => {
     const org = await stack.createOrg();
     const name = newName();
     const e = await register(org, hookUrl(name), ['ping']);
@@ -295,7 +295,7 @@ describe('issue 32: the documented snippets', () => {
   });
 
   // Debian's php-cli, which .ci/run installs; skipped where PHP is missing (as the browser test is without chromium).
-  it.skipIf(!hasPhp)('issue 32: When the guide\'s PHP snippet checks a real delivery, then it accepts the secret and refuses another', async () => {
+  it.skipIf(!hasPhp)('When the guide\'s PHP snippet checks a real delivery, then it accepts the secret and refuses another', async () => {
     const org = await stack.createOrg();
     const name = newName();
     const e = await register(org, hookUrl(name), ['ping']);
@@ -306,8 +306,8 @@ describe('issue 32: the documented snippets', () => {
   });
 });
 
-describe('issue 32: retries', () => {
-  it('issue 32: When the receiver answers 500, then the same event is tried again with the same id, the log shows the tries, and after the retry window the endpoint is disabled and its administrators e-mailed', async () => {
+describe('retries', () => {
+  it('When the receiver answers 500, then the same event is tried again with the same id, the log shows the tries, and after the retry window the endpoint is disabled and its administrators e-mailed', async () => {
     const org = await stack.createOrg();
     const name = newName();
     const e = await register(org, hookUrl(name, '?status=500'), ['ping']);
@@ -333,7 +333,7 @@ describe('issue 32: retries', () => {
     expect((await received(name))[0]!.body).toBe(hooks[0]!.body);
   });
 
-  it('issue 32: When the receiver answers 410, then the endpoint is disabled at once and the event is not tried again', async () => {
+  it('When the receiver answers 410, then the endpoint is disabled at once and the event is not tried again', async () => {
     const org = await stack.createOrg();
     const name = newName();
     const e = await register(org, hookUrl(name, '?status=410'), ['ping']);
@@ -346,8 +346,8 @@ describe('issue 32: retries', () => {
   });
 });
 
-describe('issue 32: fair to everyone', () => {
-  it('issue 32: When one organisation\'s receiver never answers, then at most 4 of its deliveries are open at once and another organisation\'s ping is delivered while its backlog waits', async () => {
+describe('fair to everyone', () => {
+  it('When one organisation\'s receiver never answers, then at most 4 of its deliveries are open at once and another organisation\'s ping is delivered while its backlog waits', async () => {
     // A receiver that holds every request open and counts how many are open together.
     let open = 0;
     let maxOpen = 0;
@@ -383,8 +383,8 @@ describe('issue 32: fair to everyone', () => {
   });
 });
 
-describe('issue 32: key rotation', () => {
-  it('issue 32: When crypto:reencrypt moves to a new key, then an endpoint\'s current and previous secrets move with it and still open to what was shown', async () => {
+describe('key rotation', () => {
+  it('When crypto:reencrypt moves to a new key, then an endpoint\'s current and previous secrets move with it and still open to what was shown', async () => {
     // A stack of its own: moving every endpoint to a key the shared stack does not hold would break its deliveries.
     const own = await startStack({ workers: false });
     try {
@@ -406,8 +406,8 @@ describe('issue 32: key rotation', () => {
   });
 });
 
-describe('issue 32: personal data', () => {
-  it('issue 32: When every body this file received is scanned, then none carries a NIN or a name it used', async () => {
+describe('personal data', () => {
+  it('When every body this file received is scanned, then none carries a NIN or a name it used', async () => {
     // Bodies of its own, whatever ran before it in this file (tests run shuffled): a found and a
     // not-found asynchronous verification, whose NINs and names are then looked for in every body.
     const org = await stack.createOrg({ units: 5 });

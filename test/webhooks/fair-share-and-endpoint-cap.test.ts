@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
 
-// Fairness between organisations (issue 32 item 7): a cap on deliveries in flight per organisation,
+// Fairness between organisations: a cap on deliveries in flight per organisation,
 // in the claim statement. A stack with few sockets (4) and a per-organisation cap of 2: without the cap
 // one organisation's held requests take every socket and the other's delivery waits for them.
 
@@ -34,7 +34,7 @@ async function ping(org: OrgFixture, endpointId: string): Promise<void> {
   expect((await stack.api('POST', `/v1/webhook-endpoints/${endpointId}/test`, { token: org.admin.token })).status).toBe(202);
 }
 
-it("issue 32: When one organisation's receivers on several endpoints hold every request, then it has at most WEBHOOK_MAX_IN_FLIGHT_PER_ORG open and another organisation's delivery is received while they still hold", async () => {
+it("When one organisation's receivers on several endpoints hold every request, then it has at most WEBHOOK_MAX_IN_FLIGHT_PER_ORG open and another organisation's delivery is received while they still hold", async () => {
   const slow = await stack.createOrg();
   const names = [newName(), newName(), newName()];
   const ids: string[] = [];
@@ -64,7 +64,7 @@ it("issue 32: When one organisation's receivers on several endpoints hold every 
   expect(await slowReceived()).toBe(2);
 });
 
-it('issue 32: When an organisation has WEBHOOK_MAX_ENDPOINTS (20) endpoints, switched off ones included, then one more is refused with 409 and a detail, and deleting one makes room', async () => {
+it('When an organisation has WEBHOOK_MAX_ENDPOINTS (20) endpoints, switched off ones included, then one more is refused with 409 and a detail, and deleting one makes room', async () => {
   const org = await stack.createOrg();
   const ids: string[] = [];
   for (let i = 0; i < 19; i++) ids.push(await register(org, hookUrl(newName())));

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, WIDTHS } from '../e2e/portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/i32-portal-webhooks.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/webhooks/portal-webhooks-page.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
-// Issue 32 item 9: the portal's Webhooks page. An administrator adds an endpoint pointing at the identity
+// The portal's Webhooks page. An administrator adds an endpoint pointing at the identity
 // simulator's sandbox receiver, sees the signing secret once, sends a test and follows the delivery.
 
-describe.skipIf(!hasChromium)('issue 32: portal webhooks page in headless Chromium', () => {
+describe.skipIf(!hasChromium)('portal webhooks page in headless Chromium', () => {
   let stack: Stack;
   let browser: Browser;
   let org: OrgFixture;
@@ -26,7 +26,7 @@ describe.skipIf(!hasChromium)('issue 32: portal webhooks page in headless Chromi
     await stack?.close();
   });
 
-  it('issue 32: When an administrator adds an endpoint on the Webhooks page, then the secret is shown once, a test is delivered and signed with it, the deliveries list says delivered, and axe finds nothing serious', { timeout: 90_000 }, async () => {
+  it('When an administrator adds an endpoint on the Webhooks page, then the secret is shown once, a test is delivered and signed with it, the deliveries list says delivered, and axe finds nothing serious', { timeout: 90_000 }, async () => {
     const name = `portal-${randomBytes(4).toString('hex')}`;
     const hook = `${stack.identitySim.url}/sandbox/hooks/${name}`;
     const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } });
@@ -104,7 +104,7 @@ describe.skipIf(!hasChromium)('issue 32: portal webhooks page in headless Chromi
     await context.close();
   });
 
-  it('issue 32: When a member opens the Webhooks page by its address, then it is not offered in the menu, the page says it is not available, and the API refuses the list', { timeout: 60_000 }, async () => {
+  it('When a member opens the Webhooks page by its address, then it is not offered in the menu, the page says it is not available, and the API refuses the list', { timeout: 60_000 }, async () => {
     const page = await (await browser.newContext({ viewport: { width: WIDTHS.phone, height: 900 } })).newPage();
     await signIn(page, stack.url, org.member.username, org.member.password);
     expect(await page.getByRole('navigation').getByRole('link').allTextContents()).not.toContain('Webhooks');

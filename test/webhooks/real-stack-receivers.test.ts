@@ -3,10 +3,10 @@ import { realStackReason } from '../../src/config.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 /**
- * Issue 32 item 6 over the API, on a stack configured as a real one (a non-loopback identity authority,
+ * Webhook target modes over the API, on a stack configured as a real one (a non-loopback identity authority,
  * so realStackReason names it): http and loopback receivers are refused at registration, as metadata
  * addresses are in every mode. (The sandbox's side, http on loopback accepted and metadata refused, is
- * test/api/i32-webhooks.test.ts; each mode's rules in full, test/unit/i32-webhook-target-modes.test.ts.)
+ * endpoints-and-deliveries.test.ts; each mode's rules in full, target-modes.test.ts.)
  */
 let stack: Stack;
 beforeAll(async () => {
@@ -26,8 +26,8 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-describe('issue 32: webhook receivers on a real stack', () => {
-  it('issue 32: When a real stack is configured, then http, loopback (by address or by name) and metadata receivers are refused with 400, and an endpoint cannot be moved to one', async () => {
+describe('webhook receivers on a real stack', () => {
+  it('When a real stack is configured, then http, loopback (by address or by name) and metadata receivers are refused with 400, and an endpoint cannot be moved to one', async () => {
     expect(realStackReason(stack.config)).toBe('IDENTITY_BASE_URL is not a loopback address');
     const org = await stack.createOrg();
     const register = (url: string) => stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url, events: ['*'] } });

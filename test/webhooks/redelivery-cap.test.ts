@@ -6,7 +6,7 @@ import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until } from '../setup/wait.ts';
 
 /**
- * Issue 32: POST /v1/webhook-endpoints/deliveries/{delivery_id}/redeliver must not let one organisation
+ * POST /v1/webhook-endpoints/deliveries/{delivery_id}/redeliver must not let one organisation
  * flood a receiver. Per event and endpoint: 429 `redelivery_pending` while a redelivery is pending, 429
  * `redelivery_limit` beyond REDELIVERIES_PER_HOUR within an hour. No workers run here, so every delivery
  * stays pending until the test itself says how it ended (as the dispatcher would record it).
@@ -35,8 +35,8 @@ const redeliver = (org: OrgFixture, deliveryId: string) => stack.api('POST', `/v
 /** What the dispatcher records when a delivery reached its receiver. */
 const delivered = (deliveryId: string) => stack.db.query(sql.unsafe`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now() WHERE id = ${Number(deliveryId)}`);
 
-describe('issue 32: the redelivery cap', () => {
-  it('issue 32: When a redelivery of an event is still pending, then another redelivery of it is 429 redelivery_pending, whichever of its delivery ids is named; once it ended, one more is accepted', async () => {
+describe('the redelivery cap', () => {
+  it('When a redelivery of an event is still pending, then another redelivery of it is 429 redelivery_pending, whichever of its delivery ids is named; once it ended, one more is accepted', async () => {
     const org = await stack.createOrg();
     const { deliveryId, eventId } = await endpointWithEvent(org);
     const first = await redeliver(org, deliveryId);
@@ -55,7 +55,7 @@ describe('issue 32: the redelivery cap', () => {
     expect(next.status, next.text).toBe(202);
   });
 
-  it('issue 32: When an event was redelivered REDELIVERIES_PER_HOUR times within the hour, then one more is 429 redelivery_limit with Retry-After; once the oldest is over an hour old, one more is accepted; another event is not held back', async () => {
+  it('When an event was redelivered REDELIVERIES_PER_HOUR times within the hour, then one more is 429 redelivery_limit with Retry-After; once the oldest is over an hour old, one more is accepted; another event is not held back', async () => {
     const org = await stack.createOrg();
     const { endpointId, deliveryId } = await endpointWithEvent(org);
     const ids: string[] = [];
@@ -82,7 +82,7 @@ describe('issue 32: the redelivery cap', () => {
     expect((await redeliver(org, deliveryId)).status).toBe(429);
   });
 
-  it('issue 32: When a redelivery is asked for while another request for the same event is between its count and its commit, then it waits for that one and is refused 429 redelivery_pending', async () => {
+  it('When a redelivery is asked for while another request for the same event is between its count and its commit, then it waits for that one and is refused 429 redelivery_pending', async () => {
     const org = await stack.createOrg();
     const { deliveryId } = await endpointWithEvent(org);
     const owner = (await repo.deliveryEndpoint(stack.db, org.orgId, Number(deliveryId)))!;

@@ -1,4 +1,4 @@
-// Issue 32: the retention of the webhook deliveries log (job webhooks.prune, on RETENTION_CRON).
+// The retention of the webhook deliveries log (job webhooks.prune, on RETENTION_CRON).
 import { randomBytes } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { sql } from 'slonik';
@@ -44,8 +44,8 @@ async function age(eventId: string, days: number): Promise<void> {
       delivered_at = delivered_at - make_interval(days => ${days}) WHERE event_id = ${eventId} AND redelivery_of IS NULL`);
 }
 
-describe('issue 32: webhook retention', () => {
-  it('issue 32: When webhook events are older than WEBHOOK_RETENTION_DAYS, then the hourly retention job removes them with their deliveries, unless one is pending or a redelivery is recent', { timeout: 90_000 }, async () => {
+describe('webhook retention', () => {
+  it('When webhook events are older than WEBHOOK_RETENTION_DAYS, then the hourly retention job removes them with their deliveries, unless one is pending or a redelivery is recent', { timeout: 90_000 }, async () => {
     expect(SCHEDULES['webhooks.prune']).toBe('RETENTION_CRON');
     const days = stack.config.WEBHOOK_RETENTION_DAYS;
     const made = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: `${stack.identitySim.url}/sandbox/hooks/r-${randomBytes(4).toString('hex')}`, events: ['ping'] } });

@@ -4,8 +4,8 @@ import { checkTarget, type TargetMode } from '../../src/modules/webhooks/address
 import { targetMode } from '../../src/modules/webhooks/endpoints.ts';
 
 /**
- * Issue 32 item 6: "Link-local and cloud metadata addresses (169.254.0.0/16, fd00:ec2::254) are refused
- * in every mode; in the sandbox (`npm start` without a real stack) http and loopback are allowed". Which
+ * Link-local and cloud metadata addresses (169.254.0.0/16, fd00:ec2::254) are refused in every
+ * mode; in the sandbox (`npm start` without a real stack) http and loopback are allowed. Which
  * mode a configuration is in (endpoints.ts targetMode, from config.ts realStackReason), and what each
  * mode lets through (address-guard.ts checkTarget; names resolved by a stub, never by DNS).
  */
@@ -38,8 +38,8 @@ const refusal = (url: string, mode: TargetMode) =>
 const SANDBOX: TargetMode = { sandbox: true };
 const REAL: TargetMode = { sandbox: false };
 
-describe('issue 32: the sandbox mode of webhook targets', () => {
-  it('issue 32: When npm start runs with no upstream configured (or with the simulators on loopback), then webhook targets are in the sandbox mode', () => {
+describe('the sandbox mode of webhook targets', () => {
+  it('When npm start runs with no upstream configured (or with the simulators on loopback), then webhook targets are in the sandbox mode', () => {
     for (const env of [{}, { IDENTITY_BASE_URL: 'http://127.0.0.1:4010', PAYSTACK_BASE_URL: 'http://localhost:4020' }]) {
       const c = loadConfig(env);
       expect(realStackReason(c)).toBeNull();
@@ -48,32 +48,32 @@ describe('issue 32: the sandbox mode of webhook targets', () => {
   });
 
   for (const [what, env] of REAL_STACKS) {
-    it(`issue 32: When the stack is configured with ${what}, then webhook targets are not in the sandbox mode`, () => {
+    it(`When the stack is configured with ${what}, then webhook targets are not in the sandbox mode`, () => {
       const c = loadConfig(env);
       expect(realStackReason(c)).not.toBeNull();
       expect(targetMode(c)).toEqual(REAL);
     });
   }
 
-  it('issue 32: When WEBHOOK_PUBLIC_ONLY=true, then even the sandbox is not in the sandbox mode', () => {
+  it('When WEBHOOK_PUBLIC_ONLY=true, then even the sandbox is not in the sandbox mode', () => {
     expect(targetMode(loadConfig({ WEBHOOK_PUBLIC_ONLY: 'true' }))).toEqual(REAL);
   });
 });
 
-describe('issue 32: what each mode lets through', () => {
-  it('issue 32: When in the sandbox, then http and loopback (as an address or a name) are allowed, and a public https receiver too', async () => {
+describe('what each mode lets through', () => {
+  it('When in the sandbox, then http and loopback (as an address or a name) are allowed, and a public https receiver too', async () => {
     for (const url of ['http://127.0.0.1:4010/sandbox/hooks/mine', 'http://localhost:4010/x', 'http://[::1]:8080/x', 'https://hooks.example/x']) {
       expect(await refusal(url, SANDBOX), url).toBeNull();
     }
   });
 
-  it('issue 32: When a real stack is configured, then http and loopback are refused (a name resolving to loopback too), and a public https receiver is allowed', async () => {
+  it('When a real stack is configured, then http and loopback are refused (a name resolving to loopback too), and a public https receiver is allowed', async () => {
     expect(await refusal('http://hooks.example/x', REAL)).toMatch(/must be https/);
     for (const url of ['https://127.0.0.1/x', 'https://localhost/x', 'https://[::1]/x', 'https://127.1/x']) expect(await refusal(url, REAL), url).toMatch(/loopback/);
     expect(await refusal('https://hooks.example/x', REAL)).toBeNull();
   });
 
-  it('issue 32: When a target is link-local or a cloud metadata address, in any spelling or behind a name, then it is refused in both modes', async () => {
+  it('When a target is link-local or a cloud metadata address, in any spelling or behind a name, then it is refused in both modes', async () => {
     const metadata = [
       'http://169.254.169.254/latest/meta-data',
       'https://169.254.169.254/',
@@ -94,7 +94,7 @@ describe('issue 32: what each mode lets through', () => {
     }
   });
 
-  it('issue 32: When a target is private or not http(s), then it is refused in both modes (the sandbox allows loopback only)', async () => {
+  it('When a target is private or not http(s), then it is refused in both modes (the sandbox allows loopback only)', async () => {
     for (const mode of [SANDBOX, REAL]) {
       for (const url of ['http://10.0.0.1/x', 'http://192.168.1.10/x', 'http://172.16.0.1/x', 'http://[fc00::1]/x', 'http://100.64.0.1/x']) {
         expect(await refusal(url.replace('http:', mode.sandbox ? 'http:' : 'https:'), mode), url).toMatch(/not a public address/);

@@ -1,4 +1,4 @@
-// Issue 30 item 2, a flow in one room: a batch row's lookup is started through the verification
+// A flow in one room: a batch row's lookup is started through the verification
 // module's door, and its settlement comes back to the batches module as a job of its own
 // (batch.lookup-settled), which alone notes the row and ends the batch. The jobs run by hand.
 import type { Job } from 'bullmq';
@@ -48,7 +48,7 @@ async function fedBatch(org: OrgFixture): Promise<{ id: string; refs: string[] }
   return { id, refs };
 }
 
-describe('issue 30 item 2: the batch flow', () => {
+describe('the batch flow', () => {
   it('When a batch lookup settles, then its job reports it as batch.lookup-settled and leaves the batch alone; that job notes the row and ends the batch', async () => {
     const org = await stack.createOrg({ units: 5 });
     const { id, refs } = await fedBatch(org);

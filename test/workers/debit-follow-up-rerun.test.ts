@@ -1,4 +1,4 @@
-// Issue 30 (found by a review of the capture's follow-up): a lookup job run again after its settlement committed (the worker died between
+// A lookup job run again after its settlement committed (the worker died between
 // the capture's COMMIT and followDebit; BullMQ runs the stalled job again) must still follow the debit.
 import type { Job } from 'bullmq';
 import { sql } from 'slonik';
@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => harness?.close());
 
-describe('issue 30: the debit follow-up survives a rerun of its job', () => {
+describe('the debit follow-up survives a rerun of its job', () => {
   it('When the worker dies after the found settlement committed and the job runs again, then the low-balance alert the debit made due is still queued', async () => {
     const { stack, producer, deps } = harness;
     const org = await stack.createOrg({ units: 3 });
