@@ -4,7 +4,7 @@
 
 /**
  * A module's door: the one file of src/modules/<m>/ that code outside <m> may import. What it exports is
- * checked by test/unit/i30-doors.test.ts: only names some caller outside <m> imports.
+ * checked by test/architecture/module-doors.test.ts: only names some caller outside <m> imports.
  */
 const DOOR = '^src/modules/[^/]+/index\\.ts$';
 
