@@ -90,11 +90,15 @@ final class Webhook
         return self::anyEquals($expected, $candidates);
     }
 
-    /** The key bytes Standard Webhooks uses: the base64 after `whsec_` decoded; null when it is not base64. */
+    /**
+     * The key bytes Standard Webhooks uses: the base64 after `whsec_` decoded; null when it is not base64.
+     * Secrets are shown in padded standard base64; the URL-safe alphabet and missing padding are read too.
+     */
     public static function standardKey(string $secret): ?string
     {
-        $b64 = str_starts_with($secret, 'whsec_') ? substr($secret, 6) : $secret;
-        $key = base64_decode($b64, true);
+        $b64 = strtr(str_starts_with($secret, 'whsec_') ? substr($secret, 6) : $secret, '-_', '+/');
+        $b64 = rtrim($b64, '=');
+        $key = base64_decode($b64 . str_repeat('=', (4 - strlen($b64) % 4) % 4), true);
         return $key === false || $key === '' ? null : $key;
     }
 
