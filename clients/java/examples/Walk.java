@@ -6,6 +6,7 @@ import io.idverify.VerifyOptions;
 import io.idverify.Webhooks;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -34,19 +35,10 @@ public final class Walk {
         // A live NIN, without waiting: 202 pending at once, then requery until it is no longer pending.
         JsonNode accepted = client.verifyNin(Map.of("nin", "23456789012", "reason", "corporate"),
             VerifyOptions.create().idempotencyKey(UUID.randomUUID().toString()).respondAsync(true));
-        String reference = accepted.has("reference_id") ? accepted.get("reference_id").asText() : accepted.path("data").path("reference_id").asText();
-        long deadline = System.currentTimeMillis() + 120_000;
-        while (true) {
-            try {
-                if (!"pending".equals(client.requeryVerification(reference).path("status").asText())) break;
-            } catch (ApiException ended) {
-                break; // it ended with an error (e.g. 404 NIN not found): that is its answer
-            }
-            if (System.currentTimeMillis() > deadline) {
-                System.err.println("still pending after 120 s");
-                System.exit(1);
-            }
-            Thread.sleep(250);
+        try {
+            client.requeryUntilDone(accepted.get("reference_id").asText(), Duration.ofMillis(250), Duration.ofMinutes(2));
+        } catch (ApiException ended) {
+            // It ended with an error (e.g. 404 NIN not found): that is its answer too.
         }
         System.out.println("{\"step\":\"requery\",\"answer\":" + client.lastResponse().text().trim() + "}");
 

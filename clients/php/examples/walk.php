@@ -30,23 +30,11 @@ line(['step' => 'verify_nin'], $client->lastResponse()->body);
 
 // A live NIN, without waiting: 202 pending at once, then requery until it is no longer pending.
 $accepted = $client->verifyNin(['nin' => '23456789012', 'reason' => 'corporate'], bin2hex(random_bytes(16)), true);
-$reference = $accepted['reference_id'] ?? $accepted['data']['reference_id'];
-$deadline = time() + 120;
-do {
-    try {
-        $answer = $client->requeryVerification($reference);
-    } catch (ApiError $e) {
-        break; // it ended with an error (e.g. 404 NIN not found): that is its answer
-    }
-    $pending = ($answer['status'] ?? null) === 'pending';
-    if ($pending) {
-        if (time() > $deadline) {
-            fwrite(STDERR, "still pending after 120 s\n");
-            exit(1);
-        }
-        usleep(250000);
-    }
-} while ($pending);
+try {
+    $client->requeryUntilDone($accepted['reference_id'], 0.25, 120);
+} catch (ApiError $e) {
+    // It ended with an error (e.g. 404 NIN not found): that is its answer too.
+}
 line(['step' => 'requery'], $client->lastResponse()->body);
 
 foreach (array_filter(explode(',', (string) getenv('IDVERIFY_WEBHOOK_FILES'))) as $file) {

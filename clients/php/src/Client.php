@@ -91,6 +91,40 @@ final class Client
         return $this->token;
     }
 
+    /**
+     * Requeries until the verification ended: its last answer (an ended failure throws ApiError, as the
+     * verification call would have). Throws IdverifyException when still pending after $timeout seconds.
+     */
+    public function requeryUntilDone(string $referenceId, float $interval = 1.0, float $timeout = 120.0): array
+    {
+        $deadline = microtime(true) + $timeout;
+        while (true) {
+            $answer = $this->requeryVerification($referenceId);
+            if (($answer['status'] ?? null) !== 'pending') {
+                return $answer;
+            }
+            if (microtime(true) >= $deadline) {
+                throw new IdverifyException("{$referenceId} still pending after {$timeout} s");
+            }
+            usleep((int) ($interval * 1e6));
+        }
+    }
+
+    /**
+     * Every page of a history list, following next_cursor: `foreach ($client->pages([$client, 'listTransactions'], ['kind' => 'debit']) as $page)`.
+     *
+     * @param callable(array): array $list a list method taking its query
+     * @return \Generator<int, array>
+     */
+    public function pages(callable $list, array $query = []): \Generator
+    {
+        do {
+            $page = $list($query);
+            yield $page;
+            $query['cursor'] = $page['next_cursor'] ?? null;
+        } while ($query['cursor'] !== null);
+    }
+
     /** The last answer received (status, headers, raw body), also after an ApiError. */
     public function lastResponse(): ?Response
     {

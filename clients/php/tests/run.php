@@ -227,5 +227,21 @@ check('a call that needs a token, without one, fails before sending', function (
     }
 });
 
+check('requeryUntilDone requeries while pending and answers the ended body; pages follow next_cursor', function () {
+    $pending = [202, [], '{"status":"pending","reference_id":"REF-3"}'];
+    $t = new FakeTransport([$pending, $pending, [200, [], '{"status":"success","data":{"reference_id":"REF-3"}}'],
+        [200, [], '{"data":[1],"next_cursor":"c1"}'], [200, [], '{"data":[2],"next_cursor":null}']]);
+    $c = new Client('http://api.test/v1', ['token' => 'tok', 'transport' => $t]);
+    same('success', $c->requeryUntilDone('REF-3', 0.001, 5)['status']);
+    same(3, count($t->requests));
+    $seen = [];
+    foreach ($c->pages([$c, 'listTransactions'], ['kind' => 'debit']) as $page) {
+        $seen[] = $page['data'][0];
+    }
+    same([1, 2], $seen);
+    same('http://api.test/v1/transactions?kind=debit', $t->requests[3]['url']);
+    same('http://api.test/v1/transactions?kind=debit&cursor=c1', $t->requests[4]['url']);
+});
+
 echo "{$count} tests, {$failures} failed\n";
 exit($failures === 0 ? 0 : 1);

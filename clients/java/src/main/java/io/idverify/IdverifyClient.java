@@ -2,7 +2,12 @@ package io.idverify;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.function.Function;
 
 /**
  * A thin client of the Identity Verification and Wallet API: one small method per operation of the OpenAPI
@@ -201,6 +206,56 @@ public final class IdverifyClient extends BaseClient {
      */
     public JsonNode requeryVerification(String referenceId) {
         return call("requeryVerification", "POST", "/verify-nin/requery", json(Map.of("reference_id", referenceId)));
+    }
+
+    /**
+     * Requeries until the verification ended: its last answer (an ended failure throws ApiException, as the
+     * verification call would have). Throws IdverifyException when still pending after {@code timeout}.
+     */
+    public JsonNode requeryUntilDone(String referenceId, Duration interval, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            JsonNode answer = requeryVerification(referenceId);
+            if (!"pending".equals(answer.path("status").asText())) return answer;
+            if (System.nanoTime() >= deadline) throw new IdverifyException(referenceId + " still pending after " + timeout);
+            try {
+                Thread.sleep(interval.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IdverifyException("interrupted while requerying " + referenceId, e);
+            }
+        }
+    }
+
+    /** {@link #requeryUntilDone(String, Duration, Duration)} every second, for up to two minutes. */
+    public JsonNode requeryUntilDone(String referenceId) {
+        return requeryUntilDone(referenceId, Duration.ofSeconds(1), Duration.ofMinutes(2));
+    }
+
+    /**
+     * Every page of a history list, following next_cursor, fetched as the iteration goes:
+     * {@code for (JsonNode page : client.pages(client::listTransactions, Map.of("kind", "debit")))}.
+     */
+    public Iterable<JsonNode> pages(Function<Map<String, ?>, JsonNode> list, Map<String, ?> query) {
+        return () -> new Iterator<>() {
+            private final Map<String, Object> q = new HashMap<>(query == null ? Map.of() : query);
+            private boolean done;
+
+            @Override
+            public boolean hasNext() {
+                return !done;
+            }
+
+            @Override
+            public JsonNode next() {
+                if (done) throw new NoSuchElementException();
+                JsonNode page = list.apply(q);
+                JsonNode cursor = page.path("next_cursor");
+                if (cursor.isTextual()) q.put("cursor", cursor.asText());
+                else done = true;
+                return page;
+            }
+        };
     }
 
     /** The printable slip of a found verification: PDF bytes. @operation GET /verify-nin/slip/{reference_id} */

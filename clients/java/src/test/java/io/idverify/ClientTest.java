@@ -287,6 +287,21 @@ public final class ClientTest {
                 }
             }
         });
+        check("requeryUntilDone requeries while pending and answers the ended body; pages follow next_cursor", () -> {
+            String pending = "{\"status\":\"pending\",\"reference_id\":\"REF-3\"}";
+            try (FakeApi api = new FakeApi().answer(202, Map.of(), pending).answer(202, Map.of(), pending)
+                    .answer(200, Map.of(), "{\"status\":\"success\",\"data\":{\"reference_id\":\"REF-3\"}}")
+                    .answer(200, Map.of(), "{\"data\":[1],\"next_cursor\":\"c1\"}").answer(200, Map.of(), "{\"data\":[2],\"next_cursor\":null}")) {
+                IdverifyClient c = client(api, "tok", null);
+                same("success", c.requeryUntilDone("REF-3", java.time.Duration.ofMillis(1), java.time.Duration.ofSeconds(5)).path("status").asText());
+                same(3, api.seen.size());
+                List<Integer> seen = new ArrayList<>();
+                for (var page : c.pages(c::listTransactions, Map.of("kind", "debit"))) seen.add(page.path("data").get(0).asInt());
+                same(List.of(1, 2), seen);
+                same("/v1/transactions?kind=debit", api.seen.get(3).uri());
+                same(true, api.seen.get(4).uri().contains("cursor=c1"));
+            }
+        });
         System.out.println(count + " tests, " + failures + " failed");
         System.exit(failures == 0 ? 0 : 1);
     }
