@@ -6,7 +6,7 @@ namespace Idverify;
 
 /**
  * A thin client of the Identity Verification and Wallet API: one generic request() and one small method per
- * operation of the OpenAPI document (`GET /v1/openapi.json`), each marked `@operation METHOD /path`.
+ * operation of the OpenAPI document (`GET /v1/openapi.json`), each marked with its operation (an "@operation" comment: the method and the path as the document writes them).
  * JSON answers come back decoded (associative arrays); files (slip, invoice, statement PDF, CSV) as strings of
  * bytes. A non-2xx answer throws ApiError (status, detail, code); a transport failure IdverifyException.
  */

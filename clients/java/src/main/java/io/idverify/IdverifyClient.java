@@ -11,7 +11,7 @@ import java.util.function.Function;
 
 /**
  * A thin client of the Identity Verification and Wallet API: one small method per operation of the OpenAPI
- * document ({@code GET /v1/openapi.json}), named by its operationId and marked {@code @operation METHOD /path}.
+ * document ({@code GET /v1/openapi.json}), named by its operationId and marked with its operation (an "@operation" comment: the method and the path as the document writes them).
  * Bodies are anything Jackson writes (a Map, a record, a JsonNode) shaped as the document's schemas; JSON
  * answers come back as {@link JsonNode}, files (slip, invoice, statement PDF, CSV) as bytes. List methods take
  * their query (limit, cursor, filters) as a Map and answer one page: pass its next_cursor as cursor for the next.
