@@ -115,6 +115,13 @@ check('Standard Webhooks keys with the decoded bytes, not the secret string; a w
     same(false, Webhook::verifyStandard(BODY, 'evt_2', (string) T, STD, SECRET, 300, T));
 });
 
+check('a secret made before Standard Webhooks (URL-safe base64, no padding) is decoded as Node decodes it', function () {
+    $secret = 'whsec_-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_8';
+    $body = '{"id":"evt_2","type":"ping"}';
+    same(true, Webhook::verifyStandard($body, 'evt_2', (string) T, 'v1,UvZj7pLeA5viyLIVTcHLYndOMgs2HHMqqXNEmQeLX/g=', $secret, 300, T));
+    same(null, Webhook::standardKey('whsec_not base64!'));
+});
+
 check('an error answer becomes ApiError with status, detail, code and request id', function () {
     $t = new FakeTransport([[404, ['x-request-id' => 'req-1'], '{"detail":"vNIN has expired","code":"vnin_expired"}']]);
     $c = new Client('http://api.test/v1', ['token' => 'tok', 'transport' => $t]);

@@ -178,6 +178,12 @@ public final class ClientTest {
             same(false, Webhooks.verifyStandard(BODY, "evt_1", Long.toString(T), withString, SECRET, 300, T));
             same(false, Webhooks.verifyStandard(BODY, "evt_2", Long.toString(T), STD, SECRET, 300, T));
         });
+        check("a secret made before Standard Webhooks (URL-safe base64, no padding) is decoded as Node decodes it", () -> {
+            String secret = "whsec_-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_8";
+            String body = "{\"id\":\"evt_2\",\"type\":\"ping\"}";
+            same(true, Webhooks.verifyStandard(body, "evt_2", Long.toString(T), "v1,UvZj7pLeA5viyLIVTcHLYndOMgs2HHMqqXNEmQeLX/g=", secret, 300, T));
+            same(null, Webhooks.standardKey("whsec_not base64!"));
+        });
         check("an error answer becomes ApiException with status, detail, code and request id", () -> {
             try (FakeApi api = new FakeApi().answer(404, Map.of("X-Request-Id", "req-1"), "{\"detail\":\"vNIN has expired\",\"code\":\"vnin_expired\"}")) {
                 try {
