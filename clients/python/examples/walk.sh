@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs the five-minute walk with the machine's python3 (3.9+; standard library only, nothing to install).
+# Reads IDVERIFY_BASE_URL, IDVERIFY_USERNAME, IDVERIFY_PASSWORD and, optionally, IDVERIFY_WEBHOOK_FILES.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+exec python3 -B "$here/walk.py"
