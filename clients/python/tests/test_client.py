@@ -62,7 +62,7 @@ class FakeApi:
                 return self.answer(404, {"detail": "Not found"})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         self.base_url = "http://127.0.0.1:%d/v1" % self.server.server_address[1]
 
