@@ -23,12 +23,15 @@ import (
 	"idverify"
 )
 
+// emit prints {"step": step, key: value} on one line, "step" first as the walk's readers expect.
 func emit(step string, key string, value any) {
-	line, err := json.Marshal(map[string]any{"step": step, key: value})
+	s, _ := json.Marshal(step)
+	k, _ := json.Marshal(key)
+	v, err := json.Marshal(value)
 	if err != nil {
 		fail(err)
 	}
-	fmt.Println(string(line))
+	fmt.Printf("{\"step\":%s,%s:%s}\n", s, k, v)
 }
 
 func fail(err error) {
