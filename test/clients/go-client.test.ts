@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { run, toolchain } from './toolchain.ts';
+import { codeBlocks, run, toolchain } from './helpers.ts';
 
 // The Go client's own `go test` suite (signatures of both schemes, rotation, tampering, old
 // timestamps, error mapping, token renewal against httptest), run with the machine's Go. GOPROXY=off:
@@ -22,5 +23,13 @@ describe.skipIf(!go.present)('Go client', () => {
     const r = run('gofmt', ['-l', '.'], DIR);
     expect(r.status, r.output).toBe(0);
     expect(r.output.trim()).toBe('');
+  });
+});
+
+describe('Go client README', () => {
+  it('When the README shows the five-minute walk, then it is examples/walk/main.go verbatim (the program walk.sh runs and walks.test.ts checks)', () => {
+    const readme = readFileSync(`${DIR}/README.md`, 'utf8');
+    const program = readFileSync(`${DIR}/examples/walk/main.go`, 'utf8').replace(/\n$/, '');
+    expect(codeBlocks(readme, 'go')).toContain(program);
   });
 });

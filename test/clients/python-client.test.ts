@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { run, toolchain } from './toolchain.ts';
+import { codeBlocks, run, toolchain } from './helpers.ts';
 
 // The Python client's own unittest suite (signatures of both schemes, rotation, tampering, old
 // timestamps, error mapping, token renewal against a local fake API), run with the machine's python3.
@@ -28,5 +29,13 @@ describe.skipIf(!python.present)('Python client', () => {
     ].join('\n');
     const r = run('python3', ['-B', '-c', script], DIR);
     expect(r.status, r.output).toBe(0);
+  });
+});
+
+describe('Python client README', () => {
+  it('When the README shows the five-minute walk, then it is examples/walk.py verbatim (the program walk.sh runs and walks.test.ts checks)', () => {
+    const readme = readFileSync(`${DIR}/README.md`, 'utf8');
+    const program = readFileSync(`${DIR}/examples/walk.py`, 'utf8').replace(/\n$/, '');
+    expect(codeBlocks(readme, 'python')).toContain(program);
   });
 });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNpmStart, type NpmStart } from '../setup/npm-start.ts';
 import { waitFor } from '../setup/wait.ts';
-import { toolchain } from './toolchain.ts';
+import { toolchain } from './helpers.ts';
 
 // Each client's five-minute walk (`bash clients/<language>/examples/walk.sh`), run as its README says
 // against one `npm start` sandbox: the lines it prints are checked against what the API itself says,

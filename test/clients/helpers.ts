@@ -21,3 +21,11 @@ export function run(command: string, args: string[], cwd: string, env: Record<st
   });
   return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
 }
+
+/** The fenced code blocks of a markdown text fenced with `lang`, as written. */
+export function codeBlocks(markdown: string, lang: string): string[] {
+  const blocks: string[] = [];
+  const re = new RegExp('^```' + lang + '\\n([\\s\\S]*?)^```$', 'gm');
+  for (const m of markdown.matchAll(re)) blocks.push(m[1]!.replace(/\n$/, ''));
+  return blocks;
+}
