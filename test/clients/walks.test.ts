@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNpmStart, type NpmStart } from '../setup/npm-start.ts';
+import { startSeededSandbox, stopNpmStart, type NpmStart } from '../setup/npm-start.ts';
 import { waitFor } from '../setup/wait.ts';
 import { toolchain } from './helpers.ts';
 
@@ -86,12 +86,7 @@ function walk(language: string, extra: Record<string, string>): Promise<{ status
 }
 
 beforeAll(async () => {
-  s = await startNpmStart({ env: { SANDBOX_SEED: 'true' } });
-  await s.waitForOutput('api listening', 90_000);
-  await s.waitForOutput('workers started', 90_000);
-  const printed = /administrator: username=demo-admin password=(\S+)/.exec(s.output());
-  if (!printed) throw new Error(`npm start printed no demo-admin password:\n${s.output().slice(-3000)}`);
-  password = printed[1]!;
+  ({ sandbox: s, adminPassword: password } = await startSeededSandbox());
   base = `http://localhost:${s.ports.api}/v1`;
 
   const { secret, hook } = await capturedDelivery();
@@ -105,13 +100,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
-  if (!s) return;
-  if (s.proc.exitCode === null) {
-    const exited = new Promise((resolve) => s.proc.once('exit', resolve));
-    s.proc.kill('SIGTERM');
-    await exited;
-  }
-  await s.cleanup();
+  await stopNpmStart(s);
 });
 
 describe('each client walks the five-minute walk against npm start', () => {
