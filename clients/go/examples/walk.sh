@@ -6,5 +6,5 @@ set -euo pipefail
 module="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-(cd "$module" && GOPROXY=off GOFLAGS= go build -o "$out/walk" ./examples/walk)
+(cd "$module" && GOPROXY=off GOFLAGS= GOTOOLCHAIN=local go build -o "$out/walk" ./examples/walk)
 "$out/walk"
