@@ -106,6 +106,16 @@ func TestStandardWebhookTamperedAndOld(t *testing.T) {
 	}
 }
 
+func TestStandardWebhooksKey(t *testing.T) {
+	if string(StandardWebhooksKey(secret)) != string(seq(0, 32)) {
+		t.Fatal("a whsec_ secret's key is its decoded bytes")
+	}
+	// An older secret in URL-safe base64 without padding is not standard base64: its UTF-8 bytes.
+	if string(StandardWebhooksKey("whsec_TA9RT62r_EyFkPaU")) != "whsec_TA9RT62r_EyFkPaU" {
+		t.Fatal("a secret that is not standard base64 keys with its bytes")
+	}
+}
+
 func TestIdverifySignature(t *testing.T) {
 	header := delivery(now.Unix(), oldSecret, secret)["idverify-signature"]
 	if !VerifyIdverifySignature(body, header, secret, at) || !VerifyIdverifySignature(body, header, oldSecret, at) {

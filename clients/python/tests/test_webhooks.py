@@ -7,7 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from idverify import verify_idverify_signature, verify_standard_webhook, verify_webhook  # noqa: E402
+from idverify import standard_webhooks_key, verify_idverify_signature, verify_standard_webhook, verify_webhook  # noqa: E402
 
 NOW = 1_780_000_000
 SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()
@@ -66,6 +66,12 @@ class StandardWebhooksTest(unittest.TestCase):
             headers = delivery()
             del headers[name]
             self.assertFalse(verify_standard_webhook(BODY, headers, SECRET, now=NOW), name)
+
+
+    def test_the_key_is_the_decoded_secret_or_else_its_bytes(self):
+        self.assertEqual(standard_webhooks_key(SECRET), bytes(range(32)))
+        # An older secret in URL-safe base64 without padding is not standard base64: its UTF-8 bytes.
+        self.assertEqual(standard_webhooks_key("whsec_TA9RT62r_EyFkPaU"), b"whsec_TA9RT62r_EyFkPaU")
 
 
 class IdverifySignatureTest(unittest.TestCase):
