@@ -54,6 +54,22 @@ func delivery(ts int64, secrets ...string) map[string]string {
 	}
 }
 
+// The Standard Webhooks specification's test vector: what every library of that scheme checks.
+func TestStandardWebhooksPublishedExample(t *testing.T) {
+	h := map[string]string{
+		"webhook-id":        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+		"webhook-timestamp": "1614265330",
+		"webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+	}
+	o := WebhookOptions{Now: time.Unix(1614265330, 0)}
+	if !VerifyStandardWebhook([]byte(`{"test": 2432232314}`), h, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", o) {
+		t.Fatal("the specification's example did not verify")
+	}
+	if VerifyStandardWebhook([]byte(`{"test": 2432232315}`), h, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", o) {
+		t.Fatal("a changed body verified")
+	}
+}
+
 func TestStandardWebhookVerifies(t *testing.T) {
 	if !VerifyStandardWebhook(body, delivery(now.Unix(), secret), secret, at) {
 		t.Fatal("a signed delivery did not verify")

@@ -35,6 +35,16 @@ def delivery(secrets=(SECRET,), ts=NOW, body=BODY):
 
 
 class StandardWebhooksTest(unittest.TestCase):
+    def test_the_specifications_published_example_verifies(self):
+        # The Standard Webhooks specification's test vector: what every library of that scheme checks.
+        headers = {
+            "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            "webhook-timestamp": "1614265330",
+            "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+        }
+        self.assertTrue(verify_standard_webhook('{"test": 2432232314}', headers, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now=1614265330))
+        self.assertFalse(verify_standard_webhook('{"test": 2432232315}', headers, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now=1614265330))
+
     def test_a_signed_delivery_verifies(self):
         self.assertTrue(verify_standard_webhook(BODY, delivery(), SECRET, now=NOW))
         self.assertTrue(verify_standard_webhook(BODY.encode(), delivery(), SECRET, now=NOW))
