@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startNpmStart, type NpmStart } from '../setup/npm-start.ts';
+import { startSeededSandbox, stopNpmStart, type NpmStart } from '../setup/npm-start.ts';
 
 // docs/integration.md promises "every step a command that works". This runs its `sh` blocks in order,
 // in one bash (variables carry from block to block), against a sandbox started here on free ports, as a
@@ -89,22 +89,9 @@ function docScript(markdown: string, ports: { api: number; identity: number }): 
 let s: NpmStart;
 let password: string;
 beforeAll(async () => {
-  s = await startNpmStart({ env: { SANDBOX_SEED: 'true' } });
-  await s.waitForOutput('api listening', 90_000);
-  await s.waitForOutput('workers started', 90_000);
-  const printed = /administrator: username=demo-admin password=(\S+)/.exec(s.output());
-  if (!printed) throw new Error(`npm start printed no demo-admin password:\n${s.output().slice(-3000)}`);
-  password = printed[1]!;
+  ({ sandbox: s, adminPassword: password } = await startSeededSandbox());
 }, 120_000);
-afterAll(async () => {
-  if (!s) return;
-  if (s.proc.exitCode === null) {
-    const exited = new Promise((resolve) => s.proc.once('exit', resolve));
-    s.proc.kill('SIGTERM');
-    await exited;
-  }
-  await s.cleanup();
-});
+afterAll(async () => stopNpmStart(s));
 
 it('When docs/integration.md is followed block by block in one bash against a fresh sandbox, then every command succeeds and every call answers what the doc says', { timeout: 150_000 }, async () => {
   const { script, ran } = docScript(readFileSync(`${ROOT}/${DOC}`, 'utf8'), s.ports);
