@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { bool, csv, databaseUrl, port } from './config-values.ts';
+import { bool, csv, databaseUrl, port } from './lib/env-values.ts';
 import { sandboxSchema, type SandboxConfig } from './sandbox-config.ts';
 
 // express's `trust proxy` list: addresses, subnets (CIDR) or its names for reserved ranges.
@@ -93,6 +93,13 @@ export const SANDBOX_ENTERPRISE_CODE = '000000';
 
 const bonusTier = z.object({ min: z.number().int().positive(), max: z.number().int().positive().optional(), bonus: z.number().int().positive() });
 
+/**
+ * The production settings, read by every process. Each variable carries its description (`.describe`, or
+ * `.meta` with a `documentedDefault` where the literal default would mislead a reader: a published
+ * development secret, a value derived from another variable): `npm run docs` writes docs/configuration.md
+ * from them, and a test fails when one has none. The sandbox's switches have a schema of their own
+ * (sandbox-config.ts), read only where the sandbox runs.
+ */
 export const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development').describe('`production` enables the refusals above'),
@@ -161,7 +168,7 @@ export const configSchema = z
     PUBLIC_BASE_URL: z.string().default('').meta({ description: 'this service\'s public address', documentedDefault: '`http://localhost:$PORT`' }),
     TOPUP_WAIT_MS: z.coerce.number().int().positive().default(20000).describe('how long `POST /topup/verify` waits for its credit job'),
     CREDIT_CONCURRENCY: z.coerce.number().int().positive().default(8).describe('credit jobs per worker process'),
-    RECONCILE_CRON: z.string().default('*/1 * * * *').describe('the reconciliation sweeps: top-ups verified with the processor, verifications stuck pending, receipts not sent, verification-link submissions left pending (`TOPUP_SWEEP_CRON`, its old name, is still read, with a warning at start)'),
+    RECONCILE_CRON: z.string().default('*/1 * * * *').describe('the reconciliation sweeps: top-ups verified with the processor, verifications stuck pending, receipts not sent, verification-link submissions left pending'),
     TOPUP_SWEEP_MIN_AGE_SECONDS: z.coerce.number().int().min(0).default(120).describe('the sweep leaves a pending top-up younger than this to the processor\'s webhook'),
     TOPUP_SWEEP_MAX_AGE_HOURS: z.coerce.number().positive().default(48).describe('a pending top-up older than this is given up by the sweep'),
     TOPUP_SWEEP_BATCH: z.coerce.number().int().positive().default(100).describe('pending top-ups one sweep run checks with the processor'),
@@ -281,7 +288,7 @@ export type Config = Omit<RawConfig, 'JWT_SECRET' | 'JWT_SECRETS'> & {
 };
 
 /** Old name -> new name. The old one is still honoured when the new one is unset. */
-const RENAMED = { TOPUP_SWEEP_CRON: 'RECONCILE_CRON' } as const;
+export const RENAMED = { TOPUP_SWEEP_CRON: 'RECONCILE_CRON' } as const;
 
 export class ConfigError extends Error {}
 

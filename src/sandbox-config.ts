@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, port } from './config-values.ts';
+import { bool, port } from './lib/env-values.ts';
 
 /**
  * The sandbox's own switches: where `npm start` opens its simulators and mail sink, how the built-in

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { socketAwareDatabaseUrl } from './lib/database-url.ts';
+import { socketAwareDatabaseUrl } from './database-url.ts';
 
-// Value shapes of the environment, shared by the production schema (config.ts) and the sandbox's
-// (sandbox-config.ts).
+// Value shapes of the environment, shared by the production schema (src/config.ts) and the sandbox's
+// (src/sandbox-config.ts).
 
 export const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
