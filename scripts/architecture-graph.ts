@@ -98,7 +98,7 @@ export async function drawGraphs(root = ROOT): Promise<{ modules: string; layers
 export function between(text: string, start: string, end: string, body: string): string {
   const a = text.indexOf(start);
   const b = text.indexOf(end);
-  if (a < 0 || b < a) throw new Error(`docs/architecture.md lacks the markers ${start} ... ${end}`);
+  if (a < 0 || b < a) throw new Error(`the page lacks the markers ${start} ... ${end}`);
   return `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`;
 }
 

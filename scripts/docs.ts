@@ -1,6 +1,7 @@
 /**
  * `npm run docs`: draws the module and layer graphs of docs/architecture.md from the imports
- * (scripts/architecture-graph.ts), then renders the OpenAPI document the API serves (built from the app's registry, as
+ * (scripts/architecture-graph.ts), writes the variable tables of docs/configuration.md from the
+ * configuration schemas (scripts/configuration-doc.ts), then renders the OpenAPI document the API serves (built from the app's registry, as
  * `npm run lint:openapi` does) to the static page `docs/api.html` with Redocly, offline: the Redoc
  * script is embedded (`--inlineBundle`), so the page loads nothing from a CDN. The page is generated, not
  * committed (.gitignore).
@@ -12,8 +13,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApiDocument } from '../src/openapi/document.ts';
 import { writeArchitectureGraphs } from './architecture-graph.ts';
+import { writeConfigurationTables } from './configuration-doc.ts';
 
 console.log((await writeArchitectureGraphs()) ? 'docs/architecture.md: graphs redrawn' : 'docs/architecture.md: graphs up to date');
+console.log(writeConfigurationTables() ? 'docs/configuration.md: tables rewritten' : 'docs/configuration.md: tables up to date');
 
 const dir = mkdtempSync(join(tmpdir(), 'openapi-docs-'));
 try {

@@ -45,25 +45,28 @@ async function opened<T>(variable: string, port: number, open: () => Promise<T>)
   }
 }
 
+// The sandbox's own switches (src/sandbox-config.ts): read whenever a simulator stands in, so present
+// in each branch below; a real stack has none and starts no simulator.
+const switches = config.sandboxSwitches;
 let mailSink: MailSink | null = null;
-if (config.sandbox.identity && !config.SMTP_URL) {
-  mailSink = await opened('SANDBOX_SMTP_PORT', config.SANDBOX_SMTP_PORT, () => startMailSink({ host: '127.0.0.1', port: config.SANDBOX_SMTP_PORT }));
+if (switches && config.sandbox.identity && !config.SMTP_URL) {
+  mailSink = await opened('SANDBOX_SMTP_PORT', switches.SANDBOX_SMTP_PORT, () => startMailSink({ host: '127.0.0.1', port: switches.SANDBOX_SMTP_PORT }));
   const sink = mailSink;
   closers.push(() => sink.close());
   // The API and worker processes read it from their environment: every e-mail goes to the sink.
   process.env.SMTP_URL = sink.url;
 }
 let identitySimUrl: string | null = null;
-if (config.sandbox.identity) {
-  const sim = await opened('IDENTITY_SIM_PORT', config.IDENTITY_SIM_PORT, () =>
+if (switches && config.sandbox.identity) {
+  const sim = await opened('IDENTITY_SIM_PORT', switches.IDENTITY_SIM_PORT, () =>
     startIdentitySimulator({
     ...(mailSink ? { mailbox: mailSink } : {}),
     host: '127.0.0.1',
-    port: config.IDENTITY_SIM_PORT,
-    latencyMs: config.IDENTITY_SIM_LATENCY_MS,
-    latency: config.IDENTITY_SIM_LATENCY_MEDIAN_MS > 0 ? { medianMs: config.IDENTITY_SIM_LATENCY_MEDIAN_MS, p95Ms: config.IDENTITY_SIM_LATENCY_P95_MS } : null,
-    rateLimit: config.IDENTITY_SIM_RATE_LIMIT,
-    maxConcurrency: config.IDENTITY_SIM_MAX_CONCURRENCY,
+    port: switches.IDENTITY_SIM_PORT,
+    latencyMs: switches.IDENTITY_SIM_LATENCY_MS,
+    latency: switches.IDENTITY_SIM_LATENCY_MEDIAN_MS > 0 ? { medianMs: switches.IDENTITY_SIM_LATENCY_MEDIAN_MS, p95Ms: switches.IDENTITY_SIM_LATENCY_P95_MS } : null,
+    rateLimit: switches.IDENTITY_SIM_RATE_LIMIT,
+    maxConcurrency: switches.IDENTITY_SIM_MAX_CONCURRENCY,
     apiKey: config.IDENTITY_API_KEY,
     appId: config.identityAppId,
     enterpriseCode: config.nimcEnterpriseCode,
@@ -73,11 +76,11 @@ if (config.sandbox.identity) {
   identitySimUrl = sim.url;
   logger.warn({ url: sim.url, dialect: config.IDENTITY_DIALECT }, 'SANDBOX: identity authority is the built-in simulator; no real NIN is checked');
 }
-if (config.sandbox.processor) {
-  const sim = await opened('PAYSTACK_SIM_PORT', config.PAYSTACK_SIM_PORT, () =>
+if (switches && config.sandbox.processor) {
+  const sim = await opened('PAYSTACK_SIM_PORT', switches.PAYSTACK_SIM_PORT, () =>
     startPaymentSimulator({
       host: '127.0.0.1',
-      port: config.PAYSTACK_SIM_PORT,
+      port: switches.PAYSTACK_SIM_PORT,
       secretKey: config.PAYSTACK_SECRET_KEY,
       webhookUrl: `http://127.0.0.1:${config.PORT}/v1/webhooks/paystack`,
     }),
@@ -86,7 +89,7 @@ if (config.sandbox.processor) {
   logger.warn({ url: sim.url }, 'SANDBOX: payment processor is the built-in simulator; no real money moves');
 }
 
-if ((config.sandbox.identity || config.sandbox.processor) && config.SANDBOX_SEED) {
+if (switches && (config.sandbox.identity || config.sandbox.processor) && switches.SANDBOX_SEED) {
   const db = await createDb(config.DATABASE_URL, { maxPoolSize: 2 });
   try {
     const seeded = await seedSandbox(db, config);

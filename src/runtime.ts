@@ -36,7 +36,7 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
   const identity = createIdentityAdapter(config);
   // The benchmark's yardstick: the lookup runs here with the deps a worker builds (see LOOKUP_INLINE),
   // as many at once as one worker process runs, within the authority's limit.
-  const lookupInline = config.LOOKUP_INLINE
+  const lookupInline = config.sandboxSwitches?.LOOKUP_INLINE
     ? createInlineLookup(
         {
           db,

@@ -1,53 +1,61 @@
 /**
- * docs/configuration.md documents every variable the configuration schema reads. The
- * schema (src/config.ts, with its value parsers in src/config-*.ts) is the one list; this test reads its
- * keys and fails when one has no row of its own in the configuration tables (named in a row's first
- * cell), and when a row names a variable the schema no longer reads.
+ * docs/configuration.md's variable tables are written from the schemas by `npm run docs`
+ * (scripts/configuration-doc.ts): the production settings of src/config.ts and the sandbox's switches of
+ * src/sandbox-config.ts, each variable with its default and the description it carries in its schema.
+ * These tests write them again and fail when the committed page differs, and when a variable has no
+ * description to write.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { configSchema } from '../../src/config.ts';
+import { configSchema, RENAMED } from '../../src/config.ts';
+import { csv } from '../../src/lib/env-values.ts';
+import { sandboxSchema } from '../../src/sandbox-config.ts';
+import { CONFIGURATION_MD, rowsOf, TABLES_END, TABLES_START, withTables } from '../../scripts/configuration-doc.ts';
 
-/** The keys of the configuration schema, whatever wraps the object (refinements, a pipe). */
-function schemaKeys(schema: z.ZodType): string[] {
-  const def = (schema as unknown as { _zod: { def: { shape?: Record<string, unknown>; in?: z.ZodType; innerType?: z.ZodType; schema?: z.ZodType } } })._zod.def;
-  if (def.shape) return Object.keys(def.shape);
-  const inner = def.in ?? def.innerType ?? def.schema;
-  if (!inner) throw new Error('the configuration schema is not an object');
-  return schemaKeys(inner);
+/** Variables named in the first cell of a table row of the page. */
+function documented(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!));
 }
 
-/** Old names still read beside their new ones (src/config*.ts `RENAMED = { OLD: 'NEW' }`). */
-function renamedKeys(): string[] {
-  const sources = [readFileSync('src/config.ts', 'utf8')];
-  return sources.flatMap((s) => [...(/RENAMED\s*=\s*\{([^}]*)\}/.exec(s)?.[1] ?? '').matchAll(/([A-Z][A-Z0-9_]+)\s*:/g)].map((m) => m[1]!));
-}
-
-/** Variables named in the first cell of a table row of docs/configuration.md. */
-function documented(): Set<string> {
-  const names = new Set<string>();
-  for (const line of readFileSync('docs/configuration.md', 'utf8').split('\n')) {
-    if (!line.startsWith('|') || /^\|[\s|:-]+\|?$/.test(line)) continue;
-    const firstCell = line.split('|')[1] ?? '';
-    for (const [, name] of firstCell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) names.add(name!);
-  }
-  return names;
-}
-
-describe('docs/configuration.md documents every configuration variable', () => {
-  it('every key of the configuration schema has a row in docs/configuration.md', () => {
-    const keys = schemaKeys(configSchema as unknown as z.ZodType);
-    expect(keys.length).toBeGreaterThan(50);
-    const docs = documented();
-    expect(keys.filter((k) => !docs.has(k))).toEqual([]);
+describe('docs/configuration.md is written from the configuration schemas', () => {
+  it('When the tables are written again from the schemas, then they equal the committed page (else: npm run docs)', () => {
+    const committed = readFileSync(CONFIGURATION_MD, 'utf8');
+    expect(withTables(committed), 'docs/configuration.md is stale: run `npm run docs` and commit it').toBe(committed);
   });
 
-  it('every old name still read is documented, and no row names a variable nobody reads', () => {
-    const docs = documented();
-    const renamed = renamedKeys();
-    expect(renamed.filter((k) => !readFileSync('docs/configuration.md', 'utf8').includes(`\`${k}\``))).toEqual([]);
-    const read = new Set([...schemaKeys(configSchema as unknown as z.ZodType), ...renamed]);
-    expect([...docs].filter((k) => !read.has(k))).toEqual([]);
+  it('When the page is read, then it has one row per variable of both schemas, production first, and names every old name still read', () => {
+    const text = readFileSync(CONFIGURATION_MD, 'utf8');
+    const production = Object.keys(configSchema.shape);
+    const sandbox = Object.keys(sandboxSchema.shape);
+    expect(production.length).toBeGreaterThan(50);
+    expect(production.filter((name) => sandbox.includes(name))).toEqual([]);
+    expect(documented(text)).toEqual([...production, ...sandbox]);
+    const tables = text.slice(text.indexOf(TABLES_START), text.indexOf(TABLES_END));
+    for (const old of Object.keys(RENAMED)) expect(tables).toContain(`\`${old}\``);
+  });
+
+  it('When a variable carries no description, then writing the tables fails naming it; defaults are shown as a reader sets them', () => {
+    const schema = z.object({
+      PLAIN: z.coerce.number().int().default(6 * 1000).describe('a number'),
+      EMPTY: z.string().default('').describe('a string'),
+      LIST: csv.default([]).describe('a list'),
+      PIPED: z.string().default('[1]').transform((v) => JSON.parse(v) as number[]).describe('a parsed value'),
+      SECRET: z.string().default('dev-secret').meta({ description: 'a key', documentedDefault: 'development value' }),
+      UNSET: z.string().optional().describe('optional | with a pipe'),
+    });
+    expect(rowsOf(schema)).toEqual([
+      { name: 'PLAIN', default: '`6000`', description: 'a number' },
+      { name: 'EMPTY', default: 'empty', description: 'a string' },
+      { name: 'LIST', default: 'empty', description: 'a list' },
+      { name: 'PIPED', default: '`[1]`', description: 'a parsed value' },
+      { name: 'SECRET', default: 'development value', description: 'a key' },
+      { name: 'UNSET', default: 'empty', description: 'optional | with a pipe' },
+    ]);
+    const undescribed = z.object({ DESCRIBED: z.string().default('x').describe('fine'), NEW_LIMIT: z.coerce.number().default(5), OTHER: z.string().optional() });
+    expect(() => rowsOf(undescribed)).toThrow('configuration variables without a description in their schema: NEW_LIMIT, OTHER');
   });
 });

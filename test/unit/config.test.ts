@@ -130,11 +130,32 @@ describe('configuration', () => {
     expect(() => loadConfig({ LOGIN_MAX_FAILURES_PER_ADDRESS: '0' })).toThrow(/LOGIN_MAX_FAILURES_PER_ADDRESS/);
   });
 
-  it('When the benchmark-only inline lookup is switched on, then production refuses it and other environments take it', () => {
+  it('When the benchmark-only inline lookup is switched on, then production and other real stacks refuse it and local stacks take it', () => {
     const production = PRODUCTION;
     expect(() => loadConfig({ ...production, LOOKUP_INLINE: 'true' })).toThrow('invalid configuration: LOOKUP_INLINE: is for benchmarks only and refused in production');
-    expect(loadConfig(production).LOOKUP_INLINE).toBe(false);
-    expect(loadConfig({ LOOKUP_INLINE: 'true' }).LOOKUP_INLINE).toBe(true);
+    expect(() => loadConfig({ ...production, NODE_ENV: 'development', LOOKUP_INLINE: 'yes' })).toThrow(
+      'invalid configuration: LOOKUP_INLINE: is for benchmarks only and refused when a live PAYSTACK_SECRET_KEY (sk_live_) is configured',
+    );
+    expect(loadConfig({ LOOKUP_INLINE: 'true' }).sandboxSwitches?.LOOKUP_INLINE).toBe(true);
+    const local = { IDENTITY_BASE_URL: 'http://127.0.0.1:4011', PAYSTACK_BASE_URL: 'http://127.0.0.1:4021', NODE_ENV: 'test' };
+    expect(loadConfig({ ...local, LOOKUP_INLINE: 'true' }).sandboxSwitches?.LOOKUP_INLINE).toBe(true);
+  });
+
+  it('When the stack is a real one, then the sandbox switches are not read at all; where a simulator stands in, they are read and checked, naming the variable', () => {
+    // Values that would stop a sandbox are not even looked at by production.
+    const nonsense = { IDENTITY_SIM_PORT: 'x', PAYSTACK_SIM_PORT: '-1', SANDBOX_SMTP_PORT: 'y', SANDBOX_SEED: 'perhaps', IDENTITY_SIM_LATENCY_MEDIAN_MS: '5' };
+    const production = loadConfig({ ...PRODUCTION, ...nonsense });
+    expect(production.sandboxSwitches).toBeNull();
+    expect(Object.keys(production).filter((k) => /_SIM_|^SANDBOX_|^LOOKUP_INLINE$/.test(k))).toEqual([]);
+    expect(() => loadConfig({ IDENTITY_SIM_PORT: 'x' })).toThrow('invalid configuration: IDENTITY_SIM_PORT: ');
+    expect(() => loadConfig({ SANDBOX_SEED: 'perhaps' })).toThrow(/^invalid configuration: SANDBOX_SEED: /);
+    expect(() => loadConfig({ IDENTITY_SIM_LATENCY_MEDIAN_MS: '5' })).toThrow('invalid configuration: IDENTITY_SIM_LATENCY_P95_MS: set together with IDENTITY_SIM_LATENCY_MEDIAN_MS, and not below it');
+    // A real processor beside the identity simulator: the simulator still stands in, so its switches count.
+    const fresh = { VNIN_HASH_KEY: 'w'.repeat(40), NIMC_ENTERPRISE_CODE: '1138183', JWT_SECRET: 'y'.repeat(40), ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`, PAYSTACK_SECRET_KEY: 'sk_test_mine', SUBJECT_HASH_KEY: 's'.repeat(40) };
+    const mixed = loadConfig({ ...fresh, PAYSTACK_BASE_URL: 'https://api.paystack.co', IDENTITY_SIM_PORT: '4111' });
+    expect(mixed.identityBaseUrl).toBe('http://127.0.0.1:4111');
+    expect(mixed.sandboxSwitches).toMatchObject({ IDENTITY_SIM_PORT: 4111, PAYSTACK_SIM_PORT: 4020, SANDBOX_SMTP_PORT: 4025, SANDBOX_SEED: true, LOOKUP_INLINE: false });
+    expect(loadConfig({ PAYSTACK_SIM_PORT: '4121' }).paystackBaseUrl).toBe('http://127.0.0.1:4121');
   });
 
   it('When the sweeps schedule is set under its old name, then it is honoured with a warning, and the new name wins', () => {
