@@ -1452,7 +1452,7 @@ export interface paths {
         put?: never;
         /**
          * Send a ping now
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other. At most 10 pings to an endpoint within an hour (a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -1492,7 +1492,7 @@ export interface paths {
         put?: never;
         /**
          * Send a past event again
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 `redelivery_pending` while a redelivery of it is still pending, 429 `redelivery_limit` beyond the hour's count, with `Retry-After` saying when the oldest leaves the hour.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 `redelivery_pending` while a redelivery of it is still pending, 429 `redelivery_limit` beyond the hour's count, with `Retry-After` saying when the oldest leaves the hour. Each redelivery is on the audit trail (`webhook_endpoint.redelivered`).
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -1784,7 +1784,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.pinged" | "webhook_endpoint.redelivered" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -6260,7 +6260,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.pinged" | "webhook_endpoint.redelivered" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
@@ -6532,7 +6532,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description `ping_limit`: 10 pings were sent to this endpoint within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "ping_limit";
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

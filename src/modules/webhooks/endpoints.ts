@@ -107,12 +107,26 @@ export async function rotateSecret(deps: EndpointDeps, orgId: number, id: string
   return { ...(await getEndpoint(deps, orgId, id)), secret };
 }
 
-/** A ping to this endpoint only, delivered by the workers at once. */
+/** Test pings to one endpoint within an hour (a 429 beyond). */
+export const PINGS_PER_HOUR = 10;
+export const PING_LIMIT = `at most ${PINGS_PER_HOUR} test pings to an endpoint per hour`;
+
+/**
+ * A ping to this endpoint only, delivered by the workers at once. Like a redelivery it makes us send
+ * on an organisation's word, so it is capped: at most PINGS_PER_HOUR per endpoint within the last hour
+ * (429 `ping_limit`, Retry-After: when the oldest leaves the hour), counted under a lock on the
+ * endpoint. Unlike a redelivery a pending ping does not hold the next back: a ping is how one checks a
+ * receiver just fixed, while the previous ping may still be waiting for its next retry.
+ */
 export async function sendTestEvent(deps: EndpointDeps, orgId: number, id: string) {
   const row = await repo.findEndpoint(deps.db, orgId, id);
   if (!row) throw new AppError('not_found', NOT_FOUND);
   if (!row.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
-  const eventId = await deps.db.transaction((tx) => recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id }));
+  const eventId = await deps.db.transaction(async (tx) => {
+    const p = await repo.lockPings(tx, orgId, id);
+    if (p.recent >= PINGS_PER_HOUR) throw new AppError('rate_limited', PING_LIMIT, { headers: { 'Retry-After': String(Math.max(1, p.window_left_s)) }, extra: { code: 'ping_limit' } });
+    return recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id });
+  });
   if (!eventId) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
   return { event_id: eventId, type: 'ping' as const };
 }
@@ -151,6 +165,6 @@ export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: s
     if (r.recent >= REDELIVERIES_PER_HOUR) throw new AppError('rate_limited', REDELIVERY_LIMIT, { headers: { 'Retry-After': String(Math.max(1, r.window_left_s)) }, extra: { code: 'redelivery_limit' } });
     const row = await repo.insertRedelivery(tx, orgId, n);
     if (!row) throw new AppError('not_found', 'delivery not found');
-    return row;
+    return { delivery: row, endpointId: owner.endpoint_id };
   });
 }

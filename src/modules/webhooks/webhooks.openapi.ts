@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { REDELIVERIES_PER_HOUR } from './endpoints.ts';
+import { PINGS_PER_HOUR, REDELIVERIES_PER_HOUR } from './endpoints.ts';
 import { createEndpointBody, delivery, endpoint, endpointList, endpointWithSecret, patchEndpointBody } from './webhooks.schemas.ts';
 
 const WHO = 'Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.';
@@ -62,9 +62,20 @@ export function register(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints/{id}/test', operationId: 'testWebhookEndpoint', tags: [TAGS.webhookEndpoints],
-    summary: 'Send a ping now', description: `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other.`,
+    summary: 'Send a ping now',
+    description:
+      `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other. At most ${PINGS_PER_HOUR} pings to an endpoint within an hour ` +
+      "(a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).",
     security: bearer, request: { params: idParam },
-    responses: { 202: json(Test, 'Ping queued'), ...errors(401, 403, 404, 429), 409: disabled },
+    responses: {
+      202: json(Test, 'Ping queued'),
+      ...errors(401, 403, 404),
+      409: disabled,
+      429: errorResponse(
+        `\`ping_limit\`: ${PINGS_PER_HOUR} pings were sent to this endpoint within the last hour (\`Retry-After\`: when the oldest leaves it). Also the request rate limits (no \`code\`).`,
+        z.object({ detail: z.string(), code: z.enum(['ping_limit']).optional() }),
+      ),
+    },
   });
   registry.registerPath({
     method: 'get', path: '/webhook-endpoints/{id}/deliveries', operationId: 'listWebhookDeliveries', tags: [TAGS.webhookEndpoints],
@@ -84,7 +95,7 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       `${WHO} A new delivery of the same event (the same \`id\` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most ` +
       `${REDELIVERIES_PER_HOUR} times an hour (redelivering a redelivery counts; the automatic retries do not): 429 \`redelivery_pending\` while a redelivery of it ` +
-      'is still pending, 429 `redelivery_limit` beyond the hour\'s count, with `Retry-After` saying when the oldest leaves the hour.',
+      'is still pending, 429 `redelivery_limit` beyond the hour\'s count, with `Retry-After` saying when the oldest leaves the hour. Each redelivery is on the audit trail (`webhook_endpoint.redelivered`).',
     security: bearer, request: { params: z.object({ delivery_id: z.string().regex(/^\d+$/).meta({ description: 'A delivery id from the deliveries list' }) }) },
     responses: {
       202: json(Delivery, 'Redelivery queued'),
