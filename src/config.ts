@@ -322,6 +322,9 @@ export const configSchema = z
     // Each endpoint gets its own delivery of every event, so this bounds what one event costs.
     WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
     WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
+    // Test pings (POST /webhook-endpoints/{id}/test) one endpoint may be sent within an hour; beyond it 429
+    // `ping_limit`. A ping makes us send on an organisation's word, like a redelivery (capped at 5 an hour).
+    WEBHOOK_PINGS_PER_HOUR: z.coerce.number().int().min(1).max(100000).default(10),
     // true: webhook receivers must be https on public addresses even in the sandbox, which otherwise
     // allows http and loopback (a real stack always refuses them).
     WEBHOOK_PUBLIC_ONLY: bool.default(false),

@@ -1383,7 +1383,7 @@ export interface paths {
          * Register an endpoint
          * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. `events` takes the event names of the tag's table, or `["*"]`. The answer carries the signing secret (`whsec_...`), once.
          *
-         *     - The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback.
+         *     - The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback, but not the stack's own ports (the API, the payment simulator, the mail sink, the metrics; on the identity simulator's port only its `/sandbox/hooks/{name}` receiver). Every refused address answers the same detail, whatever the reason (a name that does not resolve included): `url: not a receiver webhooks may be sent to (its host must resolve only to public addresses; the sandbox also allows loopback, except this service's own ports)`.
          *     - An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.
          */
         post: operations["createWebhookEndpoint"];
@@ -1452,7 +1452,7 @@ export interface paths {
         put?: never;
         /**
          * Send a ping now
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other. At most 10 pings to an endpoint within an hour (a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other. At most 10 pings to an endpoint within an hour (`WEBHOOK_PINGS_PER_HOUR`) (a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -6532,7 +6532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `ping_limit`: 10 pings were sent to this endpoint within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`). */
+            /** @description `ping_limit`: the hour's pings (10 by default) were sent to this endpoint within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`). */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { TARGET_REFUSED } from './address-guard.ts';
 import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { PINGS_PER_HOUR, REDELIVERIES_PER_HOUR } from './endpoints.ts';
+import { REDELIVERIES_PER_HOUR } from './endpoints.ts';
 import { createEndpointBody, delivery, endpoint, endpointList, endpointWithSecret, patchEndpointBody } from './webhooks.schemas.ts';
 
 const WHO = 'Organisation administrators, and API clients of an administrator role holding the `webhooks` scope.';
@@ -10,7 +11,9 @@ const CREATE = md(
   '',
   '- The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every ' +
     'delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are ' +
-    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback.',
+    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback, but not the stack\'s own ports ' +
+    '(the API, the payment simulator, the mail sink, the metrics; on the identity simulator\'s port only its `/sandbox/hooks/{name}` receiver). ' +
+    `Every refused address answers the same detail, whatever the reason (a name that does not resolve included): \`${TARGET_REFUSED}\`.`,
   '- An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.',
 );
 const idParam = z.object({ id: z.string().regex(/^we_[0-9a-f]{24}$/).meta({ description: 'The endpoint id' }) });
@@ -64,7 +67,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'post', path: '/webhook-endpoints/{id}/test', operationId: 'testWebhookEndpoint', tags: [TAGS.webhookEndpoints],
     summary: 'Send a ping now',
     description:
-      `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other. At most ${PINGS_PER_HOUR} pings to an endpoint within an hour ` +
+      `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other. At most 10 pings to an endpoint within an hour (\`WEBHOOK_PINGS_PER_HOUR\`) ` +
       "(a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).",
     security: bearer, request: { params: idParam },
     responses: {
@@ -72,7 +75,7 @@ export function register(registry: OpenAPIRegistry): void {
       ...errors(401, 403, 404),
       409: disabled,
       429: errorResponse(
-        `\`ping_limit\`: ${PINGS_PER_HOUR} pings were sent to this endpoint within the last hour (\`Retry-After\`: when the oldest leaves it). Also the request rate limits (no \`code\`).`,
+        '`ping_limit`: the hour\'s pings (10 by default) were sent to this endpoint within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`).',
         z.object({ detail: z.string(), code: z.enum(['ping_limit']).optional() }),
       ),
     },

@@ -28,7 +28,7 @@ export function webhooksRoutes(ctx: AppContext): Router {
   r.post('/webhook-endpoints', ...auth, ...json, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
     const body = parseInput(createEndpointBody, req.body);
-    const made = await endpoints.createEndpoint(ctx, orgId, body);
+    const made = await endpoints.createEndpoint(ctx, orgId, body, req.socket.localPort);
     // A signing secret is a credential: its making, change, rotation and end are on the trail.
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.created', target: `webhook_endpoint:${made.id}`, details: { events: made.events } });
     res.setHeader('Cache-Control', 'no-store');
@@ -47,7 +47,7 @@ export function webhooksRoutes(ctx: AppContext): Router {
     const orgId = requireOrgAdmin(principalOf(req));
     const id = endpointId(req.params.id);
     const patch = parseInput(patchEndpointBody, req.body);
-    const updated = await endpoints.updateEndpoint(ctx, orgId, id, patch);
+    const updated = await endpoints.updateEndpoint(ctx, orgId, id, patch, req.socket.localPort);
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.updated', target: `webhook_endpoint:${id}`, details: { changed: Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined) } });
     res.json(updated);
   });

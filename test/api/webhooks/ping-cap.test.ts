@@ -1,12 +1,12 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { PING_LIMIT, PINGS_PER_HOUR } from '../../../src/modules/webhooks/endpoints.ts';
+import { pingLimit } from '../../../src/modules/webhooks/endpoints.ts';
 import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
 
 /**
  * POST /v1/webhook-endpoints/{id}/test makes the service send on an organisation's word, so it is
- * capped per endpoint (PINGS_PER_HOUR within an hour, then 429 `ping_limit`) and each ping, like each
+ * capped per endpoint (WEBHOOK_PINGS_PER_HOUR, 10 by default, within an hour, then 429 `ping_limit`) and each ping, like each
  * redelivery, leaves an audit event naming who asked. No workers run: every delivery stays pending,
  * which must not hold the next ping back.
  */
@@ -15,6 +15,7 @@ beforeAll(async () => {
   stack = await startStack({ workers: false });
 });
 afterAll(async () => stack?.close());
+const perHour = () => stack.config.WEBHOOK_PINGS_PER_HOUR;
 
 async function endpoint(org: OrgFixture): Promise<string> {
   const e = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/ping-cap', events: ['ping'] } });
@@ -27,11 +28,11 @@ const eventsOf = (orgId: number, action: string) =>
   stack.db.any(sql.type(audit)`SELECT action, actor, target, details FROM audit_events WHERE org_id = ${orgId} AND action = ${action} ORDER BY id`);
 
 describe('test pings to a webhook endpoint', () => {
-  it('When an endpoint was pinged PINGS_PER_HOUR times within the hour, then one more is 429 ping_limit with Retry-After, another endpoint is not held back, and once the oldest is over an hour old one more is accepted', async () => {
+  it('When an endpoint was pinged WEBHOOK_PINGS_PER_HOUR times within the hour, then one more is 429 ping_limit with Retry-After, another endpoint is not held back, and once the oldest is over an hour old one more is accepted', async () => {
     const org = await stack.createOrg();
     const id = await endpoint(org);
     const sent: string[] = [];
-    for (let i = 0; i < PINGS_PER_HOUR; i++) {
+    for (let i = 0; i < perHour(); i++) {
       // Each earlier ping is still pending (no workers): that does not hold the next back.
       const r = await ping(org, id);
       expect(r.status, r.text).toBe(202);
@@ -39,11 +40,11 @@ describe('test pings to a webhook endpoint', () => {
     }
     const refused = await ping(org, id);
     expect(refused.status, refused.text).toBe(429);
-    expect(refused.body).toEqual({ detail: PING_LIMIT, code: 'ping_limit' });
+    expect(refused.body).toEqual({ detail: pingLimit(perHour()), code: 'ping_limit' });
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(3600);
-    expect(await stack.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM webhook_deliveries WHERE endpoint_id = ${id}`)).toBe(PINGS_PER_HOUR);
+    expect(await stack.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM webhook_deliveries WHERE endpoint_id = ${id}`)).toBe(perHour());
 
     const other = await endpoint(org);
     expect((await ping(org, other)).status).toBe(202);
@@ -54,11 +55,11 @@ describe('test pings to a webhook endpoint', () => {
     expect((await ping(org, id)).status).toBe(429);
   });
 
-  it('When pings arrive at once beyond the cap, then exactly PINGS_PER_HOUR are accepted', async () => {
+  it('When pings arrive at once beyond the cap, then exactly WEBHOOK_PINGS_PER_HOUR are accepted', async () => {
     const org = await stack.createOrg();
     const id = await endpoint(org);
-    const answers = await Promise.all(Array.from({ length: PINGS_PER_HOUR + 8 }, () => ping(org, id)));
-    expect(answers.filter((a) => a.status === 202)).toHaveLength(PINGS_PER_HOUR);
+    const answers = await Promise.all(Array.from({ length: perHour() + 8 }, () => ping(org, id)));
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(perHour());
     expect(answers.filter((a) => a.status === 429).every((a) => a.body.code === 'ping_limit')).toBe(true);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(8);
   });
