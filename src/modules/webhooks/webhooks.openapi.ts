@@ -23,7 +23,7 @@ export function register(registry: OpenAPIRegistry): void {
   const WithSecret = endpointWithSecret.meta({ id: 'WebhookEndpointWithSecret' });
   const List = endpointList.meta({ id: 'WebhookEndpointList' });
   const New = createEndpointBody.meta({ id: 'NewWebhookEndpoint' });
-  const Change = patchEndpointBody.meta({ id: 'WebhookEndpointChange', description: 'At least one of `url`, `events`, `enabled`, `description`.' });
+  const Change = patchEndpointBody.meta({ id: 'WebhookEndpointChange', description: 'At least one of `url`, `events`, `enabled`, `description`.', minProperties: 1 });
   const Delivery = delivery.meta({ id: 'WebhookDelivery', description: 'One event sent (or being sent) to one endpoint, with every try counted.' });
   const Page = listEnvelope(Delivery).meta({ id: 'WebhookDeliveryPage' });
   const Test = z.object({ event_id: z.string(), type: z.literal('ping') }).meta({ id: 'WebhookTest' });
