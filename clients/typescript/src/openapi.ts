@@ -1432,7 +1432,7 @@ export interface paths {
         put?: never;
         /**
          * A new signing secret
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The new secret is shown once, in this answer. For 24 hours every delivery carries two `v1=` signatures, one with each secret, so the receiver can switch without losing an event.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The new secret is shown once, in this answer. For 24 hours every delivery carries two signatures in each scheme, one with each secret (two `v1=` in `Idverify-Signature`, two `v1,...` in `webhook-signature`), so the receiver can switch without losing an event. An endpoint whose secret predates the `whsec_<standard base64>` form gets one of that form here.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -3330,8 +3330,8 @@ export interface components {
             disabled_reason: "gone" | "failing" | null;
             created_at: string;
             /**
-             * @description The signing secret, `whsec_...`: shown once, in this answer
-             * @example whsec_Jk3...
+             * @description The signing secret, shown once, in this answer: `whsec_` and the standard padded base64 of 32 random bytes. `Idverify-Signature` is keyed with the whole string; Standard Webhooks (`webhook-signature`) with the bytes the base64 after `whsec_` encodes
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8RZMXmQ3Oj8=
              */
             secret: string;
         };

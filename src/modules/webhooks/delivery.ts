@@ -15,7 +15,7 @@ import { lowBalanceRecipients } from '../organisations/index.ts';
 import { checkedLookup, TARGET_REFUSED, targetAddressRefusal, TargetRefused, urlRefusal, type OwnPorts, type TargetMode } from './address-guard.ts';
 import { openSecret, ownPorts, targetMode } from './endpoints.ts';
 import { failPending } from './webhooks.repository.ts';
-import { signatureHeader } from './signing.ts';
+import { signatureHeader, standardSignatureHeader } from './signing.ts';
 
 /**
  * The workers' webhook dispatcher. Deliveries wait in PostgreSQL (written with the change they report),
@@ -170,6 +170,10 @@ async function attempt(deps: DispatcherDeps, d: Claimed): Promise<void> {
       'idverify-signature': signatureHeader(secrets, t, d.body),
       'idverify-event-id': d.event_id,
       'idverify-event-type': d.type,
+      // Standard Webhooks beside our own: the same secrets, the same instant, the event id as the message id.
+      'webhook-id': d.event_id,
+      'webhook-timestamp': String(t),
+      'webhook-signature': standardSignatureHeader(secrets, d.event_id, t, d.body),
     },
     { timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS, mode: targetMode(deps.config), own: ownPorts(deps.config) },
   );

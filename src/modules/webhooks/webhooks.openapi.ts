@@ -59,7 +59,7 @@ export function register(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints/{id}/rotate-secret', operationId: 'rotateWebhookSecret', tags: [TAGS.webhookEndpoints],
-    summary: 'A new signing secret', description: `${WHO} The new secret is shown once, in this answer. For 24 hours every delivery carries two \`v1=\` signatures, one with each secret, so the receiver can switch without losing an event.`,
+    summary: 'A new signing secret', description: `${WHO} The new secret is shown once, in this answer. For 24 hours every delivery carries two signatures in each scheme, one with each secret (two \`v1=\` in \`Idverify-Signature\`, two \`v1,...\` in \`webhook-signature\`), so the receiver can switch without losing an event. An endpoint whose secret predates the \`whsec_<standard base64>\` form gets one of that form here.`,
     security: bearer, request: { params: idParam },
     responses: { 200: json(WithSecret, 'Secret rotated'), ...errors(401, 403, 404, 429) },
   });
