@@ -1,10 +1,10 @@
 // Which way imports may run in src/ and workers/; `npm run lint:deps` (part of `npm test`) fails on a
 // violation. Paths are relative to the directory dependency-cruiser runs in, so the same rules also
-// judge the throwaway trees of test/unit/dependency-rules.test.ts.
+// judge the throwaway trees of test/architecture/dependency-rules.test.ts.
 
 /**
  * A module's door: the one file of src/modules/<m>/ that code outside <m> may import. What it exports is
- * checked by test/unit/i30-doors.test.ts: only names some caller outside <m> imports.
+ * checked by test/architecture/module-doors.test.ts: only names some caller outside <m> imports.
  */
 const DOOR = '^src/modules/[^/]+/index\\.ts$';
 

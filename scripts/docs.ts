@@ -1,5 +1,6 @@
 /**
- * `npm run docs`: renders the OpenAPI document the API serves (built from the app's registry, as
+ * `npm run docs`: draws the module and layer graphs of docs/architecture.md from the imports
+ * (scripts/architecture-graph.ts), then renders the OpenAPI document the API serves (built from the app's registry, as
  * `npm run lint:openapi` does) to the static page `docs/api.html` with Redocly, offline: the Redoc
  * script is embedded (`--inlineBundle`), so the page loads nothing from a CDN. The page is generated, not
  * committed (.gitignore).
@@ -10,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApiDocument } from '../src/openapi/document.ts';
+import { writeArchitectureGraphs } from './architecture-graph.ts';
+
+console.log((await writeArchitectureGraphs()) ? 'docs/architecture.md: graphs redrawn' : 'docs/architecture.md: graphs up to date');
 
 const dir = mkdtempSync(join(tmpdir(), 'openapi-docs-'));
 try {

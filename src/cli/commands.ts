@@ -2,7 +2,7 @@
  * Every admin command in one table: its synopsis lines are the usage text, and the flags they name
  * are the only flags the command accepts (anything else is refused before the command runs). A flag
  * followed by a value placeholder takes a value; one without is a switch. The README's Admin CLI table
- * lists the same flags, command by command (test/api/i29-item03-cli-flags.test.ts).
+ * lists the same flags, command by command (test/api/cli-flags.test.ts).
  */
 export const COMMANDS: readonly { synopsis: string; note?: string }[] = [
   { synopsis: 'org:create --name N --tenancy hosted|self-hosted [--affiliate] --business-registration REF --data-protection REF [--unit-cost KOBO] [--min-topup-units N] [--email BILLING_EMAIL]' },

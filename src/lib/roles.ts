@@ -6,7 +6,7 @@ import { SCOPES, type Scope } from './api-scopes.ts';
  * "which scopes does it allow?", "does it belong to an organisation?") is answered from this table, and
  * SQL that compares roles takes its list from here (rolesWith) rather than naming a role. A new role is
  * one entry here plus a migration widening the role CHECKs of `users` (and `api_clients` if an API
- * client may hold it); test/unit/i30-roles.test.ts adds one in a fixture and shows it refused
+ * client may hold it); test/team/role-table.test.ts adds one in a fixture and shows it refused
  * everywhere its capabilities do not reach.
  */
 export const CAPABILITIES = [

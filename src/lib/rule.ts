@@ -6,7 +6,7 @@ import { sql, type FragmentSqlToken } from 'slonik';
  * rules that need it use: a field's truth, null, equality, membership, emptiness and "after, to the
  * millisecond". Every operator has one meaning in both languages, NULL included (SQL's three-valued
  * logic never leaks: each comparison is closed with IS TRUE or IS NOT DISTINCT FROM), and
- * test/api/i30-rule-sql.test.ts checks the two against real PostgreSQL with generated inputs.
+ * test/api/rule-sql-agrees-with-code.test.ts checks the two against real PostgreSQL with generated inputs.
  *
  * A rule is a list of named checks: the code answers the first that fails (so each keeps its own
  * refusal), the SQL is their conjunction.

@@ -32,7 +32,7 @@ describe('HTTP conventions', () => {
     const r = await stack.api('GET', '/readyz');
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ postgres: 'ok', redis: 'ok' });
-    // Issue 31: this stack runs no face worker; that does not make it unready.
+    // This stack runs no face worker; that does not make it unready.
     expect(r.body.face).toBe('no_worker');
   });
 

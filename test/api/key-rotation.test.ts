@@ -135,7 +135,7 @@ describe('crypto:reencrypt', () => {
     const enrol = await stack.api('POST', '/v1/me/mfa/totp', { token: mfaUser.token });
     const totp = new TOTP({ secret: Secret.fromBase32(enrol.body.secret), algorithm: 'SHA1', digits: 6, period: 30 });
     expect((await stack.api('POST', '/v1/me/mfa/totp/confirm', { token: mfaUser.token, json: { code: totp.generate() } })).status).toBe(200);
-    // Automatic top-up's saved card (issue 34 item 6): the authorization code of a credited top-up.
+    // Automatic top-up's saved card: the authorization code of a credited top-up.
     const cardTopup = `TOP-${org.orgId}-00000000000000aa`;
     await stack.db.query(sql.unsafe`
       INSERT INTO topups (reference, org_id, units, unit_cost_kobo, base_amount, vat_amount, service_charge, total_amount, currency, status, created_at)

@@ -51,7 +51,7 @@ async function enable(token: string, user?: { username: string; password: string
 }
 
 describe('Two-factor sign-in (TOTP)', () => {
-  it('issue 34: item 7: When a user turns two-factor sign-in on, then GET /me says mfa_enabled true (false before, merely enrolled included), so the portal shows it on instead of offering a set-up', async () => {
+  it('When a user turns two-factor sign-in on, then GET /me says mfa_enabled true (false before, merely enrolled included), so the portal shows it on instead of offering a set-up', async () => {
     const u = await newUser('member');
     expect((await stack.api('GET', '/v1/me', { token: u.token })).body.mfa_enabled).toBe(false);
     expect((await stack.api('POST', '/v1/me/mfa/totp', { token: u.token })).status).toBe(201);

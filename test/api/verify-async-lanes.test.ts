@@ -58,7 +58,7 @@ describe('asynchronous verification on every endpoint, and its place in the queu
     expect(sync.status).toBe(200);
     const answer = await ended(org, accepted.body.reference_id);
     expect(answer.status).toBe(200);
-    // The requery's one answer for a found verification, however it was made (issue 29 item 13).
+    // The requery's one answer for a found verification, however it was made.
     expect(answer.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: accepted.body.reference_id }, consent: null });
   });
 

@@ -16,7 +16,7 @@ import { openPage, submitPage } from '../setup/links.ts';
 import { until, waitFor } from '../setup/wait.ts';
 
 /*
- * Issue 29 items 12-14: the contract as a strict client reads it. A Prism validating proxy
+ * The contract as a strict client reads it. A Prism validating proxy
  * (@stoplight/prism-cli, `prism proxy --errors`) stands between this client and the service, and
  * checks every answer against the OpenAPI document the service serves. The driver below calls every
  * operation of the document at least once, on success and error paths; the test fails if an
@@ -154,8 +154,8 @@ async function person(org: OrgFixture, role: 'org_admin' | 'member', suffix: str
   return { ...u, token: await stack.login(u.username, u.password) };
 }
 
-describe('issue 29 items 12-14: every operation through a Prism validating proxy', () => {
-  it('issue 29 items 12, 13, 14: When every operation of the document is driven through Prism (success and error paths), then no answer violates the document', async () => {
+describe('every operation through a Prism validating proxy', () => {
+  it('When every operation of the document is driven through Prism (success and error paths), then no answer violates the document', async () => {
     const org = await stack.createOrg({ units: 50 });
     const other = await stack.createOrg({ units: 0 });
     const consent = { obtained_at: new Date(Date.now() - 60_000).toISOString(), channel: 'web', notice_version: 'privacy-2026-03' };
@@ -234,7 +234,7 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 201);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 400);
 
-    // ---- webhook endpoints (issue 32): the receiver is the identity simulator's sandbox hook ----
+    // ---- webhook endpoints: the receiver is the identity simulator's sandbox hook ----
     const hookUrl = `${stack.identitySim.url}/sandbox/hooks/contract-${org.orgId}`;
     const hook = expectStatus(await call('POST /webhook-endpoints', '/webhook-endpoints', { token: org.admin.token, json: { url: hookUrl, events: ['ping'], description: 'contract' } }), 201).body;
     expectStatus(await call('POST /webhook-endpoints', '/webhook-endpoints', { token: org.admin.token, json: { url: 'ftp://example.com/hook', events: ['ping'] } }), 400);
@@ -252,7 +252,7 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('DELETE /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 204);
     expectStatus(await call('DELETE /webhook-endpoints/{id}', `/webhook-endpoints/${hook.id}`, { token: org.admin.token }), 404);
 
-    // ---- verification links (issue 33): one submission on the page (outside the document) first ----
+    // ---- verification links: one submission on the page (outside the document) first ----
     const link = expectStatus(await call('POST /verification-links', '/verification-links', { token: org.admin.token, json: { reason: 'corporate', purpose: 'Contract check', require_face: false, client_ref: 'contract' } }), 201).body;
     expectStatus(await call('POST /verification-links', '/verification-links', { token: org.admin.token, json: { reason: 'corporate', purpose: 'Contract check', max_uses: 0 } }), 400);
     expectStatus(await call('POST /verification-links', '/verification-links', { token: org.admin.token, json: { purpose: 'Contract check' } }), 422);
@@ -277,7 +277,7 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('PUT /settings/auto-topup', '/settings/auto-topup', { token: org.admin.token, json: { ...auto, max_per_day: 0 } }), 400);
     expectStatus(await call('PUT /settings/auto-topup', '/settings/auto-topup', { token: org.member.token, json: auto }), 403);
 
-    // ---- verification (item 13: every requery answer, however the verification was made) ----
+    // ---- verification (every requery answer, however the verification was made) ----
     const token = org.member.token;
     const found = expectStatus(await call('POST /verify-nin', '/verify-nin', { token, json: { nin: '12345678901', reason: 'corporate', consent } }), 200).body.data.reference_id as string;
     expectStatus(await call('POST /verify-nin', '/verify-nin', { token, json: { nin: '12345678902', reason: 'corporate' } }), 200);
@@ -310,7 +310,7 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('POST /verify-nin/match', '/verify-nin/match', { token, json: { ...matchBody, nin: '99999999999' } }), 404);
     expectStatus(await call('POST /verify-nin/match', '/verify-nin/match', { token, json: { reason: 'corporate' } }), 422);
 
-    // Issue 31: the face match, on the fixture with a real portrait (its selfie from the simulator's files).
+    // The face match, on the fixture with a real portrait (its selfie from the simulator's files).
     const selfie = readFileSync('src/simulators/identity-authority/faces/grace-hopper.selfie.jpg').toString('base64');
     const faceBody = { nin: '12345678903', reason: 'corporate', selfie, consent: { obtained_at: new Date().toISOString(), channel: 'mobile', notice_version: 'v1' } };
     const faced = expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: faceBody }), 200).body.data.reference_id as string;
@@ -331,7 +331,7 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expectStatus(await call('GET /verify-nin/slip/{reference_id}', `/verify-nin/slip/${matched}`, { token }), 404);
     expectStatus(await call('GET /verify-nin/slip/{reference_id}', '/verify-nin/slip/nope', { token }), 400);
 
-    // ---- batches (item 12: a batch that is not paused) ----
+    // ---- batches (a batch that is not paused) ----
     const batch = expectStatus(
       await call('POST /verify-nin/batches', '/verify-nin/batches', { token, json: { reason: 'corporate', rows: [{ nin: '12345678901', client_ref: 'a' }, { nin: 'bad' }, { nin: '99999999999' }] } }),
       202,
@@ -450,15 +450,15 @@ function responseSchemas(doc: any): { where: string; node: any }[] {
   return out;
 }
 
-describe('issue 29 items 12 and 14: the document as a strict client reads it', () => {
+describe('the document as a strict client reads it', () => {
   const doc = buildOpenApiDocument();
 
-  it('issue 29 item 14: When the schemas of every response are followed, then none is closed with additionalProperties: false (answers may gain fields)', () => {
+  it('When the schemas of every response are followed, then none is closed with additionalProperties: false (answers may gain fields)', () => {
     const closed = responseSchemas(doc).filter((s) => s.node.additionalProperties === false).map((s) => s.where);
     expect(closed).toEqual([]);
   });
 
-  it('issue 29 item 12: When a response schema allows null beside an enumeration, then null is one of the enumerated values', () => {
+  it('When a response schema allows null beside an enumeration, then null is one of the enumerated values', () => {
     const broken = responseSchemas(doc)
       .filter((s) => Array.isArray(s.node.enum) && Array.isArray(s.node.type) && s.node.type.includes('null') && !s.node.enum.includes(null))
       .map((s) => `${s.where}: ${JSON.stringify(s.node)}`);

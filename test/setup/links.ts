@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { OrgFixture, Stack } from './harness.ts';
 import { waitFor } from './wait.ts';
 
-// Verification links (issue 33) as the API tests and the browser tests drive them: make a link, read
+// Verification links as the API tests and the browser tests drive them: make a link, read
 // its page's CSRF token, submit as the page does, make a vNIN at the simulator, read the sandbox's
 // webhook receiver.
 

@@ -21,8 +21,8 @@ function held(log: string[], name: string) {
   return { step: () => (log.push(name), done), end };
 }
 
-describe('issue 29 item 17: the background lane', () => {
-  it('issue 29 item 17: When interactive lookups are in flight, then background steps pass one at a time, in order; when the count falls to zero, every waiting step goes at once', async () => {
+describe('the background lane', () => {
+  it('When interactive lookups are in flight, then background steps pass one at a time, in order; when the count falls to zero, every waiting step goes at once', async () => {
     const sub = fakeSubscriber();
     const lane = await createBackgroundLane({ subscriber: sub as unknown as RedisClient, channel: 'ch', busyLimit: 1, count: async () => 0 });
     const log: string[] = [];
@@ -50,7 +50,7 @@ describe('issue 29 item 17: the background lane', () => {
     await lane.close();
   });
 
-  it('issue 29 item 17: When the count is read again (a reconnect, the periodic feed), then the lane follows it', async () => {
+  it('When the count is read again (a reconnect, the periodic feed), then the lane follows it', async () => {
     const sub = fakeSubscriber();
     let count = 3;
     const lane = await createBackgroundLane({ subscriber: sub as unknown as RedisClient, channel: 'ch', busyLimit: 2, count: async () => count });
@@ -61,7 +61,7 @@ describe('issue 29 item 17: the background lane', () => {
     await lane.close();
   });
 
-  it('issue 29 item 17: When interactive lookups come and go, then the lane is busy while one is in flight and for the quiet period after the last event heard, on its own clock', async () => {
+  it('When interactive lookups come and go, then the lane is busy while one is in flight and for the quiet period after the last event heard, on its own clock', async () => {
     const sub = fakeSubscriber();
     let t = 1_000;
     const lane = await createBackgroundLane({ subscriber: sub as unknown as RedisClient, channel: 'ch', busyLimit: 1, count: async () => 0, quietMs: 2_000, now: () => t });
@@ -83,7 +83,7 @@ describe('issue 29 item 17: the background lane', () => {
     await lane.close();
   });
 
-  it('issue 29 item 17: When there is no quiet period, then the lane is busy exactly while a lookup is in flight', async () => {
+  it('When there is no quiet period, then the lane is busy exactly while a lookup is in flight', async () => {
     const sub = fakeSubscriber();
     const lane = await createBackgroundLane({ subscriber: sub as unknown as RedisClient, channel: 'ch', busyLimit: 1, count: async () => 0, quietMs: 0, now: () => 5 });
     sub.emit('message', 'ch', 'a:1');

@@ -136,7 +136,7 @@ describe('fair share of the identity authority', () => {
     expect(await fs.admit({ orgId: 30, referenceId: 'REF-R4', cap: 10 })).toMatchObject({ priority: 4 });
   });
 
-  it('issue 29 item 17: When no lookup has been measured, then the mean lookup time is the default; each settled lookup moves it, from either lane', async () => {
+  it('When no lookup has been measured, then the mean lookup time is the default; each settled lookup moves it, from either lane', async () => {
     const fs = fresh();
     expect(await fs.meanLookupMs()).toBe(1000);
     await fs.admit({ orgId: 1, referenceId: 'REF-M1', cap: 5 });

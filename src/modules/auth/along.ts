@@ -153,7 +153,7 @@ function recordingQuery(shape: Shape, served: FragmentSqlToken, batch: readonly 
  * the code: what only the code knows (the caller's address, for an API client with an address list)
  * reads as unsure and records nothing; the route then records the event itself once the code has
  * decided (the code decides every answer; this only spares that statement when they agree).
- * test/api/i30-rule-sql.test.ts checks both against the code on generated principals, claims, rows
+ * test/api/rule-sql-agrees-with-code.test.ts checks both against the code on generated principals, claims, rows
  * and instants. Each reading is judged at its own instant.
  */
 function servedQuery(recording: AlongRecording) {

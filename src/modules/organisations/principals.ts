@@ -5,7 +5,7 @@ import { orgRoleSchema, roles, roleSchema } from '../../lib/roles.ts';
 /**
  * Principals: a user or an API client as a token's subject, or as the owner of the credentials a
  * sign-in presents. Every path that turns a token, a session (the portal's cookie carries a token) or a
- * credential into a principal reads it here, and only here (test/unit/i30-principals.test.ts): the
+ * credential into a principal reads it here, and only here (test/architecture/principal-reads.test.ts): the
  * rows' schemas and the one query per kind. What the rows mean (still the token's principal? admitted on
  * this route?) is the auth module's to decide (auth/admission.ts); this file only reads.
  */

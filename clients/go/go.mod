@@ -1,0 +1,3 @@
+module idverify
+
+go 1.19

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs the five-minute walk with PHP (8.1+, curl extension): no Composer needed (autoload.php).
+# Reads IDVERIFY_BASE_URL (e.g. http://localhost:8080/v1), IDVERIFY_USERNAME, IDVERIFY_PASSWORD and
+# optionally IDVERIFY_WEBHOOK_FILES; prints one JSON object per line.
+set -euo pipefail
+exec php "$(dirname "$0")/walk.php"
