@@ -56,7 +56,10 @@ export async function captureDelivery(o: CaptureOptions): Promise<DeliveryFixtur
     const ping = await call(o, 'POST', `/webhook-endpoints/${made.id}/test`);
     const deadline = Date.now() + (o.timeoutMs ?? 20_000);
     for (;;) {
-      const got = (await (await fetch(hookUrl)).json()) as { data: { headers: Record<string, string>; body: string }[] };
+      // A poll that fails (a connection reset under load) is only a poll: the next one asks again.
+      const got = (await fetch(hookUrl)
+        .then((r) => r.json())
+        .catch(() => ({ data: [] }))) as { data: { headers: Record<string, string>; body: string }[] };
       const hook = got.data.find((h) => h.headers['webhook-id'] === ping.event_id);
       if (hook) return { secret, headers: hook.headers, body: hook.body, eventId: ping.event_id, ...(previousSecret ? { previousSecret } : {}) };
       if (Date.now() > deadline) throw new Error(`the ping ${ping.event_id} did not reach ${hookUrl}`);

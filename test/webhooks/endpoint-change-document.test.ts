@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../setup/harness.ts';
+import { startStack, type Stack } from '../setup/harness.ts';
 
 /**
  * PATCH /webhook-endpoints/{id} needs at least one field: the served OpenAPI document says so

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.ts';
-import { checkTarget, TARGET_REFUSED, TargetRefused } from '../../../src/modules/webhooks/address-guard.ts';
-import { ownPorts, targetMode } from '../../../src/modules/webhooks/endpoints.ts';
+import { loadConfig } from '../../src/config.ts';
+import { checkTarget, TARGET_REFUSED, TargetRefused } from '../../src/modules/webhooks/address-guard.ts';
+import { ownPorts, targetMode } from '../../src/modules/webhooks/endpoints.ts';
 
 /**
  * The ports `npm start` listens on in the sandbox, as the API and the workers read them from their

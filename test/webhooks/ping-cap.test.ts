@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { pingLimit } from '../../../src/modules/webhooks/endpoints.ts';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
+import { pingLimit } from '../../src/modules/webhooks/endpoints.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 /**
  * POST /v1/webhook-endpoints/{id}/test makes the service send on an organisation's word, so it is

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TARGET_REFUSED } from '../../../src/modules/webhooks/address-guard.ts';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
-import { waitFor } from '../../setup/wait.ts';
+import { TARGET_REFUSED } from '../../src/modules/webhooks/address-guard.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { waitFor } from '../setup/wait.ts';
 
 /**
  * Where a webhook endpoint may point, over the API of a sandbox stack (http and loopback allowed):

@@ -5,11 +5,11 @@ import { sql } from 'slonik';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seal } from '../../../src/lib/crypto.ts';
-import { secretAad } from '../../../src/modules/webhooks/endpoints.ts';
-import { captureDelivery, fixtureJson, type DeliveryFixture } from '../../../scripts/webhook-delivery-fixture.ts';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
-import { waitFor } from '../../setup/wait.ts';
+import { seal } from '../../src/lib/crypto.ts';
+import { secretAad } from '../../src/modules/webhooks/endpoints.ts';
+import { captureDelivery, fixtureJson, type DeliveryFixture } from '../../scripts/webhook-delivery-fixture.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { waitFor } from '../setup/wait.ts';
 
 /**
  * Every delivery is signed twice with the endpoint's one secret: `Idverify-Signature` (Stripe's
