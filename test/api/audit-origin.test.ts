@@ -44,8 +44,8 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'PATCH /webhook-endpoints/:id': 'webhook_endpoint.updated',
   'DELETE /webhook-endpoints/:id': 'webhook_endpoint.deleted',
   'POST /webhook-endpoints/:id/rotate-secret': 'webhook_endpoint.secret_rotated',
-  'POST /webhook-endpoints/:id/test': exempt('queues a ping delivery, kept in the endpoint\'s deliveries log; no credential changes'),
-  'POST /webhook-endpoints/deliveries/:delivery_id/redeliver': exempt('queues one more try of a delivery, kept in the deliveries log; no credential changes'),
+  'POST /webhook-endpoints/:id/test': 'webhook_endpoint.pinged',
+  'POST /webhook-endpoints/deliveries/:delivery_id/redeliver': 'webhook_endpoint.redelivered',
   'POST /verification-links': 'verification_link.created',
   'POST /verification-links/:id/revoke': 'verification_link.revoked',
   // The person's submission on a link's page runs a vNIN lookup (its own row) or a face match (its event).
@@ -201,6 +201,11 @@ describe('every event a request causes carries its request id and address', () =
     const hook = await drive('POST /webhook-endpoints', 'webhook_endpoint.created', 201, (headers) =>
       stack.api('POST', '/v1/webhook-endpoints', { ...admin, json: { url: `${stack.identitySim.url}/sandbox/hooks/i29-item07`, events: ['ping'] }, headers }),
     );
+    // A ping and a redelivery make the service send on the caller's word: each is on the trail too.
+    const ping = await drive('POST /webhook-endpoints/:id/test', 'webhook_endpoint.pinged', 202, (headers) => stack.api('POST', `/v1/webhook-endpoints/${hook.body.id}/test`, { ...admin, headers }));
+    const deliveries = await stack.api('GET', `/v1/webhook-endpoints/${hook.body.id}/deliveries`, admin);
+    const pinged = (deliveries.body.data as { id: string; event_id: string }[]).find((d) => d.event_id === ping.body.event_id)!;
+    await drive('POST /webhook-endpoints/deliveries/:delivery_id/redeliver', 'webhook_endpoint.redelivered', 202, (headers) => stack.api('POST', `/v1/webhook-endpoints/deliveries/${pinged.id}/redeliver`, { ...admin, headers }));
     await drive('PATCH /webhook-endpoints/:id', 'webhook_endpoint.updated', 200, (headers) => stack.api('PATCH', `/v1/webhook-endpoints/${hook.body.id}`, { ...admin, json: { enabled: false }, headers }));
     await drive('POST /webhook-endpoints/:id/rotate-secret', 'webhook_endpoint.secret_rotated', 200, (headers) => stack.api('POST', `/v1/webhook-endpoints/${hook.body.id}/rotate-secret`, { ...admin, headers }));
     await drive('DELETE /webhook-endpoints/:id', 'webhook_endpoint.deleted', 204, (headers) => stack.api('DELETE', `/v1/webhook-endpoints/${hook.body.id}`, { ...admin, headers }));

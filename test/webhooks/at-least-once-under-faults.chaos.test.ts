@@ -28,6 +28,8 @@ beforeAll(async () => {
     env: {
       RATE_LIMIT_PER_TOKEN: '1000000',
       RATE_LIMIT_PER_ORG: '1000000',
+      // 50 pings per endpoint, beyond the hourly cap of test pings.
+      WEBHOOK_PINGS_PER_HOUR: '1000',
       // Few sockets per process so the 1,000 deliveries outlast the cut and the kills.
       WEBHOOK_CONCURRENCY: '4',
       WEBHOOK_POLL_MS: '200',

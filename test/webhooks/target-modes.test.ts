@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, realStackReason } from '../../src/config.ts';
-import { checkTarget, type TargetMode } from '../../src/modules/webhooks/address-guard.ts';
+import { checkTarget, TargetRefused, type TargetMode } from '../../src/modules/webhooks/address-guard.ts';
 import { targetMode } from '../../src/modules/webhooks/endpoints.ts';
 
 /**
@@ -29,10 +29,11 @@ const resolver = async (host: string) => {
   if (!addresses) throw new Error(`ENOTFOUND ${host}`);
   return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 };
+// Which rule refused (TargetRefused.reason): the API's answer is one detail for every address.
 const refusal = (url: string, mode: TargetMode) =>
   checkTarget(url, mode, resolver).then(
     () => null,
-    (err: Error) => err.message,
+    (err: TargetRefused) => err.reason,
   );
 
 const SANDBOX: TargetMode = { sandbox: true };

@@ -1383,7 +1383,7 @@ export interface paths {
          * Register an endpoint
          * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. `events` takes the event names of the tag's table, or `["*"]`. The answer carries the signing secret (`whsec_...`), once.
          *
-         *     - The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback.
+         *     - The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback, but not the stack's own ports (the API, the payment simulator, the mail sink, the metrics; on the identity simulator's port only its `/sandbox/hooks/{name}` receiver). Every refused address answers the same detail, whatever the reason (a name that does not resolve included): `url: not a receiver webhooks may be sent to (its host must resolve only to public addresses; the sandbox also allows loopback, except this service's own ports)`.
          *     - An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.
          */
         post: operations["createWebhookEndpoint"];
@@ -1432,7 +1432,7 @@ export interface paths {
         put?: never;
         /**
          * A new signing secret
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The new secret is shown once, in this answer. For 24 hours every delivery carries two `v1=` signatures, one with each secret, so the receiver can switch without losing an event.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. The new secret is shown once, in this answer. For 24 hours every delivery carries two signatures in each scheme, one with each secret (two `v1=` in `Idverify-Signature`, two `v1,...` in `webhook-signature`), so the receiver can switch without losing an event. An endpoint whose secret predates the `whsec_<standard base64>` form gets one of that form here.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1452,7 +1452,7 @@ export interface paths {
         put?: never;
         /**
          * Send a ping now
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A `ping` event to this endpoint only, delivered at once and logged like any other. At most 10 pings to an endpoint within an hour (`WEBHOOK_PINGS_PER_HOUR`) (a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -1492,7 +1492,7 @@ export interface paths {
         put?: never;
         /**
          * Send a past event again
-         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 `redelivery_pending` while a redelivery of it is still pending, 429 `redelivery_limit` beyond the hour's count, with `Retry-After` saying when the oldest leaves the hour.
+         * @description Organisation administrators, and API clients of an administrator role holding the `webhooks` scope. A new delivery of the same event (the same `id` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most 5 times an hour (redelivering a redelivery counts; the automatic retries do not): 429 `redelivery_pending` while a redelivery of it is still pending, 429 `redelivery_limit` beyond the hour's count, with `Retry-After` saying when the oldest leaves the hour. Each redelivery is on the audit trail (`webhook_endpoint.redelivered`).
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -1784,7 +1784,7 @@ export interface components {
              * @description What was done, `<area>.<verb>`
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.pinged" | "webhook_endpoint.redelivered" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
             /**
              * @description What it was done to, by id or reference
              * @example REF-7K2M9Q4X1B3C
@@ -3330,8 +3330,8 @@ export interface components {
             disabled_reason: "gone" | "failing" | null;
             created_at: string;
             /**
-             * @description The signing secret, `whsec_...`: shown once, in this answer
-             * @example whsec_Jk3...
+             * @description The signing secret, shown once, in this answer: `whsec_` and the standard padded base64 of 32 random bytes. `Idverify-Signature` is keyed with the whole string; Standard Webhooks (`webhook-signature`) with the bytes the base64 after `whsec_` encodes
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8RZMXmQ3Oj8=
              */
             secret: string;
         };
@@ -6260,7 +6260,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this action */
-                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
+                action?: "auth.login" | "auth.login_failed" | "auth.logout" | "account.password_changed" | "account.password_reset" | "mfa.enrolment_started" | "mfa.enabled" | "mfa.disabled" | "mfa.codes_locked" | "team.user_created" | "team.user_updated" | "team.invitation_sent" | "team.invitation_revoked" | "team.invitation_accepted" | "api_client.created" | "api_client.rotated" | "api_client.revoked" | "api_client.adopted" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "webhook_endpoint.pinged" | "webhook_endpoint.redelivered" | "verification_link.created" | "verification_link.revoked" | "wallet.adjusted" | "topup.credited" | "topup.refunded" | "auto_topup.settings_changed" | "auto_topup.declined" | "organisation.settings_changed" | "verification.requeried" | "verification.slip_printed" | "verification.face_matched" | "batch.results_downloaded" | "subject.exported" | "subject.erased";
                 /** @description First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM) */
                 from?: string;
                 /** @description Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone */
@@ -6532,7 +6532,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /** @description `ping_limit`: the hour's pings (10 by default) were sent to this endpoint within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        code?: "ping_limit";
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -24,6 +24,8 @@ export const AUDIT_ACTIONS = [
   'webhook_endpoint.updated',
   'webhook_endpoint.deleted',
   'webhook_endpoint.secret_rotated',
+  'webhook_endpoint.pinged',
+  'webhook_endpoint.redelivered',
   'verification_link.created',
   'verification_link.revoked',
   'wallet.adjusted',

@@ -12,6 +12,22 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  */
 export type TargetMode = { sandbox: boolean };
 
+/**
+ * This service's own listening ports, which a loopback receiver may not name even in the sandbox (a
+ * ping to the payment simulator's pay address credited a top-up): `refused` whole, and `hooksOnly`
+ * (the identity simulator) for anything but its `/sandbox/hooks/{name}` receiver. Outside the sandbox
+ * loopback is refused anyway.
+ */
+export type OwnPorts = { refused: readonly number[]; hooksOnly: readonly number[] };
+
+/**
+ * The one detail of every refused address: a name that does not resolve, a name or a literal that
+ * is not public (or is link-local, a metadata address, loopback outside the sandbox), and this
+ * service's own ports. One message, so that registering an endpoint tells nothing about what a name
+ * resolves to inside, or whether it exists; the reason stays in `TargetRefused.reason` for the logs.
+ */
+export const TARGET_REFUSED = "url: not a receiver webhooks may be sent to (its host must resolve only to public addresses; the sandbox also allows loopback, except this service's own ports)";
+
 function list(entries: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const b = new BlockList();
   for (const [a, bits, type] of entries) b.addSubnet(a, bits, type);
@@ -77,10 +93,26 @@ export function addressRefusal(address: string, mode: TargetMode): string | null
 }
 
 export class TargetRefused extends Error {
-  constructor(message: string) {
+  /** Why, for the service's own logs and tests; never in an answer (the message is the same for every address). */
+  readonly reason: string;
+  constructor(message: string, reason: string = message) {
     super(message);
     this.name = 'TargetRefused';
+    this.reason = reason;
   }
+}
+
+// The identity simulator's sandbox receiver (src/simulators/identity-authority/hooks.ts), on its
+// WHATWG-normalised path (dot segments already resolved by URL).
+const HOOK_PATH = /^\/sandbox\/hooks\/[A-Za-z0-9_-]{1,64}$/;
+
+/** Why a loopback receiver at `u` would be this service itself, or null. */
+export function ownPortRefusal(u: URL, own: OwnPorts | undefined): string | null {
+  if (!own) return null;
+  const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  if (own.refused.includes(port)) return "one of this service's own ports";
+  if (own.hooksOnly.includes(port) && !HOOK_PATH.test(u.pathname)) return "the identity simulator's port outside its /sandbox/hooks/{name} receiver";
+  return null;
 }
 
 /** The URL's own rules (scheme, no credentials); the addresses are judged by `resolveChecked`. */
@@ -102,8 +134,12 @@ type Resolver = (host: string) => Promise<LookupAddress[]>;
 const systemResolver: Resolver = (host) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
 
-/** Every address the host resolves to, each allowed; throws TargetRefused naming why not. */
-export async function resolveChecked(host: string, mode: TargetMode, resolver: Resolver = systemResolver): Promise<LookupAddress[]> {
+/**
+ * Every address the host resolves to, each allowed; throws TargetRefused (TARGET_REFUSED, the reason
+ * aside) when not. `target` (the whole URL) with `own`: a loopback address on one of the service's own
+ * ports is refused too.
+ */
+export async function resolveChecked(host: string, mode: TargetMode, resolver: Resolver = systemResolver, target?: { url: URL; own: OwnPorts | undefined }): Promise<LookupAddress[]> {
   const bare = host.replace(/^\[|\]$/g, '');
   let addresses: LookupAddress[];
   if (isIP(bare)) addresses = [{ address: bare, family: isIP(bare) }];
@@ -111,24 +147,38 @@ export async function resolveChecked(host: string, mode: TargetMode, resolver: R
     try {
       addresses = await resolver(bare);
     } catch {
-      throw new TargetRefused('url: the host name does not resolve');
+      throw new TargetRefused(TARGET_REFUSED, 'the host name does not resolve');
     }
   }
-  if (addresses.length === 0) throw new TargetRefused('url: the host name does not resolve');
+  if (addresses.length === 0) throw new TargetRefused(TARGET_REFUSED, 'the host name does not resolve');
   for (const a of addresses) {
-    const why = addressRefusal(a.address, mode);
-    // The address itself stays out of the message: it would tell a prober what a name inside resolves to.
-    if (why) throw new TargetRefused(`url: the host resolves to ${why}`);
+    const why = targetAddressRefusal(a.address, mode, target);
+    // The address itself stays out of the reason too: a log line would tell what a name inside resolves to.
+    if (why) throw new TargetRefused(TARGET_REFUSED, `the host resolves to ${why}`);
   }
   return addresses;
 }
 
-/** Registration: the URL's rules, then its host's addresses as they resolve now. */
-export async function checkTarget(text: string, mode: TargetMode, resolver?: Resolver): Promise<URL> {
+/** addressRefusal, and this service's own ports on a loopback address. */
+export function targetAddressRefusal(address: string, mode: TargetMode, target?: { url: URL; own: OwnPorts | undefined }): string | null {
+  const why = addressRefusal(address, mode);
+  if (why || !target) return why;
+  return isLoopback(address) ? ownPortRefusal(target.url, target.own) : null;
+}
+
+function isLoopback(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
+  if (mapped) return LOOPBACK.check(mapped, 'ipv4');
+  return LOOPBACK.check(bare, isIP(bare) === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** Registration: the URL's rules, then its host's addresses as they resolve now (and, with `own`, not this service). */
+export async function checkTarget(text: string, mode: TargetMode, resolver?: Resolver, own?: OwnPorts): Promise<URL> {
   const why = urlRefusal(text, mode);
   if (why) throw new TargetRefused(why);
   const u = new URL(text);
-  await resolveChecked(u.hostname, mode, resolver);
+  await resolveChecked(u.hostname, mode, resolver, { url: u, own });
   return u;
 }
 
@@ -136,9 +186,9 @@ export async function checkTarget(text: string, mode: TargetMode, resolver?: Res
  * For node:http(s) `lookup`: resolves, refuses unless every address is allowed, and hands the socket
  * the first checked address, so what is connected is what was checked (no second resolution).
  */
-export function checkedLookup(mode: TargetMode, resolver?: Resolver): LookupFunction {
+export function checkedLookup(mode: TargetMode, resolver?: Resolver, target?: { url: URL; own: OwnPorts | undefined }): LookupFunction {
   return ((host: string, options: { all?: boolean }, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
-    resolveChecked(host, mode, resolver).then(
+    resolveChecked(host, mode, resolver, target).then(
       (addresses) => {
         const first = addresses[0]!;
         if (options?.all) callback(null, [first]);

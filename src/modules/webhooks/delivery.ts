@@ -12,10 +12,10 @@ import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { queueSealedMail } from '../mail/index.ts';
 import { lowBalanceRecipients } from '../organisations/index.ts';
-import { addressRefusal, checkedLookup, TargetRefused, urlRefusal, type TargetMode } from './address-guard.ts';
-import { openSecret, targetMode } from './endpoints.ts';
+import { checkedLookup, TARGET_REFUSED, targetAddressRefusal, TargetRefused, urlRefusal, type OwnPorts, type TargetMode } from './address-guard.ts';
+import { openSecret, ownPorts, targetMode } from './endpoints.ts';
 import { failPending } from './webhooks.repository.ts';
-import { signatureHeader } from './signing.ts';
+import { signatureHeader, standardSignatureHeader } from './signing.ts';
 
 /**
  * The workers' webhook dispatcher. Deliveries wait in PostgreSQL (written with the change they report),
@@ -99,16 +99,15 @@ export type Outcome = { ok: true; status: number } | { ok: false; status: number
  * One POST. No redirect is followed (node's client never does; a 3xx is a failure). The socket
  * connects only to an address the guard checked: the lookup for names, the same check for a literal.
  */
-export function post(url: string, body: string, headers: Record<string, string>, o: { timeoutMs: number; mode: TargetMode }): Promise<Outcome> {
+export function post(url: string, body: string, headers: Record<string, string>, o: { timeoutMs: number; mode: TargetMode; own?: OwnPorts }): Promise<Outcome> {
   return new Promise((resolve) => {
     const why = urlRefusal(url, o.mode);
     if (why) return resolve({ ok: false, status: null, error: why });
     const u = new URL(url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host)) {
-      const refused = addressRefusal(host, o.mode);
-      if (refused) return resolve({ ok: false, status: null, error: `url: the host resolves to ${refused}` });
-    }
+    const target = { url: u, own: o.own };
+    // The deliveries log shows the same one detail as registration: it tells nothing of the address.
+    if (isIP(host) && targetAddressRefusal(host, o.mode, target)) return resolve({ ok: false, status: null, error: TARGET_REFUSED });
     let settled = false;
     const done = (r: Outcome) => {
       if (settled) return;
@@ -122,7 +121,7 @@ export function post(url: string, body: string, headers: Record<string, string>,
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: checkedLookup(o.mode),
+        lookup: checkedLookup(o.mode, undefined, target),
         agent: false,
       },
       (res: IncomingMessage) => {
@@ -171,8 +170,12 @@ async function attempt(deps: DispatcherDeps, d: Claimed): Promise<void> {
       'idverify-signature': signatureHeader(secrets, t, d.body),
       'idverify-event-id': d.event_id,
       'idverify-event-type': d.type,
+      // Standard Webhooks beside our own: the same secrets, the same instant, the event id as the message id.
+      'webhook-id': d.event_id,
+      'webhook-timestamp': String(t),
+      'webhook-signature': standardSignatureHeader(secrets, d.event_id, t, d.body),
     },
-    { timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS, mode: targetMode(deps.config) },
+    { timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS, mode: targetMode(deps.config), own: ownPorts(deps.config) },
   );
   await recordOutcome(deps, d, outcome);
 }

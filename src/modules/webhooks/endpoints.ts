@@ -5,7 +5,7 @@ import { open, seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
 import { z } from 'zod';
-import { checkTarget, TargetRefused, type TargetMode } from './address-guard.ts';
+import { checkTarget, TargetRefused, type OwnPorts, type TargetMode } from './address-guard.ts';
 import { recordWebhookEvent } from './record.ts';
 import { newSecret } from './signing.ts';
 import * as repo from './webhooks.repository.ts';
@@ -20,6 +20,34 @@ export function targetMode(config: Config): TargetMode {
   return { sandbox: !config.WEBHOOK_PUBLIC_ONLY && realStackReason(config) === null };
 }
 
+/** A URL's port, its scheme's default when none is written; null when it is not a URL with a host. */
+function portOf(text: string): number | null {
+  try {
+    const u = new URL(text);
+    if (!u.hostname) return null;
+    return Number(u.port || ({ 'https:': 443, 'http:': 80, 'smtp:': 25, 'smtps:': 465, 'redis:': 6379, 'rediss:': 6379, 'postgres:': 5432, 'postgresql:': 5432 } as Record<string, number>)[u.protocol] || 0) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The ports this stack listens on, which a loopback receiver may not name in the sandbox: the API
+ * (PORT, and `apiPort`, the port a request actually came in on), the payment simulator, the mail sink,
+ * the workers' metrics, and PostgreSQL and Redis as configured; the identity simulator's port is
+ * allowed for its /sandbox/hooks/{name} receiver only. The API checks at registration and PATCH, the
+ * workers again at every delivery, each from its own configuration.
+ */
+export function ownPorts(config: Config, apiPort?: number): OwnPorts {
+  const workerMetrics = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => config.WORKER_METRICS_PORT + i);
+  const refused = [config.PORT, apiPort, portOf(config.paystackBaseUrl), config.SANDBOX_SMTP_PORT, portOf(config.SMTP_URL), ...workerMetrics, portOf(config.DATABASE_URL), portOf(config.REDIS_URL)];
+  const hooks = portOf(config.identityBaseUrl);
+  return {
+    refused: [...new Set(refused.filter((p): p is number => typeof p === 'number' && p > 0 && p !== hooks))],
+    hooksOnly: hooks ? [hooks] : [],
+  };
+}
+
 // The associated data binds a sealed secret to its endpoint: copied onto another row, it does not open.
 export const secretAad = (endpointId: string) => `webhook-endpoint:${endpointId}`;
 
@@ -31,9 +59,9 @@ export function present(e: repo.EndpointRow) {
   return { id: e.id, url: e.url, events: e.events, description: e.description, enabled: e.enabled, disabled_reason: e.disabled_reason, created_at: e.created_at };
 }
 
-async function checkedUrl(config: Config, url: string): Promise<string> {
+async function checkedUrl(config: Config, url: string, apiPort: number | undefined): Promise<string> {
   try {
-    return (await checkTarget(url, targetMode(config))).toString();
+    return (await checkTarget(url, targetMode(config), undefined, ownPorts(config, apiPort))).toString();
   } catch (err) {
     if (err instanceof TargetRefused) throw new AppError('bad_request', err.message);
     throw err;
@@ -42,8 +70,9 @@ async function checkedUrl(config: Config, url: string): Promise<string> {
 
 const NOT_FOUND = 'webhook endpoint not found';
 
-export async function createEndpoint(deps: EndpointDeps, orgId: number, b: { url: string; events: string[]; description?: string | undefined }) {
-  const url = await checkedUrl(deps.config, b.url);
+/** `apiPort`: the port the request came in on, refused as a receiver's (the API itself). */
+export async function createEndpoint(deps: EndpointDeps, orgId: number, b: { url: string; events: string[]; description?: string | undefined }, apiPort?: number) {
+  const url = await checkedUrl(deps.config, b.url, apiPort);
   const id = `we_${randomBytes(12).toString('hex')}`;
   const secret = newSecret();
   const sealed = seal(deps.config.encryptionKeys, secret, secretAad(id));
@@ -72,8 +101,9 @@ export async function updateEndpoint(
   orgId: number,
   id: string,
   p: { url?: string | undefined; events?: string[] | undefined; enabled?: boolean | undefined; description?: string | null | undefined },
+  apiPort?: number,
 ) {
-  const url = p.url === undefined ? undefined : await checkedUrl(deps.config, p.url);
+  const url = p.url === undefined ? undefined : await checkedUrl(deps.config, p.url, apiPort);
   const row = await deps.db.transaction(async (tx) => {
     const updated = await repo.updateEndpoint(tx, orgId, id, { ...p, url, events: p.events && [...new Set(p.events)] });
     if (updated && p.enabled === false) await repo.failPending(tx, id, 'endpoint disabled');
@@ -107,12 +137,26 @@ export async function rotateSecret(deps: EndpointDeps, orgId: number, id: string
   return { ...(await getEndpoint(deps, orgId, id)), secret };
 }
 
-/** A ping to this endpoint only, delivered by the workers at once. */
+/** The detail of a ping beyond WEBHOOK_PINGS_PER_HOUR. */
+export const pingLimit = (perHour: number) => `at most ${perHour} test pings to an endpoint per hour`;
+
+/**
+ * A ping to this endpoint only, delivered by the workers at once. Like a redelivery it makes us send
+ * on an organisation's word, so it is capped: at most WEBHOOK_PINGS_PER_HOUR (10) per endpoint within the last hour
+ * (429 `ping_limit`, Retry-After: when the oldest leaves the hour), counted under a lock on the
+ * endpoint. Unlike a redelivery a pending ping does not hold the next back: a ping is how one checks a
+ * receiver just fixed, while the previous ping may still be waiting for its next retry.
+ */
 export async function sendTestEvent(deps: EndpointDeps, orgId: number, id: string) {
   const row = await repo.findEndpoint(deps.db, orgId, id);
   if (!row) throw new AppError('not_found', NOT_FOUND);
   if (!row.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
-  const eventId = await deps.db.transaction((tx) => recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id }));
+  const eventId = await deps.db.transaction(async (tx) => {
+    const p = await repo.lockPings(tx, orgId, id);
+    const max = deps.config.WEBHOOK_PINGS_PER_HOUR;
+    if (p.recent >= max) throw new AppError('rate_limited', pingLimit(max), { headers: { 'Retry-After': String(Math.max(1, p.window_left_s)) }, extra: { code: 'ping_limit' } });
+    return recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id });
+  });
   if (!eventId) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
   return { event_id: eventId, type: 'ping' as const };
 }
@@ -151,6 +195,6 @@ export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: s
     if (r.recent >= REDELIVERIES_PER_HOUR) throw new AppError('rate_limited', REDELIVERY_LIMIT, { headers: { 'Retry-After': String(Math.max(1, r.window_left_s)) }, extra: { code: 'redelivery_limit' } });
     const row = await repo.insertRedelivery(tx, orgId, n);
     if (!row) throw new AppError('not_found', 'delivery not found');
-    return row;
+    return { delivery: row, endpointId: owner.endpoint_id };
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TARGET_REFUSED } from './address-guard.ts';
 import { bearer, errorResponse, errors, json, jsonBody, listEnvelope, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { REDELIVERIES_PER_HOUR } from './endpoints.ts';
 import { createEndpointBody, delivery, endpoint, endpointList, endpointWithSecret, patchEndpointBody } from './webhooks.schemas.ts';
@@ -10,7 +11,9 @@ const CREATE = md(
   '',
   '- The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every ' +
     'delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are ' +
-    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback.',
+    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback, but not the stack\'s own ports ' +
+    '(the API, the payment simulator, the mail sink, the metrics; on the identity simulator\'s port only its `/sandbox/hooks/{name}` receiver). ' +
+    `Every refused address answers the same detail, whatever the reason (a name that does not resolve included): \`${TARGET_REFUSED}\`.`,
   '- An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.',
 );
 const idParam = z.object({ id: z.string().regex(/^we_[0-9a-f]{24}$/).meta({ description: 'The endpoint id' }) });
@@ -20,7 +23,7 @@ export function register(registry: OpenAPIRegistry): void {
   const WithSecret = endpointWithSecret.meta({ id: 'WebhookEndpointWithSecret' });
   const List = endpointList.meta({ id: 'WebhookEndpointList' });
   const New = createEndpointBody.meta({ id: 'NewWebhookEndpoint' });
-  const Change = patchEndpointBody.meta({ id: 'WebhookEndpointChange', description: 'At least one of `url`, `events`, `enabled`, `description`.' });
+  const Change = patchEndpointBody.meta({ id: 'WebhookEndpointChange', description: 'At least one of `url`, `events`, `enabled`, `description`.', minProperties: 1 });
   const Delivery = delivery.meta({ id: 'WebhookDelivery', description: 'One event sent (or being sent) to one endpoint, with every try counted.' });
   const Page = listEnvelope(Delivery).meta({ id: 'WebhookDeliveryPage' });
   const Test = z.object({ event_id: z.string(), type: z.literal('ping') }).meta({ id: 'WebhookTest' });
@@ -56,15 +59,26 @@ export function register(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints/{id}/rotate-secret', operationId: 'rotateWebhookSecret', tags: [TAGS.webhookEndpoints],
-    summary: 'A new signing secret', description: `${WHO} The new secret is shown once, in this answer. For 24 hours every delivery carries two \`v1=\` signatures, one with each secret, so the receiver can switch without losing an event.`,
+    summary: 'A new signing secret', description: `${WHO} The new secret is shown once, in this answer. For 24 hours every delivery carries two signatures in each scheme, one with each secret (two \`v1=\` in \`Idverify-Signature\`, two \`v1,...\` in \`webhook-signature\`), so the receiver can switch without losing an event. An endpoint whose secret predates the \`whsec_<standard base64>\` form gets one of that form here.`,
     security: bearer, request: { params: idParam },
     responses: { 200: json(WithSecret, 'Secret rotated'), ...errors(401, 403, 404, 429) },
   });
   registry.registerPath({
     method: 'post', path: '/webhook-endpoints/{id}/test', operationId: 'testWebhookEndpoint', tags: [TAGS.webhookEndpoints],
-    summary: 'Send a ping now', description: `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other.`,
+    summary: 'Send a ping now',
+    description:
+      `${WHO} A \`ping\` event to this endpoint only, delivered at once and logged like any other. At most 10 pings to an endpoint within an hour (\`WEBHOOK_PINGS_PER_HOUR\`) ` +
+      "(a pending ping does not hold the next back): 429 `ping_limit` beyond, with `Retry-After` saying when the oldest leaves the hour. Each ping is on the audit trail (`webhook_endpoint.pinged`).",
     security: bearer, request: { params: idParam },
-    responses: { 202: json(Test, 'Ping queued'), ...errors(401, 403, 404, 429), 409: disabled },
+    responses: {
+      202: json(Test, 'Ping queued'),
+      ...errors(401, 403, 404),
+      409: disabled,
+      429: errorResponse(
+        '`ping_limit`: the hour\'s pings (10 by default) were sent to this endpoint within the last hour (`Retry-After`: when the oldest leaves it). Also the request rate limits (no `code`).',
+        z.object({ detail: z.string(), code: z.enum(['ping_limit']).optional() }),
+      ),
+    },
   });
   registry.registerPath({
     method: 'get', path: '/webhook-endpoints/{id}/deliveries', operationId: 'listWebhookDeliveries', tags: [TAGS.webhookEndpoints],
@@ -84,7 +98,7 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       `${WHO} A new delivery of the same event (the same \`id\` and body) to the same endpoint. One event is redelivered to one endpoint once at a time and at most ` +
       `${REDELIVERIES_PER_HOUR} times an hour (redelivering a redelivery counts; the automatic retries do not): 429 \`redelivery_pending\` while a redelivery of it ` +
-      'is still pending, 429 `redelivery_limit` beyond the hour\'s count, with `Retry-After` saying when the oldest leaves the hour.',
+      'is still pending, 429 `redelivery_limit` beyond the hour\'s count, with `Retry-After` saying when the oldest leaves the hour. Each redelivery is on the audit trail (`webhook_endpoint.redelivered`).',
     security: bearer, request: { params: z.object({ delivery_id: z.string().regex(/^\d+$/).meta({ description: 'A delivery id from the deliveries list' }) }) },
     responses: {
       202: json(Delivery, 'Redelivery queued'),

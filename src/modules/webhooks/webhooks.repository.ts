@@ -196,3 +196,20 @@ export async function lockRedeliveries(tx: CommonQueryMethods, endpointId: strin
            coalesce(ceil(extract(epoch FROM min(created_at) FILTER (WHERE created_at > now() - interval '1 hour') + interval '1 hour' - now())), 0)::int AS window_left_s
     FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event_id = ${eventId} AND redelivery_of IS NOT NULL`);
 }
+
+// The namespace of the per-endpoint ping locks (pg_advisory_xact_lock's two-key form).
+const PING_LOCK = 3_202_034;
+
+/**
+ * The endpoint's test pings of the last hour, read under a transaction-scoped lock on the endpoint so
+ * that two requests at once cannot both pass the cap: how many, and in how many seconds the oldest
+ * of them leaves the hour.
+ */
+export async function lockPings(tx: CommonQueryMethods, orgId: number, endpointId: string) {
+  await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${PING_LOCK}, hashtext(${endpointId}))`);
+  return tx.one(sql.type(z.object({ recent: z.number(), window_left_s: z.number() }))`
+    SELECT count(*)::int AS recent,
+           coalesce(ceil(extract(epoch FROM min(e.created_at) + interval '1 hour' - now())), 0)::int AS window_left_s
+    FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.endpoint_id = ${endpointId} AND d.redelivery_of IS NULL
+    WHERE e.org_id = ${orgId} AND e.type = 'ping' AND e.created_at > now() - interval '1 hour'`);
+}

@@ -28,7 +28,7 @@ export function webhooksRoutes(ctx: AppContext): Router {
   r.post('/webhook-endpoints', ...auth, ...json, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
     const body = parseInput(createEndpointBody, req.body);
-    const made = await endpoints.createEndpoint(ctx, orgId, body);
+    const made = await endpoints.createEndpoint(ctx, orgId, body, req.socket.localPort);
     // A signing secret is a credential: its making, change, rotation and end are on the trail.
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.created', target: `webhook_endpoint:${made.id}`, details: { events: made.events } });
     res.setHeader('Cache-Control', 'no-store');
@@ -47,7 +47,7 @@ export function webhooksRoutes(ctx: AppContext): Router {
     const orgId = requireOrgAdmin(principalOf(req));
     const id = endpointId(req.params.id);
     const patch = parseInput(patchEndpointBody, req.body);
-    const updated = await endpoints.updateEndpoint(ctx, orgId, id, patch);
+    const updated = await endpoints.updateEndpoint(ctx, orgId, id, patch, req.socket.localPort);
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.updated', target: `webhook_endpoint:${id}`, details: { changed: Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined) } });
     res.json(updated);
   });
@@ -70,7 +70,11 @@ export function webhooksRoutes(ctx: AppContext): Router {
 
   r.post('/webhook-endpoints/:id/test', ...auth, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
-    res.status(202).json(await endpoints.sendTestEvent(ctx, orgId, endpointId(req.params.id)));
+    const id = endpointId(req.params.id);
+    const sent = await endpoints.sendTestEvent(ctx, orgId, id);
+    // Pings and redeliveries make us send to a receiver on the caller's word: who asked is on the trail.
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.pinged', target: `webhook_endpoint:${id}`, details: { event_id: sent.event_id } });
+    res.status(202).json(sent);
   });
 
   r.get('/webhook-endpoints/:id/deliveries', ...auth, async (req, res) => {
@@ -83,7 +87,9 @@ export function webhooksRoutes(ctx: AppContext): Router {
     const orgId = requireOrgAdmin(principalOf(req));
     const id = String(req.params.delivery_id);
     if (!DELIVERY_ID_RE.test(id)) throw new AppError('not_found', 'delivery not found');
-    res.status(202).json(await endpoints.redeliver(ctx, orgId, id));
+    const { delivery, endpointId: owner } = await endpoints.redeliver(ctx, orgId, id);
+    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.redelivered', target: `webhook_endpoint:${owner}`, details: { event_id: delivery.event_id, delivery_id: delivery.id, redelivery_of: id } });
+    res.status(202).json(delivery);
   });
 
   return r;

@@ -37,7 +37,7 @@ export const endpoint = z.object({
 });
 
 export const endpointWithSecret = endpoint.extend({
-  secret: z.string().meta({ description: 'The signing secret, `whsec_...`: shown once, in this answer', example: 'whsec_Jk3...' }),
+  secret: z.string().meta({ description: 'The signing secret, shown once, in this answer: `whsec_` and the standard padded base64 of 32 random bytes. `Idverify-Signature` is keyed with the whole string; Standard Webhooks (`webhook-signature`) with the bytes the base64 after `whsec_` encodes', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8RZMXmQ3Oj8=' }),
 });
 
 export const endpointList = z.object({ data: z.array(endpoint) });
