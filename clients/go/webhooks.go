@@ -61,7 +61,10 @@ func lower(headers map[string]string) map[string]string {
 // (any other secret: its UTF-8 bytes).
 func StandardWebhooksKey(secret string) []byte {
 	if strings.HasPrefix(secret, "whsec_") {
-		if key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_")); err == nil {
+		// Shown as standard padded base64; a secret made before that form is URL-safe base64 without
+		// padding, and the service decodes both alphabets, padded or not, so this does too.
+		tail := strings.TrimRight(strings.NewReplacer("-", "+", "_", "/").Replace(strings.TrimPrefix(secret, "whsec_")), "=")
+		if key, err := base64.RawStdEncoding.DecodeString(tail); err == nil {
 			return key
 		}
 	}

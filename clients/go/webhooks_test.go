@@ -126,9 +126,13 @@ func TestStandardWebhooksKey(t *testing.T) {
 	if string(StandardWebhooksKey(secret)) != string(seq(0, 32)) {
 		t.Fatal("a whsec_ secret's key is its decoded bytes")
 	}
-	// An older secret in URL-safe base64 without padding is not standard base64: its UTF-8 bytes.
-	if string(StandardWebhooksKey("whsec_TA9RT62r_EyFkPaU")) != "whsec_TA9RT62r_EyFkPaU" {
-		t.Fatal("a secret that is not standard base64 keys with its bytes")
+	// An older secret in URL-safe base64 without padding keys with the bytes it encodes, as the
+	// service's own decoder reads it.
+	if hex.EncodeToString(StandardWebhooksKey("whsec_TA9RT62r_EyFkPaU")) != "4c0f514fadabfc4c8590f694" {
+		t.Fatal("an older URL-safe secret keys with its decoded bytes")
+	}
+	if string(StandardWebhooksKey("whsec_not base64!")) != "whsec_not base64!" {
+		t.Fatal("a secret that is not base64 keys with its bytes")
 	}
 }
 

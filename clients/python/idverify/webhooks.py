@@ -33,10 +33,15 @@ def _fresh(timestamp: str, tolerance: int, now: Optional[float]) -> bool:
 
 
 def standard_webhooks_key(secret: str) -> bytes:
-    """The HMAC key Standard Webhooks uses: a ``whsec_`` secret's base64-decoded bytes (else the UTF-8 bytes)."""
+    """The HMAC key Standard Webhooks uses: the bytes the base64 after ``whsec_`` encodes.
+
+    Secrets are shown as standard padded base64; an endpoint's secret made before that form is URL-safe
+    base64 without padding, and the service decodes both alphabets, padded or not, so this does too.
+    A secret that is not base64 at all is used as its UTF-8 bytes."""
     if secret.startswith("whsec_"):
+        tail = secret[len("whsec_"):].translate(str.maketrans("-_", "+/"))
         try:
-            return base64.b64decode(secret[len("whsec_"):], validate=True)
+            return base64.b64decode(tail + "=" * (-len(tail) % 4), validate=True)
         except (binascii.Error, ValueError):
             pass
     return secret.encode("utf-8")
