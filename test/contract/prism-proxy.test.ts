@@ -231,7 +231,9 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
       INSERT INTO invitations (org_id, email, username, role, token_hash, invited_by, created_at, expires_at)
       VALUES (${org.orgId}, 'joiner@example.com', ${`joiner-${org.orgId}`}, 'member', ${sql.binary(createHash('sha256').update(inviteToken).digest())},
               (SELECT id FROM users WHERE username = ${org.admin.username}), now(), now() + interval '1 hour')`);
+    expectStatus(await call('POST /invitations/preview', '/invitations/preview', { json: { token: inviteToken } }), 200);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 201);
+    expectStatus(await call('POST /invitations/preview', '/invitations/preview', { json: { token: inviteToken } }), 400);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 400);
 
     // ---- webhook endpoints (issue 32): the receiver is the identity simulator's sandbox hook ----
