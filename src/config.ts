@@ -329,7 +329,7 @@ export const configSchema = z
     // retention job, on RETENTION_CRON). Longer than the 3-day retry window, so nothing still tried goes.
     WEBHOOK_RETENTION_DAYS: z.coerce.number().min(4, 'must be at least 4 (the retry window is 3 days)').default(30),
     // Submissions of a verification link's page (docs/links.md): per link, and per address over every
-    // link, in fixed windows of LINK_RATE_WINDOW_SECONDS. Each submission may be a charged lookup and a
+    // link (an IPv6 /64 counted as one address), in fixed windows of LINK_RATE_WINDOW_SECONDS. Each submission may be a charged lookup and a
     // face match: a link that leaked must not empty a wallet at the speed of a script.
     LINK_SUBMISSIONS_PER_LINK: z.coerce.number().int().min(1).max(100000).default(30),
     LINK_SUBMISSIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100000).default(10),

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { z } from 'zod';
 import type { AppContext } from '../../../context.ts';
+import { addressBucket } from '../../../lib/address-bucket.ts';
 import { AppError } from '../../../lib/errors.ts';
 import { parseInput } from '../../../lib/http.ts';
 import { consumeAll } from '../../../lib/rate-limit.ts';
@@ -76,7 +77,8 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   try {
     await consumeAll([
       [d.limits.perLink, link.id],
-      [d.limits.perAddress, d.limits.addressKey(address)],
+      // An IPv6 /64 counts as one address: one subscriber holds a whole /64.
+      [d.limits.perAddress, d.limits.addressKey(addressBucket(address))],
     ]);
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
