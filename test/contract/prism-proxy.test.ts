@@ -265,6 +265,7 @@ describe('issue 29 items 12-14: every operation through a Prism validating proxy
     expect(expectStatus(await call('GET /verification-links/{id}', `/verification-links/${link.id}`, { token: org.admin.token }), 200).body.submissions).toHaveLength(1);
     expectStatus(await call('GET /verification-links/{id}', '/verification-links/LNK-000000000000', { token: org.admin.token }), 404);
     expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 200);
+    expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 409);
     expectStatus(await call('POST /verification-links/{id}/revoke', '/verification-links/LNK-000000000000/revoke', { token: org.admin.token }), 404);
 
     expectStatus(await call('GET /me/organisation', '/me/organisation', { token: org.member.token }), 200);
