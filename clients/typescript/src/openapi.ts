@@ -398,7 +398,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone to the team by e-mail
-         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role": "member" | "finance" | "org_admin"}`: 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role": "member" | "finance" | "org_admin"}`: 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link carrying the token (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`), valid `INVITATION_TTL_HOURS` (72) hours and usable once, where the invitee chooses a password (the page calls `POST /invitations/accept`); the user is made then, with this username, e-mail and role.
          *
          *     - Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 `username: <rule>`; a bad e-mail 400; a missing or unknown role 400 naming the roles; a missing `username` or `email` 422.
          *     - The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.
