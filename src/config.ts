@@ -233,7 +233,7 @@ export const configSchema = z
     WEBHOOK_PUBLIC_ONLY: bool.default(false).describe('`true`: webhook URLs must be https on public addresses even in the sandbox (which otherwise allows http and loopback; a real stack always refuses them)'),
     WEBHOOK_RETENTION_DAYS: z.coerce.number().min(4, 'must be at least 4 (the retry window is 3 days)').default(30).describe('days a webhook event and its deliveries stay in the deliveries log once none is pending and none was redelivered inside the window; at least 4 (the retry window is 3 days); removed hourly on `RETENTION_CRON`, at most 50,000 events a run'),
     LINK_SUBMISSIONS_PER_LINK: z.coerce.number().int().min(1).max(100000).default(30).describe('submissions a verification link\'s page takes per window for one link; beyond, the page says to wait (429) ([links.md](links.md)). Each may be a charged lookup and a face match: a link that leaked must not empty a wallet at the speed of a script'),
-    LINK_SUBMISSIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100000).default(10).describe('submissions a verification link\'s page takes per window from one address, over every link'),
+    LINK_SUBMISSIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100000).default(10).describe('submissions a verification link\'s page takes per window from one address (an IPv6 /64 counts as one address), over every link'),
     LINK_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86400).default(600).describe('the window of those two limits'),
     METRICS_TOKEN: z.string().default('').describe('bearer token for `/metrics`; empty: `/metrics` answers 404'),
     WORKER_METRICS_PORT: port.default(9464).describe('the worker process\'s metrics server (only when `METRICS_TOKEN` is set)'),

@@ -21,7 +21,7 @@ import { Account } from './pages/account.tsx';
 import { NotFound } from './pages/not-found.tsx';
 
 
-type State = { kind: 'loading' } | { kind: 'signed-out'; reason?: string } | { kind: 'change-password' } | { kind: 'signed-in'; me: Me };
+type State = { kind: 'loading' } | { kind: 'signed-out'; reason?: string; username?: string } | { kind: 'change-password' } | { kind: 'signed-in'; me: Me };
 
 export function App() {
   const [state, setState] = useState<State>({ kind: 'loading' });
@@ -69,14 +69,22 @@ export function App() {
   function screen() {
     if (location.pathname.startsWith('/portal/reset-password')) return <ResetPassword />;
     if (location.pathname.startsWith('/portal/accept-invitation')) {
-      return <AcceptInvitation onAccepted={(username) => setState({ kind: 'signed-out', reason: `Your account ${username} is ready: sign in with the password you chose.` })} />;
+      // The sign-in that follows has the new username filled in: only the chosen password is typed.
+      return <AcceptInvitation onAccepted={(username) => setState({ kind: 'signed-out', username, reason: `Your account ${username} is ready: sign in with the password you chose.` })} />;
     }
     switch (state.kind) {
       case 'loading':
         return <p class="loading">Loading…</p>;
       case 'signed-out':
       case 'change-password':
-        return <SignIn reason={state.kind === 'signed-out' ? state.reason : undefined} mustChange={state.kind === 'change-password'} onSignedIn={loadMe} />;
+        return (
+          <SignIn
+            reason={state.kind === 'signed-out' ? state.reason : undefined}
+            username={state.kind === 'signed-out' ? state.username : undefined}
+            mustChange={state.kind === 'change-password'}
+            onSignedIn={loadMe}
+          />
+        );
       case 'signed-in':
         return (
           <SessionContext.Provider value={{ me: state.me, refresh: loadMe, signOut }}>

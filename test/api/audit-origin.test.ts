@@ -37,6 +37,7 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /team/invitations': 'team.invitation_sent',
   'DELETE /team/invitations/:id': 'team.invitation_revoked',
   'POST /invitations/accept': 'team.invitation_accepted',
+  'POST /invitations/preview': exempt('reads an invitation by its token (a POST only to keep the token out of URLs) and changes nothing'),
   'PATCH /me/organisation': 'organisation.settings_changed',
   'PUT /settings/auto-topup': 'auto_topup.settings_changed',
   'POST /api-clients': 'api_client.created',

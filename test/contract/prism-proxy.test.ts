@@ -231,7 +231,9 @@ describe('every operation through a Prism validating proxy', () => {
       INSERT INTO invitations (org_id, email, username, role, token_hash, invited_by, created_at, expires_at)
       VALUES (${org.orgId}, 'joiner@example.com', ${`joiner-${org.orgId}`}, 'member', ${sql.binary(createHash('sha256').update(inviteToken).digest())},
               (SELECT id FROM users WHERE username = ${org.admin.username}), now(), now() + interval '1 hour')`);
+    expectStatus(await call('POST /invitations/preview', '/invitations/preview', { json: { token: inviteToken } }), 200);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 201);
+    expectStatus(await call('POST /invitations/preview', '/invitations/preview', { json: { token: inviteToken } }), 400);
     expectStatus(await call('POST /invitations/accept', '/invitations/accept', { json: { token: inviteToken, password: 'joiner-password-1' } }), 400);
 
     // ---- webhook endpoints: the receiver is the identity simulator's sandbox hook ----
@@ -263,6 +265,7 @@ describe('every operation through a Prism validating proxy', () => {
     expect(expectStatus(await call('GET /verification-links/{id}', `/verification-links/${link.id}`, { token: org.admin.token }), 200).body.submissions).toHaveLength(1);
     expectStatus(await call('GET /verification-links/{id}', '/verification-links/LNK-000000000000', { token: org.admin.token }), 404);
     expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 200);
+    expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 409);
     expectStatus(await call('POST /verification-links/{id}/revoke', '/verification-links/LNK-000000000000/revoke', { token: org.admin.token }), 404);
 
     expectStatus(await call('GET /me/organisation', '/me/organisation', { token: org.member.token }), 200);

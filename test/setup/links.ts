@@ -68,5 +68,8 @@ export async function linkReceiver(stack: Stack, org: OrgFixture) {
   };
 }
 
-/** An address no other test of the run uses (a documentation IPv6 prefix and random bits). */
-export const ownAddress = () => `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+/**
+ * An address no other test of the run uses (a documentation IPv6 prefix and random bits). The bits are
+ * in the /64 prefix: the link page's per-address limit counts a whole /64 as one address.
+ */
+export const ownAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;

@@ -398,11 +398,12 @@ export interface paths {
         put?: never;
         /**
          * Invite someone to the team by e-mail
-         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role": "member" | "finance" | "org_admin"}`: 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.
+         * @description Organisation administrators who are persons (members, finance officers and API clients: 403). JSON bodies. `{"email", "username", "role": "member" | "finance" | "org_admin"}`: 201 with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link carrying the token (`INVITATION_URL`, else the portal's `/portal/accept-invitation#token=...`), valid `INVITATION_TTL_HOURS` (72) hours and usable once, where the invitee chooses a password (the page calls `POST /invitations/accept`); the user is made then, with this username, e-mail and role.
          *
          *     - Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 `username: <rule>`; a bad e-mail 400; a missing or unknown role 400 naming the roles; a missing `username` or `email` 422.
          *     - The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.
-         *     - A username already taken, or already holding an open invitation: 409.
+         *     - A username some user already holds (in any organisation): 409 `This username is not available: choose another username` (the answer never says who holds it). An open invitation does not hold its username: two organisations may invite the same one, and the first to be accepted makes the user. A username that already has an open invitation in the caller's own organisation: 409 `This username already has an open invitation in your organisation: revoke it to invite again`.
+         *     - The e-mail tells the invitee, whatever the role, to open the link and choose a password, then sign in with the username; it names no API call.
          *     - Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.
          */
         post: operations["inviteTeamMember"];
@@ -432,6 +433,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read an invitation by its token: the organisation, the role and the username
+         * @description No bearer token: the invitation token proves the invitee. `{"token"}` answers 200 `{"organisation", "role", "username", "expires_at"}`: what the portal's accept page shows before the invitee chooses a password. Nothing changes; the token stays usable.
+         *
+         *     - The same refusals as `POST /invitations/accept` (400 for a used, revoked, unknown or expired token, or one whose sender may no longer invite).
+         *     - A POST, not a GET: the token stays out of URLs and access logs.
+         */
+        post: operations["previewInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/invitations/accept": {
         parameters: {
             query?: never;
@@ -448,6 +472,7 @@ export interface paths {
          *     - The password rules apply: 400 naming the rule, the invitation stays usable.
          *     - A used, revoked or unknown token: 400 `This invitation is not valid: it was already used or revoked, or the link is wrong`; an expired one: 400 `This invitation has expired: ask an administrator of the organisation for a new one`; one whose sender was disabled or demoted since (an invitation carries its sender's authority): 400 `This invitation is no longer valid: the administrator who sent it may no longer invite; ask for a new one`.
          *     - Two acceptances at once: one makes the user, the other is refused.
+         *     - The username was taken by another account first (another organisation's invitation to the same username accepted before this one, even at the same moment): 409 `The username of this invitation is no longer available: the administrator who invited you has been told, and can invite you again with another username`. The invitation is closed (`revoked`, audit event `team.invitation_revoked` by `system` with `reason: username_taken`) and its sender, when they have an e-mail address, is told by e-mail.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -1140,7 +1165,7 @@ export interface paths {
         get: operations["getAutoTopup"];
         /**
          * Turn automatic top-up on or off, with its line, its units and its daily limit
-         * @description Organisation administrators and finance officers, signed in as themselves: API clients are refused (403). Every field is sent each time, with the caller's password re-entered (a wrong one counts as a failed sign-in, as on `POST /login`). While on, a debit that leaves the balance below `below_units` buys `units` with the card of the organisation's last successful top-up, at most one charge at a time and `max_per_day` charges a Lagos day. Turning it on needs such a card, one the processor will charge again (409 otherwise). Saving charges nothing by itself: the next debit below the line does.
+         * @description Organisation administrators and finance officers, signed in as themselves: API clients are refused (403). Every field is sent each time, with the caller's password re-entered (a wrong one counts as a failed sign-in, as on `POST /login`, and is on the audit trail as one: `auth.login_failed` with `confirming: auto_topup.settings`). While on, a debit that leaves the balance below `below_units` buys `units` with the card of the organisation's last successful top-up, at most one charge at a time and `max_per_day` charges a Lagos day. Turning it on needs such a card, one the processor will charge again (409 otherwise). Saving charges nothing by itself: the next debit below the line does.
          */
         put: operations["setAutoTopup"];
         post?: never;
@@ -1541,7 +1566,7 @@ export interface paths {
         };
         /**
          * One link, with its submissions
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `submissions` lists each verification the page made (`reference_id`, `status`, `code`, `face` as in the face match's answer, `submitted_at`; newest first, the last 200). A submission is `pending` while its verification runs, then takes its end; one interrupted before any verification was recorded ends `abandoned` (nothing charged, its use back). Requery a submission's `reference_id` (free) for the record: the page never shows it to the person. The link's `status` is `active`, `expired`, `used_up` or `revoked`.
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `submissions` lists each verification the page made (`reference_id`, `status`, `code`, `face` as in the face match's answer, `submitted_at`; newest first, the last 200). A submission is `pending` while its verification runs, then takes its end; one interrupted before any verification was recorded ends `abandoned` (nothing charged, its use back). Requery a submission's `reference_id` (free) for the record: the page never shows it to the person. The link's `status` is `active`, `expired`, `used_up`, `revoked` or `suspended` (its maker may no longer make links: see the tag).
          */
         get: operations["getVerificationLink"];
         put?: never;
@@ -1563,7 +1588,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw a link
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Withdraws it at once: from now on its page says it was withdrawn (410). Revoking a revoked link answers it as it is.
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. Withdraws it at once: from now on its page says it was withdrawn (410). Revoking a revoked link answers 409 `This verification link is already revoked` (and records no second audit event).
          */
         post: operations["revokeVerificationLink"];
         delete?: never;
@@ -2098,6 +2123,16 @@ export interface components {
         InvitationList: {
             data: components["schemas"]["Invitation"][];
         };
+        InvitationPreview: {
+            /** @description The inviting organisation's name */
+            organisation: string;
+            /** @enum {string} */
+            role: "org_admin" | "member" | "finance";
+            /** @description The username the new user will sign in with */
+            username: string;
+            /** @description ISO 8601; the link works until then */
+            expires_at: string;
+        };
         LedgerLine: {
             /** @description Ledger line id; higher is newer */
             id: number;
@@ -2381,6 +2416,10 @@ export interface components {
             data: components["schemas"]["PlatformOrganisation"][];
             /** @description Pass as `cursor` for the next page; null on the last page */
             next_cursor: string | null;
+        };
+        PreviewInvitation: {
+            /** @description The token of the invitation e-mail (also in its link) */
+            token: string;
         };
         Ready: {
             /** @enum {string} */
@@ -2857,10 +2896,10 @@ export interface components {
             /** @example LNK-7K2M9Q4XD1AB */
             id: string;
             /**
-             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`; `suspended` while its maker may no longer make links (disabled or demoted; an API client revoked or suspended)
              * @enum {string}
              */
-            status: "active" | "expired" | "used_up" | "revoked";
+            status: "active" | "expired" | "used_up" | "revoked" | "suspended";
             reason: string;
             purpose: string;
             require_face: boolean;
@@ -2876,10 +2915,10 @@ export interface components {
             /** @example LNK-7K2M9Q4XD1AB */
             id: string;
             /**
-             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`; `suspended` while its maker may no longer make links (disabled or demoted; an API client revoked or suspended)
              * @enum {string}
              */
-            status: "active" | "expired" | "used_up" | "revoked";
+            status: "active" | "expired" | "used_up" | "revoked" | "suspended";
             reason: string;
             purpose: string;
             require_face: boolean;
@@ -2923,10 +2962,10 @@ export interface components {
                 /** @example LNK-7K2M9Q4XD1AB */
                 id: string;
                 /**
-                 * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+                 * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`; `suspended` while its maker may no longer make links (disabled or demoted; an API client revoked or suspended)
                  * @enum {string}
                  */
-                status: "active" | "expired" | "used_up" | "revoked";
+                status: "active" | "expired" | "used_up" | "revoked" | "suspended";
                 reason: string;
                 purpose: string;
                 require_face: boolean;
@@ -2944,10 +2983,10 @@ export interface components {
             /** @example LNK-7K2M9Q4XD1AB */
             id: string;
             /**
-             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`
+             * @description `active` until revoked, past `expires_at`, or `uses` reached `max_uses`; `suspended` while its maker may no longer make links (disabled or demoted; an API client revoked or suspended)
              * @enum {string}
              */
-            status: "active" | "expired" | "used_up" | "revoked";
+            status: "active" | "expired" | "used_up" | "revoked" | "suspended";
             reason: string;
             purpose: string;
             require_face: boolean;
@@ -3391,6 +3430,15 @@ export interface components {
         };
         /** @description The Accept header allows none of the representations this endpoint offers. */
         NotAcceptable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Conflicts with an earlier request (e.g. an Idempotency-Key reused with another body, or still in progress). */
+        Conflict: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4280,6 +4328,44 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewInvitation"];
+            };
+        };
+        responses: {
+            /** @description The invitation can be accepted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            /** @description The token is unknown, used, revoked or expired, or its sender may no longer invite */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6752,6 +6838,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -27,6 +27,7 @@ export const operations = {
   listTeamInvitations: { method: "GET", base: "/v1", path: "/team/invitations", auth: true, contentType: null },
   inviteTeamMember: { method: "POST", base: "/v1", path: "/team/invitations", auth: true, contentType: "application/json" },
   revokeTeamInvitation: { method: "DELETE", base: "/v1", path: "/team/invitations/{id}", auth: true, contentType: null },
+  previewInvitation: { method: "POST", base: "/v1", path: "/invitations/preview", auth: false, contentType: "application/json" },
   acceptInvitation: { method: "POST", base: "/v1", path: "/invitations/accept", auth: false, contentType: "application/json" },
   getOrganisationSettings: { method: "GET", base: "/v1", path: "/me/organisation", auth: true, contentType: null },
   updateOrganisationSettings: { method: "PATCH", base: "/v1", path: "/me/organisation", auth: true, contentType: "application/json" },

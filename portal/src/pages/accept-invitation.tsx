@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call } from '../api.ts';
 import { ErrorText, Field, FieldError, Form, useAction } from '../ui.tsx';
 
@@ -13,8 +13,19 @@ function takeToken(): string {
   return token;
 }
 
+type Preview = { organisation: string; role: string; username: string; expires_at: string };
+
+/** The roles as the team page names them. */
+const ROLE_LABELS: Record<string, string> = { member: 'team member', finance: 'finance officer', org_admin: 'administrator' };
+
 export function AcceptInvitation({ onAccepted }: { onAccepted(username: string): void }) {
   const [token] = useState(takeToken);
+  // What the invitation is for, read before anything is asked: a used or expired one is said so at once.
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const reading = useAction();
+  useEffect(() => {
+    if (token) void reading.run(async () => setPreview((await call<Preview>('POST', '/invitations/preview', { json: { token } }, { quiet401: true })).data));
+  }, [token]);
   const [password, setPassword] = useState('');
   const [again, setAgain] = useState('');
   const action = useAction();
@@ -34,9 +45,21 @@ export function AcceptInvitation({ onAccepted }: { onAccepted(username: string):
   return (
     <main id="main" class="sign-in">
       <h1>Accept your invitation</h1>
-      {token ? (
+      {token && reading.error ? <ErrorText error={reading.error} /> : null}
+      {token && !preview && !reading.error ? <p class="loading">Reading your invitation…</p> : null}
+      {token && preview ? (
         <Form action={action} onSubmit={submit} aria-label="Choose your password">
-          <p>Choose the password you will sign in with.</p>
+          <dl class="invitation">
+            <dt>Organisation</dt>
+            <dd>{preview.organisation}</dd>
+            <dt>Role</dt>
+            <dd>{ROLE_LABELS[preview.role] ?? preview.role}</dd>
+            <dt>Username</dt>
+            <dd>{preview.username}</dd>
+          </dl>
+          <p>
+            You are invited to join {preview.organisation} as {ROLE_LABELS[preview.role] ?? preview.role}. Choose the password you will sign in with.
+          </p>
           <Field label="Password" name="password" type="password" value={password} onInput={setPassword} required autocomplete="new-password" />
           <Field label="Password again" name="password_again" type="password" value={again} onInput={setAgain} required autocomplete="new-password" />
           <ErrorText error={action.error} />
@@ -44,11 +67,12 @@ export function AcceptInvitation({ onAccepted }: { onAccepted(username: string):
             Create my account
           </button>
         </Form>
-      ) : (
+      ) : null}
+      {!token ? (
         <p class="error" role="alert">
           This link carries no invitation. Open the link of your invitation e-mail again, or ask an administrator for a new one.
         </p>
-      )}
+      ) : null}
       <p>
         <a href="/portal">Sign in</a>
       </p>

@@ -5,7 +5,7 @@ import { ErrorText, Field, Page, Pager, Select, ShownOnce, useAction, useLoad, w
 
 type Link = {
   id: string;
-  status: 'active' | 'expired' | 'used_up' | 'revoked';
+  status: 'active' | 'expired' | 'used_up' | 'revoked' | 'suspended';
   reason: string;
   purpose: string;
   require_face: boolean;
@@ -23,7 +23,7 @@ type Submission = { reference_id: string; status: 'pending' | 'found' | 'not_fou
 
 type Reason = { key: string; label: string };
 
-const STATUS = { active: 'Active', expired: 'Expired', used_up: 'Used up', revoked: 'Revoked' } as const;
+const STATUS = { active: 'Active', expired: 'Expired', used_up: 'Used up', revoked: 'Revoked', suspended: 'Suspended (its maker may no longer make links)' } as const;
 
 function faceText(f: Face): string {
   if (!f) return '';

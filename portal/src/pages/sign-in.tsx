@@ -2,11 +2,12 @@ import { useState } from 'preact/hooks';
 import { ApiError, call, passwordSignIn as signIn } from '../api.ts';
 import { ErrorText, Field, Form, Notice, useAction } from '../ui.tsx';
 
-type Props = { reason?: string | undefined; mustChange: boolean; onSignedIn(): Promise<void> };
+/** `username`: filled in when known (just made by accepting an invitation). */
+type Props = { reason?: string | undefined; username?: string | undefined; mustChange: boolean; onSignedIn(): Promise<void> };
 
-export function SignIn({ reason, mustChange, onSignedIn }: Props) {
+export function SignIn({ reason, username: known, mustChange, onSignedIn }: Props) {
   const [mode, setMode] = useState<'sign-in' | 'forgot' | 'change'>(mustChange ? 'change' : 'sign-in');
-  const [username, setUsername] = useState('');
+  const [username, setUsername] = useState(known ?? '');
   const [password, setPassword] = useState('');
   const [otp, setOtp] = useState('');
   const [askOtp, setAskOtp] = useState(false);

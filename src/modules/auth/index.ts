@@ -5,5 +5,6 @@ export { authRoutes } from './auth.routes.ts';
 export type { Principal } from './auth.schemas.ts';
 export { BAD_CREDENTIALS, checkCredentials, requireAccountsKeeper, requireOrgAdmin, requireOrgMember, requirePersonOrgAdmin } from './auth.service.ts';
 export { redisGate, redisGiveBack } from './gate.ts';
+export { auditFailedPasswordConfirmation } from './sign-in-audit.ts';
 export { redisRevocations, revokedKey } from './revocations.ts';
 export { assertSignInAllowed, clientAddress, guardedSignIn, type SignInDeps } from './sign-in-guard.ts';

@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import { recordAudit } from '../audit/index.ts';
+import { auditContext, recordAudit } from '../audit/index.ts';
 import { findClientPrincipal, findUserForLogin } from '../organisations/index.ts';
 
 type Who = { userId: number; orgId: number | null } | { clientId: string; orgId: number };
@@ -27,4 +27,13 @@ export async function auditFailedSignIn(db: DatabasePool, tried: { username: str
   }
   const method = 'username' in tried ? 'password' : 'client_credentials';
   await recordAudit(db, { orgId, actor: 'anonymous', action: 'auth.login_failed', target, details: { method, known_account: target !== null } });
+}
+
+/**
+ * auth.login_failed for a wrong password re-entered to confirm an operation (PUT /settings/auto-topup):
+ * it counts toward the sign-in lock as a failed sign-in does, so the trail shows it as one. The caller
+ * is signed in, so they are the actor and the target; `confirming` names the operation. Nothing typed is kept.
+ */
+export async function auditFailedPasswordConfirmation(db: DatabasePool, p: { orgId: number | null; userId: number | null; clientId: string | null }, confirming: string): Promise<void> {
+  await recordAudit(db, { ...auditContext(p), action: 'auth.login_failed', target: `user:${p.userId}`, details: { method: 'password', known_account: true, confirming } });
 }

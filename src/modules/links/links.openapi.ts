@@ -21,7 +21,7 @@ const GET = md(
     "match's answer, `submitted_at`; newest first, the last 200). A submission is `pending` while its verification runs, then takes " +
     "its end; one interrupted before any verification was recorded ends `abandoned` (nothing charged, its use back). Requery a " +
     "submission's `reference_id` (free) for the record: the page never shows it to the person. The link's `status` is `active`, " +
-    '`expired`, `used_up` or `revoked`.',
+    '`expired`, `used_up`, `revoked` or `suspended` (its maker may no longer make links: see the tag).',
 );
 const idParam = z.object({ id: z.string().regex(/^LNK-[A-Z0-9]{12}$/).meta({ description: 'The link id' }) });
 
@@ -58,8 +58,8 @@ export function register(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'post', path: '/verification-links/{id}/revoke', operationId: 'revokeVerificationLink', tags: [TAGS.links],
-    summary: 'Withdraw a link', description: `${WHO} Withdraws it at once: from now on its page says it was withdrawn (410). Revoking a revoked link answers it as it is.`,
+    summary: 'Withdraw a link', description: `${WHO} Withdraws it at once: from now on its page says it was withdrawn (410). Revoking a revoked link answers 409 \`This verification link is already revoked\` (and records no second audit event).`,
     security: bearer, request: { params: idParam },
-    responses: { 200: json(Link, 'Link revoked'), ...errors(401, 403, 404, 429) },
+    responses: { 200: json(Link, 'Link revoked'), ...errors(401, 403, 404, 409, 429) },
   });
 }

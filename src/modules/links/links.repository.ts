@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { makerMayStillAct } from '../organisations/index.ts';
 import { SUBMISSION_STATUSES } from './links.schemas.ts';
 
 // The links module's tables: verification_links and verification_link_submissions. Only it writes them.
@@ -23,10 +24,18 @@ export const linkRow = z.object({
   created_by_client_id: z.string().nullable(),
   created_at: time,
   revoked_at: time.nullable(),
+  // Read where a link is shown or its page served (absent where a row is just written): false once its
+  // maker may no longer make links (disabled, demoted, a client revoked or suspended).
+  maker_may_act: z.boolean().optional(),
 });
 export type LinkRow = z.infer<typeof linkRow>;
 
 const columns = sql.fragment`id, seq, org_id, reason, purpose, require_face, expires_at, max_uses, uses, client_ref, status, created_by_user, created_by_client, created_by_client_id, created_at, revoked_at`;
+
+/** A link acts for its maker: it takes submissions only while they may still make links (read live). */
+const makerMayAct = (l: string) =>
+  makerMayStillAct(sql.fragment`${sql.identifier([l, 'created_by_user'])}`, sql.fragment`${sql.identifier([l, 'created_by_client'])}`, sql.fragment`${sql.identifier([l, 'org_id'])}`);
+const shown = sql.fragment`${columns}, ${makerMayAct('verification_links')} AS maker_may_act`;
 
 export type NewLink = {
   id: string;
@@ -51,30 +60,26 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
 }
 
 export async function findLink(db: CommonQueryMethods, orgId: number, id: string): Promise<LinkRow | null> {
-  return db.maybeOne(sql.type(linkRow)`SELECT ${columns} FROM verification_links WHERE id = ${id} AND org_id = ${orgId}`);
+  return db.maybeOne(sql.type(linkRow)`SELECT ${shown} FROM verification_links WHERE id = ${id} AND org_id = ${orgId}`);
 }
 
 export async function findLinkByToken(db: CommonQueryMethods, tokenHash: Buffer): Promise<LinkRow | null> {
-  return db.maybeOne(sql.type(linkRow)`SELECT ${columns} FROM verification_links WHERE token_hash = ${sql.binary(tokenHash)}`);
+  return db.maybeOne(sql.type(linkRow)`SELECT ${shown} FROM verification_links WHERE token_hash = ${sql.binary(tokenHash)}`);
 }
 
 /** A page of the organisation's links, newest first, after `before` (a seq) when given; one row more than `limit`. */
 export async function listLinks(db: CommonQueryMethods, orgId: number, p: { before: number | null; limit: number }): Promise<readonly LinkRow[]> {
   const after = p.before === null ? sql.fragment`` : sql.fragment`AND seq < ${p.before}`;
   return db.any(sql.type(linkRow)`
-    SELECT ${columns} FROM verification_links WHERE org_id = ${orgId} ${after} ORDER BY seq DESC LIMIT ${p.limit + 1}`);
+    SELECT ${shown} FROM verification_links WHERE org_id = ${orgId} ${after} ORDER BY seq DESC LIMIT ${p.limit + 1}`);
 }
 
-/** Revoked at `at`, or as it was when already revoked; null for no such link. */
+/** Revoked at `at`; null when there is no such link, or it was revoked already (the caller tells which). */
 export async function revokeLink(db: CommonQueryMethods, orgId: number, id: string, at: Date): Promise<LinkRow | null> {
   return db.maybeOne(sql.type(linkRow)`
-    WITH revoked AS (
-      UPDATE verification_links SET status = 'revoked', revoked_at = ${sql.timestamp(at)}
-      WHERE id = ${id} AND org_id = ${orgId} AND status = 'active'
-      RETURNING ${columns})
-    SELECT ${columns} FROM revoked
-    UNION ALL
-    SELECT ${columns} FROM verification_links WHERE id = ${id} AND org_id = ${orgId} AND NOT EXISTS (SELECT 1 FROM revoked)`);
+    UPDATE verification_links SET status = 'revoked', revoked_at = ${sql.timestamp(at)}
+    WHERE id = ${id} AND org_id = ${orgId} AND status = 'active'
+    RETURNING ${columns}`);
 }
 
 /**
@@ -89,6 +94,7 @@ export async function takeUse(db: CommonQueryMethods, s: { linkId: string; refer
     WITH taken AS (
       UPDATE verification_links SET uses = uses + 1
       WHERE id = ${s.linkId} AND status = 'active' AND expires_at > ${sql.timestamp(s.at)} AND uses < max_uses
+        AND ${makerMayAct('verification_links')}
       RETURNING id)
     INSERT INTO verification_link_submissions (link_id, reference_id, status, submitted_at)
     SELECT id, ${s.referenceId}, 'pending', ${sql.timestamp(s.at)} FROM taken`);

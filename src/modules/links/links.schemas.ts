@@ -36,7 +36,7 @@ export const createLinkBody = z.object({
 });
 export type CreateLink = z.infer<typeof createLinkBody>;
 
-export const LINK_STATUSES = ['active', 'expired', 'used_up', 'revoked'] as const;
+export const LINK_STATUSES = ['active', 'expired', 'used_up', 'revoked', 'suspended'] as const;
 // `pending` until its verification ends; `abandoned` when none was ever recorded (the process
 // stopped between taking the use and recording the verification).
 export const SUBMISSION_STATUSES = ['pending', 'found', 'not_found', 'failed', 'refused', 'abandoned'] as const;
@@ -54,7 +54,7 @@ export const faceResult = z
 
 export const link = z.object({
   id: z.string().meta({ example: 'LNK-7K2M9Q4XD1AB' }),
-  status: z.enum(LINK_STATUSES).meta({ description: '`active` until revoked, past `expires_at`, or `uses` reached `max_uses`' }),
+  status: z.enum(LINK_STATUSES).meta({ description: '`active` until revoked, past `expires_at`, or `uses` reached `max_uses`; `suspended` while its maker may no longer make links (disabled or demoted; an API client revoked or suspended)' }),
   reason: z.string(),
   purpose: z.string(),
   require_face: z.boolean(),

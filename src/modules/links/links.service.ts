@@ -14,15 +14,23 @@ import type { CreateLink, Link } from './links.schemas.ts';
 export type LinkDeps = ReasonsDeps & { db: DatabasePool; config: Config; clock: Clock };
 
 export const LINK_NOT_FOUND = 'verification link not found';
+export const LINK_ALREADY_REVOKED = 'This verification link is already revoked';
 
 /** The SHA-256 of a token: 128 random bits need no slow hash to stay unguessable. */
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-/** Why a link takes no more submissions, or null while it is active. */
-export function goneReason(row: Pick<repo.LinkRow, 'status' | 'expires_at' | 'uses' | 'max_uses'>, now: Date): 'revoked' | 'expired' | 'used_up' | null {
+export type GoneReason = 'revoked' | 'expired' | 'used_up' | 'suspended';
+
+/**
+ * Why a link takes no more submissions, or null while it is active. `suspended`: its maker may no
+ * longer make links (disabled or demoted; an API client revoked or suspended); read live, so it takes
+ * submissions again if they are enabled or promoted again before it expires. Revoke it to end it for good.
+ */
+export function goneReason(row: Pick<repo.LinkRow, 'status' | 'expires_at' | 'uses' | 'max_uses' | 'maker_may_act'>, now: Date): GoneReason | null {
   if (row.status === 'revoked') return 'revoked';
   if (new Date(row.expires_at).getTime() <= now.getTime()) return 'expired';
   if (row.uses >= row.max_uses) return 'used_up';
+  if (row.maker_may_act === false) return 'suspended';
   return null;
 }
 
@@ -89,6 +97,8 @@ export async function getLink(deps: LinkDeps, orgId: number, id: string) {
 export async function revokeLink(deps: LinkDeps, orgId: number, id: string) {
   const now = deps.clock.now();
   const row = await repo.revokeLink(deps.db, orgId, id, now);
-  if (!row) throw new AppError('not_found', LINK_NOT_FOUND);
-  return present(row, now);
+  if (row) return present(row, now);
+  // A second revocation changes nothing, so it answers 409 (and records no second audit event).
+  if (await repo.findLink(deps.db, orgId, id)) throw new AppError('conflict', LINK_ALREADY_REVOKED);
+  throw new AppError('not_found', LINK_NOT_FOUND);
 }

@@ -17,6 +17,7 @@ export {
   findClientPrincipal,
   findUserById,
   findUserForLogin,
+  makerMayStillAct,
   parsePrincipalRow,
   principalJson,
   type PrincipalRow,

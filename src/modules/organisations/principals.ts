@@ -21,6 +21,21 @@ const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Da
 export const SUSPENDED = sql.fragment`(cr.id IS NULL OR cr.disabled OR NOT (cr.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')})) OR cr.org_id IS DISTINCT FROM c.org_id)`;
 export const CREATOR = sql.fragment`LEFT JOIN users cr ON cr.id = c.created_by`;
 
+/**
+ * Whether the maker of something an organisation keeps acting for it (a verification link: a user or
+ * an API client, the other null) may still make it: an enabled administrator of that organisation, or
+ * a live API client of an administrator role that is not suspended (SUSPENDED). Read live, as an API
+ * client's suspension is: a maker enabled or promoted again (a client adopted) makes it act again.
+ */
+export function makerMayStillAct(userId: FragmentSqlToken, clientId: FragmentSqlToken, orgId: FragmentSqlToken) {
+  const admins = sql.array(roles.rolesWith('administer_organisation'), 'text');
+  return sql.fragment`(CASE WHEN ${userId} IS NOT NULL
+      THEN EXISTS (SELECT 1 FROM users mu WHERE mu.id = ${userId} AND mu.org_id = ${orgId} AND NOT mu.disabled AND mu.role = ANY(${admins}))
+      ELSE EXISTS (SELECT 1 FROM api_clients c ${CREATOR}
+                   WHERE c.id = ${clientId} AND c.org_id = ${orgId} AND c.deleted_at IS NULL AND c.role = ANY(${admins}) AND NOT ${SUSPENDED})
+    END)`;
+}
+
 // ---- A token's principal: read on every authenticated request ----
 
 export const userPrincipalRow = z.object({

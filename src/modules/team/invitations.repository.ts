@@ -42,7 +42,6 @@ export async function revokeInvitation(db: CommonQueryMethods, orgId: number, id
     RETURNING ${COLUMNS}`);
 }
 
-/** The invitation a token names, locked until the accepting transaction ends (a second acceptance waits, then sees it used). */
 /**
  * Whether the invitation's sender may still manage the organisation's team: active, of the same
  * organisation, in a role that administers it, the organisation not retired. An invitation is the
@@ -58,10 +57,27 @@ export async function inviterStillEntitled(db: CommonQueryMethods, invitationId:
       AND u.role = ANY(${sql.array(roles.rolesWith('administer_organisation'), 'text')})`);
 }
 
-export async function lockInvitationByToken(db: CommonQueryMethods, tokenHash: Buffer): Promise<InvitationRow | null> {
-  return db.maybeOne(sql.type(invitationRow)`SELECT ${COLUMNS} FROM invitations WHERE token_hash = ${sql.binary(tokenHash)} FOR UPDATE`);
+/** The invitation a token names; with `lock`, locked until the accepting transaction ends (a second acceptance waits, then sees it used). */
+export async function findInvitationByToken(db: CommonQueryMethods, tokenHash: Buffer, o: { lock: boolean }): Promise<InvitationRow | null> {
+  const lock = o.lock ? sql.fragment`FOR UPDATE` : sql.fragment``;
+  return db.maybeOne(sql.type(invitationRow)`SELECT ${COLUMNS} FROM invitations WHERE token_hash = ${sql.binary(tokenHash)} ${lock}`);
 }
 
 export async function markAccepted(db: CommonQueryMethods, id: number, userId: number, now: Date): Promise<void> {
   await db.query(sql.unsafe`UPDATE invitations SET accepted_at = ${sql.timestamp(now)}, user_id = ${userId} WHERE id = ${id}`);
+}
+
+/** Closes an open invitation whatever its organisation (the service's own revocation: its username was taken first). */
+export async function closeInvitation(db: CommonQueryMethods, id: number, now: Date): Promise<void> {
+  await db.query(sql.unsafe`UPDATE invitations SET revoked_at = ${sql.timestamp(now)} WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL`);
+}
+
+const senderRow = z.object({ email: z.string().nullable(), organisation: z.string() });
+
+/** Who sent an invitation (their address, if any) and the organisation's name, for a notice to them. */
+export async function invitationSender(db: CommonQueryMethods, id: number): Promise<z.infer<typeof senderRow> | null> {
+  return db.maybeOne(sql.type(senderRow)`
+    SELECT u.email, o.name AS organisation
+    FROM invitations i JOIN organisations o ON o.id = i.org_id LEFT JOIN users u ON u.id = i.invited_by
+    WHERE i.id = ${id}`);
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { Config } from '../../config.ts';
 import { jobIds } from '../../jobs/catalog.ts';
@@ -23,6 +23,12 @@ type Deps = { config: Config; db: DatabasePool; clock: Clock; producer: Producer
 export const BAD_INVITATION = 'This invitation is not valid: it was already used or revoked, or the link is wrong';
 export const INVITER_GONE = 'This invitation is no longer valid: the administrator who sent it may no longer invite; ask for a new one';
 export const EXPIRED_INVITATION = 'This invitation has expired: ask an administrator of the organisation for a new one';
+/** A username some user holds: the answer never says whose (or in which organisation). */
+export const USERNAME_NOT_AVAILABLE = 'This username is not available: choose another username';
+export const OPEN_INVITATION = 'This username already has an open invitation in your organisation: revoke it to invite again';
+/** An acceptance that lost its username to another organisation's invitation accepted first. */
+export const USERNAME_TAKEN_SINCE =
+  'The username of this invitation is no longer available: the administrator who invited you has been told, and can invite you again with another username';
 
 /** 256 random bits: the SHA-256 stored is as hard to reverse as a slow hash would be. */
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
@@ -61,16 +67,20 @@ function invitationLink(config: Config, token: string): string {
   return config.INVITATION_URL ? config.INVITATION_URL.replaceAll('{token}', t) : `${config.publicBaseUrl}/portal/accept-invitation#token=${t}`;
 }
 
+/**
+ * The invitee's e-mail, for every role alike: the portal's page (or INVITATION_URL) where they choose
+ * their password, in plain words; then how to sign in. No API call is named: the invitee is a person,
+ * and an integrator who builds their own page (INVITATION_URL) reads the token from their own link.
+ */
 export function renderInvitationMail(config: Config, i: { to: string; organisation: string; username: string; role: string; token: string }): SealedMail {
   const hours = config.INVITATION_TTL_HOURS;
   const text = [
     `You are invited to join ${i.organisation} on the identity verification service, as ${roles.label(i.role)}, with the username "${i.username}".`,
     '',
-    `Choose your password here within ${hours} hours (the link works once):`,
+    `To accept, open this link within ${hours} hours and choose your password (the link works once):`,
     invitationLink(config, i.token),
     '',
-    `Invitation token (valid ${hours} hours, usable once): ${i.token}`,
-    'Or send it with your password to POST /v1/invitations/accept.',
+    `Then sign in with the username "${i.username}" and the password you chose.`,
     '',
     'If you did not expect this, ignore this e-mail: no account is made until the link is used.',
     '',
@@ -85,7 +95,7 @@ export function renderInvitationMail(config: Config, i: { to: string; organisati
 export async function inviteTeamMember(deps: Deps, p: Principal, input: NewInvitation): Promise<InvitationView> {
   const orgId = requireTeamManager(p);
   const org = await requireOrganisation(deps.db, orgId);
-  if (await findUserForLogin(deps.db, input.username)) throw new AppError('conflict', `username ${input.username} is taken`);
+  if (await findUserForLogin(deps.db, input.username)) throw new AppError('conflict', USERNAME_NOT_AVAILABLE);
   const now = deps.clock.now();
   const token = randomBytes(32).toString('base64url');
   let made;
@@ -111,14 +121,10 @@ export async function inviteTeamMember(deps: Deps, p: Principal, input: NewInvit
       return { row, outboxId };
     });
   } catch (err) {
-    if (err instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', `username ${input.username} already has an open invitation`);
+    if (err instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', OPEN_INVITATION);
     throw err;
   }
-  try {
-    await deps.producer.enqueue('outbox.deliver', { outboxId: made.outboxId }, { jobId: jobIds.outbox(made.outboxId) });
-  } catch (err) {
-    deps.logger.warn({ err: describe(err), outboxId: made.outboxId }, 'invitation e-mail not queued; the outbox sweep will send it');
-  }
+  await queueAfterCommit(deps, made.outboxId);
   return view(made.row, now);
 }
 
@@ -139,23 +145,91 @@ export async function revokeTeamInvitation(deps: { db: DatabasePool; clock: Cloc
   });
 }
 
+/** The invitation a token names, if it can still be accepted at `now`; else the 400 the acceptance would answer. */
+async function usableInvitation(db: CommonQueryMethods, token: string, now: Date, o: { lock: boolean }): Promise<InvitationRow> {
+  const inv = await repo.findInvitationByToken(db, digest(token), o);
+  if (!inv || inv.accepted_at || inv.revoked_at) throw new AppError('bad_request', BAD_INVITATION);
+  if (inv.expires_at <= now) throw new AppError('bad_request', EXPIRED_INVITATION);
+  if (!(await repo.inviterStillEntitled(db, inv.id))) throw new AppError('bad_request', INVITER_GONE);
+  return inv;
+}
+
+/**
+ * POST /invitations/preview: what the accept page shows before the invitee chooses a password (the
+ * organisation, the role, the username they will sign in with). The token proves the invitee, as it
+ * does for the acceptance, and the same refusals apply; nothing changes.
+ */
+export async function previewInvitation(deps: { db: DatabasePool; clock: Clock }, token: string) {
+  const inv = await usableInvitation(deps.db, token, deps.clock.now(), { lock: false });
+  const org = await requireOrganisation(deps.db, inv.org_id);
+  return { organisation: org.name, role: inv.role, username: inv.username, expires_at: inv.expires_at.toISOString() };
+}
+
 /**
  * POST /invitations/accept: the token proves the invitee; the user is made with the password they
  * chose, and the invitation is used, in one transaction (the row is locked, so a second acceptance
- * waits and then finds it used).
+ * waits and then finds it used). A username is held only by a user, not by an open invitation: two
+ * organisations may invite the same one, and users' unique index decides between them. The user is
+ * inserted under a savepoint, so that losing there (another invitation accepted first, even at the
+ * same moment: this insert waits on that one's, then fails) still commits this transaction's
+ * consequences: the invitation is closed (revoked, with its own audit event) and its sender is told
+ * by e-mail. The invitee gets 409.
  */
-export async function acceptInvitation(deps: { db: DatabasePool; clock: Clock }, body: { token: string; password: string }) {
+export async function acceptInvitation(deps: { config: Config; db: DatabasePool; clock: Clock; producer: Producer; logger: Logger }, body: { token: string; password: string }) {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
-    const inv = await repo.lockInvitationByToken(tx, digest(body.token));
-    if (!inv || inv.accepted_at || inv.revoked_at) throw new AppError('bad_request', BAD_INVITATION);
-    if (inv.expires_at <= now) throw new AppError('bad_request', EXPIRED_INVITATION);
-    // Read in the accepting transaction: a sender disabled or demoted before this commit is seen.
-    if (!(await repo.inviterStillEntitled(tx, inv.id))) throw new AppError('bad_request', INVITER_GONE);
+  const outcome = await deps.db.transaction(async (tx) => {
+    // Read in the accepting transaction, the row locked: a sender disabled or demoted before this commit is seen.
+    const inv = await usableInvitation(tx, body.token, now, { lock: true });
     checkNewPassword(body.password, inv.username);
-    const user = await createUser(tx, { orgId: inv.org_id, username: inv.username, email: inv.email, password: body.password, role: inv.role, requirePasswordChange: false });
+    let user;
+    try {
+      user = await tx.transaction((sp) => createUser(sp, { orgId: inv.org_id, username: inv.username, email: inv.email, password: body.password, role: inv.role, requirePasswordChange: false }));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
+      return { lost: await closeLostInvitation(deps, tx, inv, now) };
+    }
     await repo.markAccepted(tx, inv.id, user.id, now);
     await recordAudit(tx, { orgId: inv.org_id, actor: `user:${user.id}`, action: 'team.invitation_accepted', target: `invitation:${inv.id}`, details: { role: inv.role, user: `user:${user.id}` } });
-    return { id: user.id, username: inv.username, role: inv.role };
+    return { made: { id: user.id, username: inv.username, role: inv.role } };
   });
+  if ('made' in outcome) return outcome.made;
+  if (outcome.lost !== null) await queueAfterCommit(deps, outcome.lost);
+  throw new AppError('conflict', USERNAME_TAKEN_SINCE);
+}
+
+/**
+ * An invitation whose username a user took first: closed (revoked by nobody but the service) and its
+ * sender told, in the accepting transaction. The outbox id of the sender's e-mail, or null when the
+ * sender has no address (an operator's CLI user may have none; the list shows the invitation revoked).
+ */
+async function closeLostInvitation(deps: { config: Config }, tx: DatabaseTransactionConnection, inv: InvitationRow, now: Date): Promise<number | null> {
+  await repo.closeInvitation(tx, inv.id, now);
+  await recordAudit(tx, { orgId: inv.org_id, actor: 'system', action: 'team.invitation_revoked', target: `invitation:${inv.id}`, details: { reason: 'username_taken' } });
+  const sender = await repo.invitationSender(tx, inv.id);
+  if (!sender?.email) return null;
+  return queueSealedMail(tx, deps.config.encryptionKeys, {
+    kind: 'invitation_email',
+    dedupeKey: `invitation-${inv.id}-username-taken`,
+    mail: renderUsernameTakenMail(deps.config, { to: sender.email, organisation: sender.organisation, username: inv.username, invitee: inv.email }),
+  });
+}
+
+/** The sender's notice: which invitation could not be accepted, and what to do (invite again with another username). */
+export function renderUsernameTakenMail(config: Config, i: { to: string; organisation: string; username: string; invitee: string }): SealedMail {
+  const text = [
+    `Your invitation of ${i.invitee} to ${i.organisation}, with the username "${i.username}", could not be accepted: that username was taken by another account before the invitation was accepted.`,
+    '',
+    'The invitation is now closed. To invite this person again, send a new invitation with another username:',
+    `${config.publicBaseUrl}/portal/team`,
+    '',
+  ].join('\n');
+  return { to: i.to, subject: `An invitation to ${i.organisation} could not be accepted`, text };
+}
+
+async function queueAfterCommit(deps: { producer: Producer; logger: Logger }, outboxId: number): Promise<void> {
+  try {
+    await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
+  } catch (err) {
+    deps.logger.warn({ err: describe(err), outboxId }, 'invitation e-mail not queued; the outbox sweep will send it');
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, md, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
 import { organisationSettingsRow, settingsPatch, type TeamMember } from '../organisations/index.ts';
-import { acceptInvitationBody, invitationView, newInvitation, TEAM_BY_INVITATION, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
+import { acceptInvitationBody, invitationPreview, invitationView, newInvitation, previewInvitationBody, TEAM_BY_INVITATION, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
 
 type _memberMatches = Assert<Same<z.infer<typeof teamMember>, TeamMember>>;
 
@@ -35,18 +35,30 @@ const CHANGE = md(
 
 const INVITE = md(
   `${MANAGERS} \`{"email", "username", "role": "member" | "finance" | "org_admin"}\`: 201 ` +
-    'with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link (`INVITATION_URL`, else the portal\'s ' +
-    '`/portal/accept-invitation#token=...`) and the token, valid `INVITATION_TTL_HOURS` (72) hours and usable once, with which the ' +
-    'invitee chooses a password (`POST /invitations/accept`); the user is made then, with this username, e-mail and role.',
+    'with the invitation (`status: pending`, `expires_at`); an e-mail goes to `email` with a link carrying the token (`INVITATION_URL`, else the portal\'s ' +
+    '`/portal/accept-invitation#token=...`), valid `INVITATION_TTL_HOURS` (72) hours and usable once, where the ' +
+    'invitee chooses a password (the page calls `POST /invitations/accept`); the user is made then, with this username, e-mail and role.',
   '',
   '- Usernames are stored lower-case and unique across the service. A username that breaks a username rule (see the tag) is 400 ' +
     '`username: <rule>`; a bad e-mail 400; a missing or unknown role 400 naming the roles; a missing `username` or `email` 422.',
   '- The token is stored only as its SHA-256; the e-mail waits in the outbox sealed.',
-  '- A username already taken, or already holding an open invitation: 409.',
+  '- A username some user already holds (in any organisation): 409 `This username is not available: choose another username` ' +
+    '(the answer never says who holds it). An open invitation does not hold its username: two organisations may invite the same ' +
+    'one, and the first to be accepted makes the user. A username that already has an open invitation in the caller\'s own ' +
+    'organisation: 409 `This username already has an open invitation in your organisation: revoke it to invite again`.',
+  '- The e-mail tells the invitee, whatever the role, to open the link and choose a password, then sign in with the username; it names no API call.',
   '- Audit events: `team.invitation_sent`, `team.invitation_revoked`, `team.invitation_accepted`.',
 );
 
 const INVITATIONS = `${MANAGERS} Newest first, at most 500; each invitation's \`status\` (\`pending\`, \`accepted\`, \`revoked\`, \`expired\`) and, once accepted, \`user_id\`.`;
+
+const PREVIEW = md(
+  'No bearer token: the invitation token proves the invitee. `{"token"}` answers 200 `{"organisation", "role", "username", "expires_at"}`: ' +
+    "what the portal's accept page shows before the invitee chooses a password. Nothing changes; the token stays usable.",
+  '',
+  '- The same refusals as `POST /invitations/accept` (400 for a used, revoked, unknown or expired token, or one whose sender may no longer invite).',
+  '- A POST, not a GET: the token stays out of URLs and access logs.',
+);
 
 const ACCEPT = md(
   'No bearer token: the invitation token proves the invitee. `{"token", "password"}` makes the user with the invitation\'s username, ' +
@@ -58,6 +70,10 @@ const ACCEPT = md(
     'disabled or demoted since (an invitation carries its sender\'s authority): 400 `This invitation is no longer valid: the ' +
     'administrator who sent it may no longer invite; ask for a new one`.',
   '- Two acceptances at once: one makes the user, the other is refused.',
+  '- The username was taken by another account first (another organisation\'s invitation to the same username accepted before ' +
+    'this one, even at the same moment): 409 `The username of this invitation is no longer available: the administrator who invited ' +
+    'you has been told, and can invite you again with another username`. The invitation is closed (`revoked`, audit event ' +
+    '`team.invitation_revoked` by `system` with `reason: username_taken`) and its sender, when they have an e-mail address, is told by e-mail.',
 );
 
 const SETTINGS = md(
@@ -162,6 +178,21 @@ function registerInvitations(registry: OpenAPIRegistry): void {
     security: bearer,
     request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The invitation id' }) }) },
     responses: { 200: json(Invitation, 'Invitation revoked'), ...errors(401, 403, 429), 404: errorResponse('No open invitation with this id in the organisation') },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/invitations/preview',
+    operationId: 'previewInvitation',
+    tags: [TAGS.team],
+    summary: 'Read an invitation by its token: the organisation, the role and the username',
+    description: PREVIEW,
+    security: [],
+    request: { body: jsonBody(previewInvitationBody.meta({ id: 'PreviewInvitation' })) },
+    responses: {
+      200: json(invitationPreview.meta({ id: 'InvitationPreview' }), 'The invitation can be accepted'),
+      ...errors(415, 422, 429),
+      400: errorResponse('The token is unknown, used, revoked or expired, or its sender may no longer invite'),
+    },
   });
   registry.registerPath({
     method: 'post',

@@ -4,8 +4,8 @@ import { AppError } from '../../lib/errors.ts';
 import { parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { allowFirst, principalOf } from '../auth/index.ts';
-import { acceptInvitation, inviteTeamMember, listTeamInvitations, revokeTeamInvitation } from './invitations.ts';
-import { acceptInvitationBody, newInvitation, TEAM_BY_INVITATION, teamMemberChange } from './team.schemas.ts';
+import { acceptInvitation, inviteTeamMember, listTeamInvitations, previewInvitation, revokeTeamInvitation } from './invitations.ts';
+import { acceptInvitationBody, newInvitation, previewInvitationBody, TEAM_BY_INVITATION, teamMemberChange } from './team.schemas.ts';
 import { changeTeamMember, listTeam, requireTeamManager } from './team.service.ts';
 
 export function teamRoutes(ctx: AppContext): Router {
@@ -44,6 +44,13 @@ export function teamRoutes(ctx: AppContext): Router {
     const id = String(req.params.id);
     if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'Open invitation not found');
     res.json(await revokeTeamInvitation(ctx, principalOf(req), Number(id)));
+  });
+  // No bearer token: the invitation's own proves the caller. A POST, so that the token stays out of
+  // every URL (access logs, proxies), as it stays in the link's fragment.
+  r.post('/invitations/preview', ...json, async (req, res) => {
+    const seen = await previewInvitation(ctx, parseInput(previewInvitationBody, req.body).token);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(seen);
   });
   // No token: the invitation's own proves the caller. It answers as a new user's sign-up would.
   r.post('/invitations/accept', ...json, async (req, res) => {

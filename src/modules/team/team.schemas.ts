@@ -21,6 +21,17 @@ export const acceptInvitationBody = z.object({
   password: z.string().max(1024).meta({ description: 'The password the new user chooses (the password rules of POST /change-password apply)' }),
 });
 
+/** POST /invitations/preview: the token alone. */
+export const previewInvitationBody = acceptInvitationBody.pick({ token: true });
+
+/** What the accept page shows before a password is chosen. */
+export const invitationPreview = z.object({
+  organisation: z.string().meta({ description: "The inviting organisation's name" }),
+  role: teamRole,
+  username: z.string().meta({ description: 'The username the new user will sign in with' }),
+  expires_at: z.string().meta({ description: 'ISO 8601; the link works until then' }),
+});
+
 export const invitationView = z.object({
   id: z.number().int(),
   email: z.string(),

@@ -2,7 +2,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
-import { checkCredentials, guardedSignIn, requireAccountsKeeper, type Principal, type SignInDeps } from '../auth/index.ts';
+import { auditFailedPasswordConfirmation, checkCredentials, guardedSignIn, requireAccountsKeeper, type Principal, type SignInDeps } from '../auth/index.ts';
 import { requireOrganisation } from '../organisations/index.ts';
 import * as repo from './auto.repository.ts';
 import type { AutoTopupAnswer, AutoTopupPut } from './auto.schemas.ts';
@@ -84,7 +84,10 @@ export async function putAutoTopup(
     const u = await checkCredentials(deps.db, principal.username, input.password);
     return u && u.id === principal.userId ? u : null;
   });
-  if (!user) throw new AppError('forbidden', WRONG_PASSWORD);
+  if (!user) {
+    await auditFailedPasswordConfirmation(deps.db, principal, 'auto_topup.settings');
+    throw new AppError('forbidden', WRONG_PASSWORD);
+  }
 
   if (input.enabled) {
     const card = await findSavedCard(deps.db, orgId);

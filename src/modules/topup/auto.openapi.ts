@@ -22,7 +22,7 @@ export function register(registry: OpenAPIRegistry): void {
     summary: 'Turn automatic top-up on or off, with its line, its units and its daily limit',
     description:
       `${WHO} Every field is sent each time, with the caller's password re-entered (a wrong one counts as a failed sign-in, as on ` +
-      '`POST /login`). While on, a debit that leaves the balance below `below_units` buys `units` with the card of the organisation\'s last ' +
+      '`POST /login`, and is on the audit trail as one: `auth.login_failed` with `confirming: auto_topup.settings`). While on, a debit that leaves the balance below `below_units` buys `units` with the card of the organisation\'s last ' +
       'successful top-up, at most one charge at a time and `max_per_day` charges a Lagos day. Turning it on needs such a card, one the ' +
       'processor will charge again (409 otherwise). Saving charges nothing by itself: the next debit below the line does.',
     security: bearer,

@@ -139,14 +139,14 @@ ${selfie}
 `;
 }
 
-/** The page of a link that takes no more submissions (410) or never existed (404): says so, and nothing else. */
-export function renderGone(why: 'expired' | 'used_up' | 'revoked' | 'not_found', v: { nonce: string; assets: { css: string } }): string {
+/** The page of a link that takes no more submissions (410) or never existed (404): says so, and nothing else (a suspended link reads as withdrawn). */
+export function renderGone(why: 'expired' | 'used_up' | 'revoked' | 'suspended' | 'not_found', v: { nonce: string; assets: { css: string } }): string {
   const m = MESSAGES;
   return `${head(m.gone.title, v)}
 <body>
 <main>
 <h1>${esc(m.gone.title)}</h1>
-<p>${esc(m.gone[why])}</p>
+<p>${esc(m.gone[why === 'suspended' ? 'revoked' : why])}</p>
 </main>
 </body>
 </html>

@@ -2,13 +2,14 @@ import type { Request } from 'express';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { z } from 'zod';
 import type { AppContext } from '../../../context.ts';
+import { addressBucket } from '../../../lib/address-bucket.ts';
 import { AppError } from '../../../lib/errors.ts';
 import { parseInput } from '../../../lib/http.ts';
 import { consumeAll } from '../../../lib/rate-limit.ts';
 import { clientAddress } from '../../auth/index.ts';
 import { newReferenceId, verifyForLink, type LinkOutcome } from '../../verification/index.ts';
 import * as repo from '../links.repository.ts';
-import { goneReason } from '../links.service.ts';
+import { goneReason, type GoneReason } from '../links.service.ts';
 import { settleSubmission, type PendingSubmission, type SubmissionEnd } from '../submissions.ts';
 import { checkCsrf, fromThisOrigin, type CsrfKeys } from './csrf.ts';
 import { consentText, fill, MESSAGES, NOTICE_VERSION, ussdOf } from './render.ts';
@@ -41,9 +42,13 @@ function refusal(status: AppError['code'], words: string, code: string, step: St
   return new AppError(status, words, { extra: { code, step }, ...(headers ? { headers } : {}) });
 }
 
-/** The 410 of a link that takes no more submissions, in the person's words. */
-export function goneError(why: 'expired' | 'used_up' | 'revoked'): AppError {
-  return refusal('gone', MESSAGES.gone[why], why, 'result');
+/**
+ * The 410 of a link that takes no more submissions, in the person's words. A link whose maker may no
+ * longer make links answers as a revoked one, to the letter: for the person it was withdrawn.
+ */
+export function goneError(why: GoneReason): AppError {
+  const said = why === 'suspended' ? 'revoked' : why;
+  return refusal('gone', MESSAGES.gone[said], said, 'result');
 }
 
 /**
@@ -72,7 +77,8 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   try {
     await consumeAll([
       [d.limits.perLink, link.id],
-      [d.limits.perAddress, d.limits.addressKey(address)],
+      // An IPv6 /64 counts as one address: one subscriber holds a whole /64.
+      [d.limits.perAddress, d.limits.addressKey(addressBucket(address))],
     ]);
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
@@ -82,7 +88,7 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
 
   const submission: PendingSubmission = { linkId: link.id, orgId: link.org_id, clientRef: link.client_ref, referenceId: newReferenceId() };
   if (!(await repo.takeUse(ctx.db, { linkId: link.id, referenceId: submission.referenceId, at: now }))) {
-    // Revoked, expired or used up since the page was read; or every use is held by submissions in flight.
+    // Revoked, expired, used up or its maker disabled since the page was read; or every use is held by submissions in flight.
     const current = await repo.findLink(ctx.db, link.org_id, link.id);
     throw goneError((current && goneReason(current, now)) ?? 'used_up');
   }
