@@ -185,7 +185,7 @@ describe("the person's page", () => {
     const csrf = (await openPage(stack, revoked.url)).csrf;
     const r = await stack.api('POST', `/v1/verification-links/${revoked.id}/revoke`, { token: org.admin.token });
     expect(r.body).toMatchObject({ id: revoked.id, status: 'revoked', revoked_at: expect.any(String) });
-    // Revoking again changes nothing: 409 (test/api/links/link-maker-authority.test.ts).
+    // Revoking again changes nothing: 409 (test/links/link-maker-authority.test.ts).
     expect((await stack.api('POST', `/v1/verification-links/${revoked.id}/revoke`, { token: org.admin.token })).status).toBe(409);
     for (const [link, words] of [[expired, 'This verification link has expired.'], [revoked, 'This verification link was withdrawn.']] as const) {
       const page = await openPage(stack, link.url);

@@ -40,7 +40,7 @@ function portOf(text: string): number | null {
  */
 export function ownPorts(config: Config, apiPort?: number): OwnPorts {
   const workerMetrics = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => config.WORKER_METRICS_PORT + i);
-  const refused = [config.PORT, apiPort, portOf(config.paystackBaseUrl), config.SANDBOX_SMTP_PORT, portOf(config.SMTP_URL), ...workerMetrics, portOf(config.DATABASE_URL), portOf(config.REDIS_URL)];
+  const refused = [config.PORT, apiPort, portOf(config.paystackBaseUrl), config.sandboxSwitches?.SANDBOX_SMTP_PORT, portOf(config.SMTP_URL), ...workerMetrics, portOf(config.DATABASE_URL), portOf(config.REDIS_URL)];
   const hooks = portOf(config.identityBaseUrl);
   return {
     refused: [...new Set(refused.filter((p): p is number => typeof p === 'number' && p > 0 && p !== hooks))],

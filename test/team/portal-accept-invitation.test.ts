@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';
 import { waitFor } from '../setup/wait.ts';
-import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, typeIn, WIDTHS } from './portal-kit.ts';
+import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, typeIn, WIDTHS } from '../e2e/portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/portal-accept-invitation.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/team/portal-accept-invitation.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
 // The portal's accept page, on a phone: it says which organisation invites and as what, before the
 // password is chosen; the sign-in that follows has the new username filled in.

@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 const q = sql.type(z.record(z.string(), z.any()));
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
-import { makeLink, openPage, submitPage } from '../../setup/links.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { makeLink, openPage, submitPage } from '../setup/links.ts';
 
 /**
  * The link page's per-address limit counts an IPv6 /64 as one address (one subscriber holds a whole

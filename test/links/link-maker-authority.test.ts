@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
-import { makeLink, openPage, submitPage } from '../../setup/links.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { makeLink, openPage, submitPage } from '../setup/links.ts';
 
 /**
  * A verification link acts for its maker: it takes submissions only while the administrator who made

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type OrgFixture, type Stack } from '../../setup/harness.ts';
-import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../../setup/smtp.ts';
-import { waitFor } from '../../setup/wait.ts';
+import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { decodeQuotedPrintable, startSmtpSink, type SmtpSink } from '../setup/smtp.ts';
+import { waitFor } from '../setup/wait.ts';
 
 const q = sql.type(z.record(z.string(), z.any()));
 
