@@ -232,7 +232,7 @@ export const configSchema = z
     PAYSTACK_SECRET_KEY_PREVIOUS: z.string().default(''), // during a key change: webhooks signed with it still count
     PAYSTACK_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
     PAYSTACK_CALLBACK_URL: z.string().default(''),
-    // Public address of this service, used to tell the sandbox processor where to send webhooks.
+    // Public address of this service: the sandbox processor's webhooks, e-mailed links and the OpenAPI documents' servers.
     PUBLIC_BASE_URL: z.string().default(''),
     TOPUP_WAIT_MS: z.coerce.number().int().positive().default(20000),
     CREDIT_CONCURRENCY: z.coerce.number().int().positive().default(8),

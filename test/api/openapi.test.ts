@@ -216,7 +216,7 @@ describe('OpenAPI document', () => {
         expect(Object.keys(op.responses), `${method} ${path} documents 401`).toContain('401');
       }
     }
-    expect(publicOps.sort()).toEqual(['GET /healthz', 'GET /openapi.json', 'GET /readyz', 'POST /forgot-password', 'POST /invitations/accept', 'POST /login', 'POST /reset-password', 'POST /webhooks/paystack']);
+    expect(publicOps.sort()).toEqual(['GET /healthz', 'GET /openapi-3.0.json', 'GET /openapi.json', 'GET /readyz', 'POST /forgot-password', 'POST /invitations/accept', 'POST /login', 'POST /reset-password', 'POST /webhooks/paystack']);
   });
 
   it('When the introduction is read, then it lists the fixture NINs, the data envelope and bearer authentication', () => {
