@@ -133,11 +133,15 @@ function withoutTypelessNullable<D>(doc: D): D {
 
 const LICENSE = 'Proprietary: for organisations under contract with the operator';
 
-/** An operation's own relative server (`/` for the probes outside the versioned base) made absolute too. */
+/**
+ * An operation's own relative server (`/` for the probes outside the versioned base) made absolute too.
+ * New objects: the generator hands out the registered ones (common.ts's `unversioned`), shared by every build.
+ */
 function withAbsoluteServers<D extends { paths?: unknown }>(doc: D, base: string): D {
   for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, { servers?: { url: string }[] }>>)) {
     for (const op of Object.values(item)) {
-      for (const server of op?.servers ?? []) if (server.url.startsWith('/')) server.url = `${base}${server.url.replace(/\/$/, '')}`;
+      if (!op?.servers) continue;
+      op.servers = op.servers.map((server) => (server.url.startsWith('/') ? { ...server, url: `${base}${server.url.replace(/\/$/, '')}` } : server));
     }
   }
   return doc;
