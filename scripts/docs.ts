@@ -4,7 +4,9 @@
  * configuration schemas (scripts/configuration-doc.ts), then renders the OpenAPI document the API serves (built from the app's registry, as
  * `npm run lint:openapi` does) to the static page `docs/api.html` with Redocly, offline: the Redoc
  * script is embedded (`--inlineBundle`), so the page loads nothing from a CDN. The page is generated, not
- * committed (.gitignore).
+ * committed (.gitignore). Built outside a running service, its server is the sandbox's address
+ * (http://localhost:8080/v1, as `npm start` serves); a deployment's own /docs and /v1/openapi.json name
+ * its PUBLIC_BASE_URL.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -47,7 +47,9 @@ function renderOperations(doc: OpenApiDocument): string {
       const op = item[method] as Json | undefined;
       if (!op) continue;
       const servers = (op.servers ?? item.servers) as Json[] | undefined;
-      const base = ((servers?.[0]?.url as string | undefined) ?? defaultBase).replace(/\/$/, '');
+      // The server's path only: the document's servers are absolute (PUBLIC_BASE_URL), the client is
+      // given its base URL by whoever uses it.
+      const base = new URL((servers?.[0]?.url as string | undefined) ?? defaultBase, 'http://base.invalid').pathname.replace(/\/$/, '');
       const security = (op.security as unknown[] | undefined) ?? globalSecurity;
       const content = ((op.requestBody as Json | undefined)?.content ?? {}) as Json;
       const contentType = Object.keys(content)[0] ?? null;

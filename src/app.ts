@@ -141,7 +141,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(linkPageRoutes(ctx));
 
   const api = Router();
-  api.use(openApiRoutes());
+  api.use(openApiRoutes({ publicBaseUrl: c.publicBaseUrl }));
   api.use(authRoutes(ctx));
   api.use(teamRoutes(ctx));
   api.use(settingsRoutes(ctx));

@@ -165,7 +165,7 @@ export const configSchema = z
     PAYSTACK_SECRET_KEY_PREVIOUS: z.string().default('').describe('during a change of processor key: the key being replaced; webhooks signed with it are still accepted'),
     PAYSTACK_TIMEOUT_MS: z.coerce.number().int().positive().default(10000).describe('per call to the processor'),
     PAYSTACK_CALLBACK_URL: z.string().default('').describe('where the hosted page sends the payer afterwards'),
-    PUBLIC_BASE_URL: z.string().default('').meta({ description: 'this service\'s public address', documentedDefault: '`http://localhost:$PORT`' }),
+    PUBLIC_BASE_URL: z.string().default('').meta({ description: 'this service\'s public address: the links of e-mails and verification links, and the absolute `servers` of the OpenAPI documents (`PUBLIC_BASE_URL/v1`); set it in production', documentedDefault: '`http://localhost:$PORT`' }),
     TOPUP_WAIT_MS: z.coerce.number().int().positive().default(20000).describe('how long `POST /topup/verify` waits for its credit job'),
     CREDIT_CONCURRENCY: z.coerce.number().int().positive().default(8).describe('credit jobs per worker process'),
     RECONCILE_CRON: z.string().default('*/1 * * * *').describe('the reconciliation sweeps: top-ups verified with the processor, verifications stuck pending, receipts not sent, verification-link submissions left pending'),

@@ -46,6 +46,21 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   throw zodToAppError(result.error);
 }
 
+/**
+ * A route's path parameters, judged by the very schema the OpenAPI document shows for them (so the
+ * document is never looser than the server). A value that breaks it answers `refusal` when given (a
+ * malformed id names nothing: the route's own 404), else 400 with the schema's own message, which
+ * names the parameter itself.
+ */
+export function parsePathParams<S extends z.ZodType>(schema: S, params: unknown, refusal?: AppError): z.infer<S> {
+  const result = schema.safeParse(params);
+  if (result.success) return result.data;
+  throw refusal ?? new AppError('bad_request', result.error.issues[0]!.message);
+}
+
+/** A row id in a path (a user, an invitation, an organisation): 1 to 15 digits, no leading zero, so a Number holds it exactly. */
+export const serialIdParam = z.string().regex(/^[1-9]\d{0,14}$/);
+
 export const CONTROL_CHARACTERS = 'must not contain control characters';
 export const LONE_SURROGATES = 'must be well-formed text (no lone surrogates)';
 

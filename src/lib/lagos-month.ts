@@ -1,18 +1,24 @@
+import { z } from 'zod';
 import { AppError } from './errors.ts';
 
 // Months as Nigeria reads them: statements, their monthly e-mail and the alerts that link them all
 // count months in Lagos time, which is UTC+1 all year (no daylight saving), so a fixed hour is exact.
 const LAGOS_OFFSET_MS = 3600_000;
 
-export const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+// From 2000-01: Date.UTC reads years 0-99 as 1900-1999, and no ledger line is older than the service anyway.
+export const MONTH = /^([2-9]\d{3})-(0[1-9]|1[0-2])$/;
+export const MONTH_RULE = 'month must be yyyy-mm from 2000-01 (e.g. 2026-11)';
+
+/** A path naming a month (`GET /statements/{month}`): the route's check and the OpenAPI document's pattern. */
+export const monthPathParams = z.object({
+  month: z.string().regex(MONTH, MONTH_RULE).meta({ description: 'yyyy-mm from 2000-01, Lagos time; not a month yet to begin', example: '2026-11' }),
+});
 
 /** The Lagos month `yyyy-mm` as instants: [since, before). */
 export function lagosMonth(month: string): { since: Date; before: Date } {
   const m = MONTH.exec(month);
-  if (!m) throw new AppError('bad_request', 'month must be yyyy-mm (e.g. 2026-11)');
+  if (!m) throw new AppError('bad_request', MONTH_RULE);
   const year = Number(m[1]);
-  // Date.UTC reads years 0-99 as 1900-1999; no ledger line is older than the service anyway.
-  if (year < 2000) throw new AppError('bad_request', 'month must be yyyy-mm from 2000-01 (e.g. 2026-11)');
   const index = Number(m[2]) - 1;
   return { since: new Date(Date.UTC(year, index, 1) - LAGOS_OFFSET_MS), before: new Date(Date.UTC(year, index + 1, 1) - LAGOS_OFFSET_MS) };
 }

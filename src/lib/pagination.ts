@@ -12,7 +12,7 @@ export const MAX_LIMIT = 200;
 
 // Query values arrive as strings: a decimal string becomes a number and is judged by the rule
 // (limit=500 is 400), anything else stays a string so zod reports a wrong type (limit=abc is 422).
-const decimal = (v: unknown): unknown => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);
+export const decimal = (v: unknown): unknown => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);
 
 export const limitParam = z.preprocess(
   decimal,
@@ -25,6 +25,7 @@ export const limitParam = z.preprocess(
 );
 
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DAY_OR_INSTANT = new RegExp(`${ISO_DAY.source}|${ISO_INSTANT.source}`);
 
 /**
  * A bound of a list's time range: a real calendar day written YYYY-MM-DD (a whole Lagos day), or an
@@ -33,7 +34,8 @@ const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 export const timeBoundParam = (field: string) =>
   z
     .string()
-    .refine((v) => ISO_DAY.test(v) || ISO_INSTANT.test(v), `${field} must be a date YYYY-MM-DD or a date-time with a zone, e.g. 2026-03-01T09:30:00Z`)
+    // A pattern, not a refinement: the OpenAPI document shows it (the calendar checks below cannot be shown).
+    .regex(DAY_OR_INSTANT, `${field} must be a date YYYY-MM-DD or a date-time with a zone, e.g. 2026-03-01T09:30:00Z`)
     .refine((v) => !ISO_DAY.test(v) || lagosDayStart(v) !== null, `${field} is not a valid calendar date`)
     .refine((v) => !ISO_INSTANT.test(v) || instant.safeParse(v).success, `${field} is not a valid date and time`);
 

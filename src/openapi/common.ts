@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { SCOPE_DESCRIPTIONS } from '../lib/api-scopes.ts';
+import { cursorParam, limitParam, timeBoundParam } from '../lib/pagination.ts';
 
 // Schemas are named and described with zod's own `.meta({ id, description, example })`, which
 // zod-to-openapi reads. Not its `.openapi()`: that method is patched onto zod's prototype and zod
@@ -177,26 +178,29 @@ export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : fa
 export type Assert<T extends true> = T;
 
 /**
- * The query parameters every history list shares. Documented separately from the parsing schemas
- * in src/lib/pagination.ts: those turn query strings into numbers, which the document cannot show.
+ * The query parameters every paged list shares: the parsing schemas themselves (src/lib/pagination.ts),
+ * described here, so that the document states exactly the rule the server applies.
  */
+export const pageParams = {
+  limit: limitParam.meta({ description: 'Rows per page, 1 to 200 (default 50); above 200 is a 400' }),
+  cursor: cursorParam.meta({ description: 'The `next_cursor` of the previous page; opaque' }),
+};
+
+/** The history lists' time range and page. */
 export const listParams = {
-  from: z
-    .string()
+  from: timeBoundParam('from')
     .meta({
       description: 'First day included, YYYY-MM-DD in Lagos time (UTC+1), or the first instant included, an ISO 8601 date-time with a zone (`Z` or ±HH:MM)',
       example: '2026-03-01',
     })
     .optional(),
-  to: z
-    .string()
+  to: timeBoundParam('to')
     .meta({
       description: 'Last day included, YYYY-MM-DD in Lagos time (UTC+1), or the last instant included (to the millisecond), an ISO 8601 date-time with a zone',
       example: '2026-03-31T18:00:00+01:00',
     })
     .optional(),
-  limit: z.number().int().min(1).max(200).optional().meta({ description: 'Rows per page, 1 to 200 (default 50); above 200 is a 400' }),
-  cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
+  ...pageParams,
 };
 
 /** A page of a history list: newest first, `next_cursor` null on the last page. */

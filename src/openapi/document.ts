@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { OpenApiGeneratorV3, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { registerAccountsOpenApi as accounts } from '../modules/accounts/index.ts';
 import { registerAuditOpenApi as audit } from '../modules/audit/index.ts';
 import { registerBatchesOpenApi as batches } from '../modules/batches/index.ts';
@@ -51,31 +51,107 @@ function tagDescription(name: TagName): string {
 }
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+export type OpenApiDocument30 = ReturnType<OpenApiGeneratorV3['generateDocument']>;
 
-/** Builds the document from the modules' zod schemas; pure, so tests and the client generator call it too. */
-export function buildOpenApiDocument(modules: readonly RegisterOpenApi[] = MODULES): OpenApiDocument {
+/**
+ * Where a document built outside a running service (the lint, `npm run docs`, the client generator,
+ * tests) says the API lives: the sandbox's default address (`npm start`, PORT 8080). The service
+ * passes its own PUBLIC_BASE_URL.
+ */
+export const SANDBOX_BASE_URL = 'http://localhost:8080';
+
+export type DocumentOptions = {
+  /** The service's public address without a trailing slash (config.publicBaseUrl): the servers are absolute under it. */
+  publicBaseUrl?: string;
+};
+
+function registryOf(modules: readonly RegisterOpenApi[]): OpenAPIRegistry {
   const registry = new OpenAPIRegistry();
   registerCommon(registry);
   for (const register of modules) register(registry);
-  const doc = new OpenApiGeneratorV31([...registry.definitions, ...COMMON_SCHEMAS], { sortComponents: 'alphabetically' }).generateDocument({
-    openapi: '3.1.0',
+  return registry;
+}
+
+function config(publicBaseUrl: string) {
+  return {
     info: {
       title: 'Identity Verification and Wallet API',
       version: API_VERSION,
       description: DESCRIPTION,
-      license: { name: 'Proprietary: for organisations under contract with the operator', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/v1', description: 'Versioned base (this service)' }],
+    // Absolute: a tool given the document alone (Prism, a generated client) finds the API at its real address.
+    servers: [{ url: `${publicBaseUrl}/v1`, description: 'Versioned base (this service)' }],
     tags: Object.values(TAGS).map((name) => ({ name, description: tagDescription(name) })),
+  };
+}
+
+/** Builds the OpenAPI 3.1 document from the modules' zod schemas; pure, so tests and the client generator call it too. */
+export function buildOpenApiDocument(opts: DocumentOptions = {}, modules: readonly RegisterOpenApi[] = MODULES): OpenApiDocument {
+  const base = opts.publicBaseUrl ?? SANDBOX_BASE_URL;
+  const c = config(base);
+  const doc = new OpenApiGeneratorV31([...registryOf(modules).definitions, ...COMMON_SCHEMAS], { sortComponents: 'alphabetically' }).generateDocument({
+    openapi: '3.1.0',
+    ...c,
+    info: { ...c.info, license: { name: LICENSE, identifier: 'LicenseRef-Proprietary' } },
   });
-  return withoutUnusedResponses(doc);
+  return withAbsoluteServers(withoutUnusedResponses(doc), base);
+}
+
+/**
+ * The same document in OpenAPI 3.0 (served at /v1/openapi-3.0.json), for tools that cannot read 3.1
+ * (Go's kin-openapi under oapi-codegen, older generators): generated from the same zod schemas by
+ * zod-to-openapi's 3.0 generator, so `nullable: true` stands for a `null` type, `example` for
+ * `examples`, an enum of one value for `const`.
+ */
+export function buildOpenApiDocument30(opts: DocumentOptions = {}, modules: readonly RegisterOpenApi[] = MODULES): OpenApiDocument30 {
+  const base = opts.publicBaseUrl ?? SANDBOX_BASE_URL;
+  const c = config(base);
+  const doc = new OpenApiGeneratorV3([...registryOf(modules).definitions, ...COMMON_SCHEMAS], { sortComponents: 'alphabetically' }).generateDocument({
+    openapi: '3.0.3',
+    ...c,
+    // 3.0's license has no SPDX identifier.
+    info: { ...c.info, license: { name: LICENSE } },
+  });
+  return withAbsoluteServers(withoutUnusedResponses(withoutTypelessNullable(doc)), base);
+}
+
+/**
+ * zod's `unknown` (any JSON value) comes out of the 3.0 generator as `{nullable: true}` with no type,
+ * which 3.0 gives no meaning (`nullable` qualifies a `type`): any value is `{}` there.
+ */
+function withoutTypelessNullable<D>(doc: D): D {
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    const o = node as Record<string, unknown>;
+    if (o.nullable === true && !('type' in o) && !('$ref' in o) && !('allOf' in o) && !('oneOf' in o) && !('anyOf' in o)) delete o.nullable;
+    for (const v of Object.values(o)) visit(v);
+  };
+  visit(doc);
+  return doc;
+}
+
+const LICENSE = 'Proprietary: for organisations under contract with the operator';
+
+/**
+ * An operation's own relative server (`/` for the probes outside the versioned base) made absolute too.
+ * New objects: the generator hands out the registered ones (common.ts's `unversioned`), shared by every build.
+ */
+function withAbsoluteServers<D extends { paths?: unknown }>(doc: D, base: string): D {
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, { servers?: { url: string }[] }>>)) {
+    for (const op of Object.values(item)) {
+      if (!op?.servers) continue;
+      op.servers = op.servers.map((server) => (server.url.startsWith('/') ? { ...server, url: `${base}${server.url.replace(/\/$/, '')}` } : server));
+    }
+  }
+  return doc;
 }
 
 /**
  * The shared error responses are all registered (common.ts) but only some are referenced by the
  * paths of the day: an unreferenced one would be dead weight in the document (and a lint warning).
  */
-function withoutUnusedResponses(doc: OpenApiDocument): OpenApiDocument {
+function withoutUnusedResponses<D extends { paths?: unknown; components?: { responses?: Record<string, unknown> } }>(doc: D): D {
   const responses = doc.components?.responses;
   if (!responses) return doc;
   const text = JSON.stringify(doc.paths);

@@ -16,7 +16,9 @@ const REDOCLY = fileURLToPath(new URL('../../node_modules/.bin/redocly', import.
 let stack: Stack;
 let dir: string;
 beforeAll(async () => {
-  stack = await startStack({ workers: false });
+  // As a deployment serves it, under its PUBLIC_BASE_URL: the servers are absolute, and Redocly refuses
+  // a published server at localhost (the sandbox's default address).
+  stack = await startStack({ workers: false, env: { PUBLIC_BASE_URL: 'https://api.idverify.example' } });
   dir = mkdtempSync(join(tmpdir(), 'openapi-served-'));
 });
 afterAll(async () => {

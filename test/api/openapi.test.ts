@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument, SANDBOX_BASE_URL } from '../../src/openapi/document.ts';
 import { createApiDeps } from '../../src/runtime.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
@@ -216,7 +216,7 @@ describe('OpenAPI document', () => {
         expect(Object.keys(op.responses), `${method} ${path} documents 401`).toContain('401');
       }
     }
-    expect(publicOps.sort()).toEqual(['GET /healthz', 'GET /openapi.json', 'GET /readyz', 'POST /forgot-password', 'POST /invitations/accept', 'POST /invitations/preview', 'POST /login', 'POST /reset-password', 'POST /webhooks/paystack']);
+    expect(publicOps.sort()).toEqual(['GET /healthz', 'GET /openapi-3.0.json', 'GET /openapi.json', 'GET /readyz', 'POST /forgot-password', 'POST /invitations/accept', 'POST /invitations/preview', 'POST /login', 'POST /reset-password', 'POST /webhooks/paystack']);
   });
 
   it('When the introduction is read, then it lists the fixture NINs, the data envelope and bearer authentication', () => {
@@ -239,7 +239,9 @@ describe('OpenAPI document', () => {
     }
     const verification = doc.components!.schemas!.VerificationResponse as { properties: Record<string, unknown>; required: string[] };
     expect(verification.required).toEqual(['data']);
-    expect(paths['/healthz']!.get!.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    // Absolute, under PUBLIC_BASE_URL (here the sandbox's default): the probes outside the versioned base.
+    expect(doc.servers).toEqual([expect.objectContaining({ url: `${SANDBOX_BASE_URL}/v1` })]);
+    expect(paths['/healthz']!.get!.servers).toEqual([expect.objectContaining({ url: SANDBOX_BASE_URL })]);
   });
 });
 
@@ -261,7 +263,7 @@ describe('Routes and document', () => {
   it('When each documented operation is called anonymously with no body, then the status it answers is one the document lists', async () => {
     const unlisted: string[] = [];
     for (const { method, path, op } of operationsOf(doc)) {
-      const base = op.servers?.[0]?.url === '/' ? '' : '/v1';
+      const base = op.servers?.[0]?.url === SANDBOX_BASE_URL ? '' : '/v1';
       const r = await stack.api(method.toUpperCase(), `${base}${path}`);
       if (!Object.keys(op.responses).includes(String(r.status))) unlisted.push(`${method.toUpperCase()} ${path} -> ${r.status}`);
       if (op.security?.length) expect(r.status, `${method} ${path} without a token`).toBe(401);

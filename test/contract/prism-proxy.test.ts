@@ -50,13 +50,15 @@ beforeAll(async () => {
     servers: { url: string }[];
     paths: Record<string, Record<string, { servers?: { url: string }[] }>>;
   };
-  // Prism matches request paths against the document's paths; a relative server (`/v1`, or `/` for
-  // the probes) is folded into each path so that the proxy forwards /v1/... exactly as a client sends it.
-  const base = doc.servers[0]!.url;
+  // Prism matches request paths against the document's paths; the path of each server (`/v1`, or none
+  // for the probes; the servers are absolute, under PUBLIC_BASE_URL) is folded into each path so that
+  // the proxy forwards /v1/... exactly as a client sends it, to this stack's own address.
+  const pathOf = (url: string) => new URL(url).pathname;
+  const base = pathOf(doc.servers[0]!.url);
   const paths: typeof doc.paths = {};
   for (const [path, item] of Object.entries(doc.paths)) {
     const own = Object.values(item).find((op) => op && typeof op === 'object' && 'servers' in op)?.servers?.[0]?.url;
-    const full = `${(own ?? base).replace(/\/$/, '')}${path}`;
+    const full = `${(own ? pathOf(own) : base).replace(/\/$/, '')}${path}`;
     paths[full] = Object.fromEntries(Object.entries(item).map(([k, v]) => [k, (METHODS as readonly string[]).includes(k) ? { ...v, servers: undefined } : v]));
     for (const m of METHODS) if (item[m]) operations.push({ key: `${m.toUpperCase()} ${path}`, path: full });
   }
@@ -413,6 +415,7 @@ describe('every operation through a Prism validating proxy', () => {
     expectStatus(await call('GET /healthz', '/healthz'), 200);
     expectStatus(await call('GET /readyz', '/readyz'), 200);
     expectStatus(await call('GET /openapi.json', '/openapi.json'), 200);
+    expectStatus(await call('GET /openapi-3.0.json', '/openapi-3.0.json'), 200);
 
     // ---- a verification that waits and one that failed (last: they upset the authority's circuit) ----
     const waiting = expectStatus(await call('POST /verify-nin', '/verify-nin', { token, json: { nin: '50010000001', reason: 'corporate', consent }, headers: { Prefer: 'respond-async' } }), 202).body.reference_id as string;

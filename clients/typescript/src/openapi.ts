@@ -1185,7 +1185,7 @@ export interface paths {
         /**
          * Units used per day
          * @description Organisation administrators and the `finance` role (API clients: `history:read`; team members 403): `?days=N` (1 to 366, default 30; else 400,
-         *     non-numeric 422), the last `N` calendar days in Lagos time, oldest first, every day present:
+         *     not a whole number 422), the last `N` calendar days in Lagos time, oldest first, every day present:
          *     `{"data": [{"day": "2026-11-24", "units": 12, "verifications": 12, "fixture_verifications": 3}, ...]}`
          *     (`units`: units charged by verifications that day; fixture calls are counted but free). Read from the
          *     ledger, so it always agrees with `GET /transactions`.
@@ -1681,8 +1681,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description The reference of this API, built from the schemas the server validates with. Tools that read only OpenAPI 3.0 take `GET /openapi-3.0.json`.
+         */
         get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi-3.0.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document in OpenAPI 3.0
+         * @description The same API as `GET /openapi.json`, generated from the same schemas in OpenAPI 3.0.3 for tools that cannot read 3.1 (Go's kin-openapi and oapi-codegen, openapi-generator's older templates): `nullable: true` where 3.1 has a `null` type, `example` for `examples`, a one-value `enum` for `const`.
+         */
+        get: operations["getOpenApiDocument30"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1709,7 +1732,7 @@ export interface paths {
          *     JSON, or as a file with `Accept: text/csv` (`statement-<month>.csv`: columns
          *     `date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira`, the
          *     first row the opening balance and the last the closing, money as plain naira decimals) or
-         *     `Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm`, or has not
+         *     `Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm` from 2000-01, or has not
          *     begun: 400; another `Accept`: 406; team members: 403. The month in progress can be asked for: its
          *     closing row is the balance so far, dated today (`complete: false`, `as_of`; the PDF and CSV say so).
          *
@@ -3116,10 +3139,10 @@ export interface components {
              */
             date_of_birth: string;
             /**
-             * @description m or f, case-insensitive
+             * @description `m` or `f`, in any case (`M` and `F` are accepted)
              * @enum {string}
              */
-            gender: "m" | "f" | "M" | "F";
+            gender: "m" | "f";
             /** @default nyscCheck */
             reason?: string;
             /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
@@ -3184,7 +3207,11 @@ export interface components {
             fname: string;
             lname: string;
             dob?: string;
-            gender?: string;
+            /**
+             * @description `m` or `f`, in any case (`M` and `F` are accepted)
+             * @enum {string}
+             */
+            gender?: "m" | "f";
             phone?: string;
             /** @description How the person agreed. Required for live lookups when the organisation set `require_consent` (else 400 `consent is required by your organisation`). */
             consent?: {
@@ -5437,7 +5464,7 @@ export interface operations {
     listBatches: {
         parameters: {
             query?: {
-                /** @description Rows per page, 1 to 200 (default 50) */
+                /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page; opaque */
                 cursor?: string;
@@ -5540,7 +5567,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The batch id, BAT- and 12 characters */
+                /** @description The batch id, BAT- and 12 letters or digits */
                 id: string;
             };
             cookie?: never;
@@ -5575,14 +5602,14 @@ export interface operations {
     getBatchResults: {
         parameters: {
             query?: {
-                /** @description Rows per page, 1 to 200 (default 50) */
+                /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page; opaque */
                 cursor?: string;
             };
             header?: never;
             path: {
-                /** @description The batch id, BAT- and 12 characters */
+                /** @description The batch id, BAT- and 12 letters or digits */
                 id: string;
             };
             cookie?: never;
@@ -5630,7 +5657,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The batch id, BAT- and 12 characters */
+                /** @description The batch id, BAT- and 12 letters or digits */
                 id: string;
             };
             cookie?: never;
@@ -6021,8 +6048,8 @@ export interface operations {
     dailyUsage: {
         parameters: {
             query?: {
-                /** @description How many Lagos calendar days, today included (default 30) */
-                days?: string;
+                /** @description How many Lagos calendar days, today included: 1 to 366 (default 30) */
+                days?: number;
             };
             header?: never;
             path?: never;
@@ -6177,6 +6204,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The reference `POST /topup/initialize` gave: TOP-<organisation>-<16 lowercase hex> */
                 reference: string;
             };
             cookie?: never;
@@ -6230,6 +6258,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The reference `POST /topup/initialize` gave: TOP-<organisation>-<16 lowercase hex> */
                 reference: string;
             };
             cookie?: never;
@@ -6724,7 +6753,7 @@ export interface operations {
     listVerificationLinks: {
         parameters: {
             query?: {
-                /** @description Rows per page, 1 to 200 (default 50) */
+                /** @description Rows per page, 1 to 200 (default 50); above 200 is a 400 */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page; opaque */
                 cursor?: string;
@@ -7034,12 +7063,43 @@ export interface operations {
             };
         };
     };
+    getOpenApiDocument30: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A browser call from an origin outside CORS_ALLOWED_ORIGINS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getStatement: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description yyyy-mm, Lagos time; not a month yet to begin */
+                /** @description yyyy-mm from 2000-01, Lagos time; not a month yet to begin */
                 month: string;
             };
             cookie?: never;
@@ -7057,7 +7117,7 @@ export interface operations {
                     "application/pdf": string;
                 };
             };
-            /** @description Not a month (yyyy-mm), or a month not yet begun */
+            /** @description Not a month (yyyy-mm from 2000-01), or a month not yet begun */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -78,6 +78,7 @@ export const operations = {
   healthz: { method: "GET", base: "", path: "/healthz", auth: false, contentType: null },
   readyz: { method: "GET", base: "", path: "/readyz", auth: false, contentType: null },
   getOpenApiDocument: { method: "GET", base: "/v1", path: "/openapi.json", auth: false, contentType: null },
+  getOpenApiDocument30: { method: "GET", base: "/v1", path: "/openapi-3.0.json", auth: false, contentType: null },
   getStatement: { method: "GET", base: "/v1", path: "/statements/{month}", auth: true, contentType: null },
 } as const satisfies Record<keyof Generated, { method: string; base: string; path: string; auth: boolean; contentType: string | null }>;
 

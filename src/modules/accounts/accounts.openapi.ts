@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, jsonBody, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { registerMfa } from './mfa.openapi.ts';
-import { apiClientList, changePasswordBody, createApiClientBody, createdApiClient, detailResponse, forgotPasswordBody, listedApiClient, resetPasswordBody } from './accounts.schemas.ts';
+import { apiClientList, apiClientPathParams, changePasswordBody, createApiClientBody, createdApiClient, detailResponse, forgotPasswordBody, listedApiClient, resetPasswordBody } from './accounts.schemas.ts';
 
 /** The operations' own rules, markdown (shown under each operation at /docs; the tag's guide is accounts.guide.md). */
 const FIRST_LOGIN = 'A first-login token (`require_password_change`) may call it.';
@@ -176,7 +176,7 @@ export function register(registry: OpenAPIRegistry): void {
       'enabled and an organisation administrator; adopting a `suspended` client makes it `active` again. Tokens issued before the adoption ' +
       'stay refused: the server obtains a new one with its unchanged secret. Another organisation\'s client or an unknown id: 404 `API client not found`.',
     security: bearer,
-    request: { params: z.object({ client_id: z.string().meta({ example: 'cli_0123456789abcdef01234567' }) }) },
+    request: { params: apiClientPathParams },
     responses: {
       200: json(listedApiClient.meta({ id: 'ApiClient' }), 'Adopted'),
       ...errors(401, 429),
@@ -196,7 +196,7 @@ export function register(registry: OpenAPIRegistry): void {
       'From then on the old secret gets 401 at `POST /login` and every token issued under it stops working at once; scopes, addresses, ' +
       'expiry and `created_by` stay. Another organisation\'s client or an unknown id: 404 `API client not found`. It leaves an `api_client.rotated` audit event.',
     security: bearer,
-    request: { params: z.object({ client_id: z.string().meta({ example: 'cli_0123456789abcdef01234567' }) }) },
+    request: { params: apiClientPathParams },
     responses: {
       200: json(listedApiClient.extend({ client_secret: z.string().meta({ description: 'Shown once' }) }).meta({ id: 'RotatedApiClient' }), 'Rotated'),
       ...errors(401, 429),
@@ -213,7 +213,7 @@ export function register(registry: OpenAPIRegistry): void {
     summary: 'Delete an API client',
     description: `${MANAGERS} Answers 204 and the client's tokens stop working at once; an unknown or already deleted id, or another organisation's, answers 404 \`API client not found\`.`,
     security: bearer,
-    request: { params: z.object({ client_id: z.string().meta({ example: 'cli_0123456789abcdef01234567' }) }) },
+    request: { params: apiClientPathParams },
     responses: { 204: { description: 'Deleted' }, ...errors(401, 429), 403: forbidden, 404: errorResponse('API client not found') },
   });
 }

@@ -73,3 +73,6 @@ export const listedApiClient = apiClient.extend({
 export const apiClientList = z.object({ data: z.array(listedApiClient) });
 
 export const CLIENT_ID_RE = /^cli_[0-9a-f]{24}$/;
+
+/** A path naming an API client: the routes' check (anything else is not found) and the OpenAPI document's pattern. */
+export const apiClientPathParams = z.object({ client_id: z.string().regex(CLIENT_ID_RE).meta({ example: 'cli_0123456789abcdef01234567' }) });

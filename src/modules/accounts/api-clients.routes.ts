@@ -1,11 +1,11 @@
 import express, { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
-import { parseInput, requireContentType } from '../../lib/http.ts';
+import { parseInput, parsePathParams, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { allowFirst, principalOf, requirePersonOrgAdmin } from '../auth/index.ts';
 import { adoptApiClient, createApiClient, effectiveScopes, listApiClients, retireApiClient, rotateApiClient, type ApiClientRow, type ListedApiClient } from '../organisations/index.ts';
-import { CLIENT_ID_RE, createApiClientBody } from './accounts.schemas.ts';
+import { apiClientPathParams, createApiClientBody } from './accounts.schemas.ts';
 
 /** Scopes in effect (a client created before scopes existed: all its role allows), addresses, expiry. */
 function limitsOf(c: ApiClientRow) {
@@ -59,8 +59,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
   r.post('/api-clients/:client_id/adopt', ...auth, async (req, res) => {
     const p = principalOf(req);
     const orgId = requirePersonOrgAdmin(p);
-    const clientId = String(req.params.client_id);
-    if (!CLIENT_ID_RE.test(clientId)) throw new AppError('not_found', 'API client not found');
+    const { client_id: clientId } = parsePathParams(apiClientPathParams, req.params, new AppError('not_found', 'API client not found'));
     const adopted = await adoptApiClient(ctx.db, orgId, clientId, p.userId!);
     await recordAudit(ctx.db, { ...auditContext(p), action: 'api_client.adopted', target: `client:${clientId}` });
     res.json(listed(adopted));
@@ -69,8 +68,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
   // A new secret, shown once in this answer; the old secret and every token issued under it stop at once.
   r.post('/api-clients/:client_id/rotate', ...auth, async (req, res) => {
     const orgId = requirePersonOrgAdmin(principalOf(req));
-    const clientId = String(req.params.client_id);
-    if (!CLIENT_ID_RE.test(clientId)) throw new AppError('not_found', 'API client not found');
+    const { client_id: clientId } = parsePathParams(apiClientPathParams, req.params, new AppError('not_found', 'API client not found'));
     const rotated = await rotateApiClient(ctx.db, orgId, clientId);
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'api_client.rotated', target: `client:${clientId}` });
     res.setHeader('Cache-Control', 'no-store');
@@ -79,8 +77,7 @@ export function apiClientsRoutes(ctx: AppContext): Router {
 
   r.delete('/api-clients/:client_id', ...auth, async (req, res) => {
     const orgId = requirePersonOrgAdmin(principalOf(req));
-    const clientId = String(req.params.client_id);
-    if (!CLIENT_ID_RE.test(clientId)) throw new AppError('not_found', 'API client not found');
+    const { client_id: clientId } = parsePathParams(apiClientPathParams, req.params, new AppError('not_found', 'API client not found'));
     await retireApiClient(ctx.db, orgId, clientId);
     await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'api_client.revoked', target: `client:${clientId}` });
     res.status(204).end();

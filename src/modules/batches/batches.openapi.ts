@@ -1,12 +1,8 @@
 import { z } from 'zod';
-import { bearer, errorResponse, errors, json, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { batchAccepted, batchJsonBodyDoc, batchList, batchResults, batchView, RESULT_COLUMNS } from './batches.schemas.ts';
+import { bearer, errorResponse, errors, json, md, pageParams, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { batchAccepted, batchPathParams, batchJsonBodyDoc, batchList, batchResults, batchView, RESULT_COLUMNS } from './batches.schemas.ts';
 
-const idParam = z.object({ id: z.string().meta({ description: 'The batch id, BAT- and 12 characters', example: 'BAT-7K2M9Q4X1B8C' }) });
-const pageParams = {
-  limit: z.number().int().min(1).max(200).optional().meta({ description: 'Rows per page, 1 to 200 (default 50)' }),
-  cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
-};
+const idParam = batchPathParams;
 const notFound = errorResponse("No such batch in the caller's organisation (another organisation's batch reads the same)");
 
 const CREATE = md(

@@ -1,10 +1,10 @@
 import express, { Router, type RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
-import { parseInput } from '../../lib/http.ts';
+import { parseInput, parsePathParams } from '../../lib/http.ts';
 import { principalOf } from '../auth/index.ts';
-import { batchCsvQuery, batchJsonBody, batchListQuery, batchResultsQuery, consentSchema, type Consent } from './batches.schemas.ts';
-import { cancelBatch, createBatch, getBatch, listBatches } from './batches.service.ts';
+import { batchCsvQuery, batchJsonBody, batchListQuery, batchPathParams, batchResultsQuery, consentSchema, type Consent } from './batches.schemas.ts';
+import { BATCH_NOT_FOUND, cancelBatch, createBatch, getBatch, listBatches } from './batches.service.ts';
 import { MAX_BODY, MAX_ROWS, rowsFromCsv, rowsFromJson, TOO_MANY_ROWS } from './rows.ts';
 import { resultsPage, sendResultsCsv } from './results.ts';
 
@@ -22,6 +22,9 @@ function csvConsent(q: { consent_obtained_at?: string | undefined; consent_chann
   if (q.consent_obtained_at === undefined && q.consent_channel === undefined && q.consent_notice_version === undefined) return null;
   return parseInput(consentSchema, { obtained_at: q.consent_obtained_at, channel: q.consent_channel, notice_version: q.consent_notice_version });
 }
+
+/** A malformed batch id names no batch: the same 404 as another organisation's. */
+const batchId = (params: unknown): string => parsePathParams(batchPathParams, params, new AppError('not_found', BATCH_NOT_FOUND)).id;
 
 export function batchRoutes(ctx: AppContext): Router {
   const r = Router();
@@ -47,12 +50,12 @@ export function batchRoutes(ctx: AppContext): Router {
   });
 
   r.get('/verify-nin/batches/:id', ...guard, async (req, res) => {
-    res.json(await getBatch(ctx, principalOf(req), String(req.params.id)));
+    res.json(await getBatch(ctx, principalOf(req), batchId(req.params)));
   });
 
   r.get('/verify-nin/batches/:id/results', ...guard, async (req, res) => {
     const principal = principalOf(req);
-    const id = String(req.params.id);
+    const id = batchId(req.params);
     // CSV unless JSON is asked for by name (Accept: application/json).
     if (req.accepts(['text/csv', 'application/json']) === 'application/json' && req.get('accept')?.includes('application/json')) {
       res.setHeader('Cache-Control', 'no-store');
@@ -63,7 +66,7 @@ export function batchRoutes(ctx: AppContext): Router {
   });
 
   r.post('/verify-nin/batches/:id/cancel', ...guard, async (req, res) => {
-    res.json(await cancelBatch(ctx, principalOf(req), String(req.params.id)));
+    res.json(await cancelBatch(ctx, principalOf(req), batchId(req.params)));
   });
   return r;
 }

@@ -85,6 +85,10 @@ export type BatchView = z.infer<typeof batchView>;
 export const batchList = z.object({ data: z.array(batchView), next_cursor: z.string().nullable() }).meta({ id: 'BatchList' });
 export const batchListQuery = z.object({ limit: limitParam, cursor: cursorParam });
 
+export const BATCH_ID_RE = /^BAT-[A-Z0-9]{12}$/;
+/** A path naming a batch: the routes' check (anything else is not found) and the OpenAPI document's pattern. */
+export const batchPathParams = z.object({ id: z.string().regex(BATCH_ID_RE).meta({ description: 'The batch id, BAT- and 12 letters or digits', example: 'BAT-7K2M9Q4X1B8C' }) });
+
 export const RESULT_COLUMNS = ['row', 'client_ref', 'status', 'reference_id', 'fname', 'mname', 'lname', 'dob', 'gender', 'phone', 'detail'] as const;
 export const ROW_STATUSES = ['pending', 'found', 'not_found', 'failed', 'invalid', 'cancelled'] as const;
 

@@ -10,7 +10,7 @@ import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
 import { newReferenceId, reservePendingSlots, subjectHash, SUBSCRIPTION_REQUIRED, vninHash } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { reportBatchStatus } from './events.ts';
-import { consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
+import { BATCH_ID_RE, consentSchema, type BatchView, type Consent } from './batches.schemas.ts';
 import { cancelQueuedLookup, lockKey, noteLookupEnded, type FeedDeps } from './feeder.ts';
 import { tokensOf } from './vnin-tokens.ts';
 import { lookupAad } from './waiting.ts';
@@ -136,7 +136,7 @@ export function viewOf(b: repo.BatchRow, t: repo.Tally): BatchView {
 /** The caller's organisation's batch, or 404 (another organisation's batch reads as unknown). */
 export async function requireBatch(deps: Pick<BatchDeps, 'db'>, principal: Principal, id: string): Promise<repo.BatchRow> {
   const orgId = requireOrgMember(principal);
-  const b = /^BAT-[A-Z0-9]{12}$/.test(id) ? await repo.findBatch(deps.db, id, orgId) : null;
+  const b = BATCH_ID_RE.test(id) ? await repo.findBatch(deps.db, id, orgId) : null;
   if (!b) throw new AppError('not_found', BATCH_NOT_FOUND);
   return b;
 }
@@ -147,7 +147,7 @@ export async function getBatch(deps: Pick<BatchDeps, 'db'>, principal: Principal
 }
 
 const SCOPE = 'batches';
-const cursorShape = z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().regex(/^BAT-[A-Z0-9]{12}$/)]);
+const cursorShape = z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().regex(BATCH_ID_RE)]);
 
 export async function listBatches(deps: Pick<BatchDeps, 'db'>, principal: Principal, q: { limit: number; cursor?: string | undefined }): Promise<{ data: BatchView[]; next_cursor: string | null }> {
   const orgId = requireOrgMember(principal);

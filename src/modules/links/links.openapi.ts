@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bearer, errors, json, jsonBody, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
+import { bearer, errors, json, jsonBody, md, pageParams, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { createLinkBody, link, linkDetail, linkPage, linkWithUrl } from './links.schemas.ts';
 
 const WHO = 'Organisation administrators, and API clients of an administrator role holding the `links` scope.';
@@ -43,10 +43,7 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'get', path: '/verification-links', operationId: 'listVerificationLinks', tags: [TAGS.links],
     summary: "The organisation's links, newest first", description: `${WHO} Newest first, in cursor pages like the other lists.`, security: bearer,
     request: {
-      query: z.object({
-        limit: z.number().int().min(1).max(200).optional().meta({ description: 'Rows per page, 1 to 200 (default 50)' }),
-        cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page; opaque' }),
-      }),
+      query: z.object(pageParams),
     },
     responses: { 200: json(Page), ...errors(400, 401, 403, 422, 429) },
   });

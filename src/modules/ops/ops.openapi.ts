@@ -43,7 +43,21 @@ export function register(registry: OpenAPIRegistry): void {
     operationId: 'getOpenApiDocument',
     tags: [TAGS.ops],
     summary: 'This OpenAPI 3.1 document',
+    description: 'The reference of this API, built from the schemas the server validates with. Tools that read only OpenAPI 3.0 take `GET /openapi-3.0.json`.',
     security: [],
     responses: { 200: json(z.record(z.string(), z.unknown()).meta({ description: 'OpenAPI 3.1 document' }), 'The document'), ...crossOrigin },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/openapi-3.0.json',
+    operationId: 'getOpenApiDocument30',
+    tags: [TAGS.ops],
+    summary: 'This document in OpenAPI 3.0',
+    description:
+      'The same API as `GET /openapi.json`, generated from the same schemas in OpenAPI 3.0.3 for tools that cannot read 3.1 ' +
+      "(Go's kin-openapi and oapi-codegen, openapi-generator's older templates): `nullable: true` where 3.1 has a `null` type, " +
+      '`example` for `examples`, a one-value `enum` for `const`.',
+    security: [],
+    responses: { 200: json(z.record(z.string(), z.unknown()).meta({ description: 'OpenAPI 3.0.3 document' }), 'The document'), ...crossOrigin },
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { serialIdParam } from '../../lib/http.ts';
 import { bearer, errorResponse, errors, json, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, organisationPage, organisationView, pageQuery } from './platform.schemas.ts';
 
@@ -35,7 +36,7 @@ export function register(registry: OpenAPIRegistry): void {
     tags: [TAGS.platform],
     summary: 'One organisation, for platform administrators',
     security: bearer,
-    request: { params: z.object({ id: z.string().meta({ description: 'Organisation id (org_number)', example: '1' }) }) },
+    request: { params: z.object({ id: serialIdParam.meta({ description: 'Organisation id (org_number)', example: '1' }) }) },
     responses: {
       200: json(View, 'The organisation'),
       ...errors(401, 429),

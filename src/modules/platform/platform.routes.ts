@@ -1,9 +1,11 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { parseInput } from '../../lib/http.ts';
+import { AppError } from '../../lib/errors.ts';
+import { parseInput, parsePathParams, serialIdParam } from '../../lib/http.ts';
 import { requirePlatformAdmin } from '../ops/index.ts';
 import { pageQuery } from './platform.schemas.ts';
-import { organisationById, organisationPage } from './platform.service.ts';
+import { ORGANISATION_NOT_FOUND, organisationById, organisationPage } from './platform.service.ts';
 
 /** GET /platform/organisations[/{id}]: the platform administrators' JSON view of every organisation. */
 export function platformRoutes(ctx: AppContext): Router {
@@ -16,7 +18,8 @@ export function platformRoutes(ctx: AppContext): Router {
   });
   r.get('/platform/organisations/:id', ...guard, async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    res.json(await organisationById(ctx.db, String(req.params.id)));
+    const { id } = parsePathParams(z.object({ id: serialIdParam }), req.params, new AppError('not_found', ORGANISATION_NOT_FOUND));
+    res.json(await organisationById(ctx.db, id));
   });
   return r;
 }

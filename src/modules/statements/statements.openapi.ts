@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { monthPathParams } from '../../lib/lagos-month.ts';
 import { bearer, errorResponse, errors, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { STATEMENT_CSV_COLUMNS } from './statement-files.ts';
 
@@ -55,7 +56,7 @@ const STATEMENT = md(
   'JSON, or as a file with `Accept: text/csv` (`statement-<month>.csv`: columns',
   '`date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira`, the',
   'first row the opening balance and the last the closing, money as plain naira decimals) or',
-  '`Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm`, or has not',
+  '`Accept: application/pdf` (amounts as `NGN 11,015.23`). A month that is not `yyyy-mm` from 2000-01, or has not',
   'begun: 400; another `Accept`: 406; team members: 403. The month in progress can be asked for: its',
   'closing row is the balance so far, dated today (`complete: false`, `as_of`; the PDF and CSV say so).',
   '',
@@ -72,7 +73,7 @@ export function register(registry: OpenAPIRegistry): void {
     summary: "A month's statement of the wallet",
     description: STATEMENT,
     security: bearer,
-    request: { params: z.object({ month: z.string().meta({ example: '2026-11', description: 'yyyy-mm, Lagos time; not a month yet to begin' }) }) },
+    request: { params: monthPathParams },
     responses: {
       200: {
         description: 'The statement',
@@ -83,7 +84,7 @@ export function register(registry: OpenAPIRegistry): void {
         },
       },
       ...errors(401, 406, 429),
-      400: errorResponse('Not a month (yyyy-mm), or a month not yet begun'),
+      400: errorResponse('Not a month (yyyy-mm from 2000-01), or a month not yet begun'),
       403: errorResponse('Not an administrator or finance user'),
     },
   });

@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
+import { monthPathParams } from '../../lib/lagos-month.ts';
 import { AppError } from '../../lib/errors.ts';
+import { parsePathParams } from '../../lib/http.ts';
 import { principalOf } from '../auth/index.ts';
 import { statementCsv, statementPdf } from './statement-files.ts';
 import { monthlyStatement } from './statement.ts';
@@ -11,9 +13,10 @@ const TYPES = ['application/json', 'text/csv', 'application/pdf'];
 export function statementRoutes(ctx: AppContext): Router {
   const r = Router();
   r.get('/statements/:month', ctx.authenticate, ctx.rateLimit, async (req, res) => {
+    const { month } = parsePathParams(monthPathParams, req.params);
     const chosen = req.accepts(TYPES);
     if (chosen === false) throw new AppError('not_acceptable', `Accept must allow ${TYPES.join(', ')}`);
-    const s = await monthlyStatement(ctx, principalOf(req), String(req.params.month));
+    const s = await monthlyStatement(ctx, principalOf(req), month);
     res.setHeader('Cache-Control', 'no-store');
     if (chosen === 'application/json') {
       res.json(s);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { serialIdParam } from '../../lib/http.ts';
 import { bearer, errorResponse, errors, json, jsonBody, md, TAGS, type Assert, type OpenAPIRegistry, type Same } from '../../openapi/common.ts';
 import { organisationSettingsRow, settingsPatch, type TeamMember } from '../organisations/index.ts';
 import { acceptInvitationBody, invitationPreview, invitationView, newInvitation, previewInvitationBody, TEAM_BY_INVITATION, teamList, teamMember, teamMemberChange } from './team.schemas.ts';
@@ -131,7 +132,7 @@ export function register(registry: OpenAPIRegistry): void {
     summary: 'Enable, disable, promote or demote a user',
     description: CHANGE,
     security: bearer,
-    request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The user id' }) }), body: jsonBody(Change) },
+    request: { params: z.object({ id: serialIdParam.meta({ description: 'The user id' }) }), body: jsonBody(Change) },
     responses: {
       200: json(Member, 'User changed'),
       ...errors(400, 401, 403, 404, 415, 422, 429),
@@ -176,7 +177,7 @@ function registerInvitations(registry: OpenAPIRegistry): void {
     summary: 'Revoke an open invitation',
     description: `${MANAGERS} Its link stops working at once. Revoking an open invitation answers 200 with it; any other id 404.`,
     security: bearer,
-    request: { params: z.object({ id: z.string().regex(/^\d+$/).meta({ description: 'The invitation id' }) }) },
+    request: { params: z.object({ id: serialIdParam.meta({ description: 'The invitation id' }) }) },
     responses: { 200: json(Invitation, 'Invitation revoked'), ...errors(401, 403, 429), 404: errorResponse('No open invitation with this id in the organisation') },
   });
   registry.registerPath({

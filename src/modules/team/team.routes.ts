@@ -1,7 +1,8 @@
 import express, { Router } from 'express';
+import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
-import { parseInput, requireContentType } from '../../lib/http.ts';
+import { parseInput, parsePathParams, requireContentType, serialIdParam } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { allowFirst, principalOf } from '../auth/index.ts';
 import { acceptInvitation, inviteTeamMember, listTeamInvitations, previewInvitation, revokeTeamInvitation } from './invitations.ts';
@@ -25,9 +26,8 @@ export function teamRoutes(ctx: AppContext): Router {
 
   r.patch('/team/:id', ...guard, allowFirst(requireTeamManager), ...json, async (req, res) => {
     const p = principalOf(req);
-    const id = String(req.params.id);
     const change = parseInput(teamMemberChange, req.body);
-    if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'User not found');
+    const { id } = parsePathParams(z.object({ id: serialIdParam }), req.params, new AppError('not_found', 'User not found'));
     const changed = await changeTeamMember(ctx.db, p, Number(id), change);
     // The fields asked for and where they ended: a role and a flag, nothing personal.
     await recordAudit(ctx.db, { ...auditContext(p), action: 'team.user_updated', target: `user:${changed.id}`, details: { changed: Object.keys(change).sort(), role: changed.role, disabled: changed.disabled } });
@@ -41,8 +41,7 @@ export function teamRoutes(ctx: AppContext): Router {
     res.json({ data: await listTeamInvitations(ctx, principalOf(req)) });
   });
   r.delete('/team/invitations/:id', ...guard, async (req, res) => {
-    const id = String(req.params.id);
-    if (!/^[1-9]\d{0,14}$/.test(id)) throw new AppError('not_found', 'Open invitation not found');
+    const { id } = parsePathParams(z.object({ id: serialIdParam }), req.params, new AppError('not_found', 'Open invitation not found'));
     res.json(await revokeTeamInvitation(ctx, principalOf(req), Number(id)));
   });
   // No bearer token: the invitation's own proves the caller. A POST, so that the token stays out of

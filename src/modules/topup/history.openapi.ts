@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, json, listEnvelope, listParams, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
 import { TOPUP_CSV_COLUMNS, topupView } from './history.schemas.ts';
-import { topupStatus } from './topup.schemas.ts';
+import { topupPathParams, topupStatus } from './topup.schemas.ts';
 
 /** The invoice's rules, markdown (shown under the operation at /docs). */
 const INVOICE = md(
@@ -70,7 +70,7 @@ export function register(registry: OpenAPIRegistry): void {
       'A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 ' +
       '`Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400.',
     security: bearer,
-    request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
+    request: { params: topupPathParams },
     responses: {
       200: json(Topup, 'The top-up'),
       ...errors(401, 429),
@@ -87,7 +87,7 @@ export function register(registry: OpenAPIRegistry): void {
     summary: "A credited top-up's VAT invoice (PDF)",
     description: INVOICE,
     security: bearer,
-    request: { params: z.object({ reference: z.string().meta({ example: 'TOP-42-9f86d081884c7d65' }) }) },
+    request: { params: topupPathParams },
     responses: {
       200: {
         description: 'The invoice; `Content-Disposition` names the file after its number',

@@ -1,11 +1,12 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { sendCsv, wantsCsv } from '../../lib/csv-export.ts';
-import { parseInput } from '../../lib/http.ts';
+import { parseInput, parsePathParams } from '../../lib/http.ts';
 import { principalOf } from '../auth/index.ts';
 import { getTopup, listTopups, streamTopupCsv, TOPUP_CSV_HEADER } from './history.ts';
 import { topupFilters, topupListQuery } from './history.schemas.ts';
 import { invoicePdf } from './invoice.ts';
+import { topupPathParams } from './topup.schemas.ts';
 
 export function topupHistoryRoutes(ctx: AppContext): Router {
   const r = Router();
@@ -24,10 +25,12 @@ export function topupHistoryRoutes(ctx: AppContext): Router {
     }
   });
   r.get('/topups/:reference', ctx.authenticate, ctx.rateLimit, async (req, res) => {
-    res.json(await getTopup(ctx.db, principalOf(req), String(req.params.reference)));
+    const { reference } = parsePathParams(topupPathParams, req.params);
+    res.json(await getTopup(ctx.db, principalOf(req), reference));
   });
   r.get('/topups/:reference/invoice', ctx.authenticate, ctx.rateLimit, async (req, res) => {
-    const { number, pdf } = await invoicePdf(ctx, principalOf(req), String(req.params.reference));
+    const { reference } = parsePathParams(topupPathParams, req.params);
+    const { number, pdf } = await invoicePdf(ctx, principalOf(req), reference);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Disposition', `attachment; filename="${number}.pdf"`);
     res.type('application/pdf').send(pdf);

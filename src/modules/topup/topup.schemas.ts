@@ -3,6 +3,14 @@ import { z } from 'zod';
 /** A top-up reference: `TOP-<organisation number>-<16 lowercase hex>`. */
 export const TOPUP_REFERENCE = /^TOP-[0-9]+-[0-9a-f]{16}$/;
 
+/** A path naming a top-up (`GET /topups/{reference}` and its invoice): the routes' check and the OpenAPI document's pattern. */
+export const topupPathParams = z.object({
+  reference: z
+    .string()
+    .regex(TOPUP_REFERENCE, 'reference is not a top-up reference (TOP-<org>-<16 hex>)')
+    .meta({ description: 'The reference `POST /topup/initialize` gave: TOP-<organisation>-<16 lowercase hex>', example: 'TOP-42-9f86d081884c7d65' }),
+});
+
 // Form values arrive as strings. A decimal string becomes a number and is judged by the business
 // rule (150 -> 400); anything else stays a string so zod reports a wrong type (abc -> 422).
 const decimal = (v: unknown): unknown => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);

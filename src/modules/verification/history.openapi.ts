@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bearer, errorResponse, errors, listEnvelope, listParams, md, TAGS, type OpenAPIRegistry } from '../../openapi/common.ts';
-import { VERIFICATION_CSV_COLUMNS, verificationSummary } from './history.schemas.ts';
+import { VERIFICATION_CSV_COLUMNS, verificationFilters, verificationSummary } from './history.schemas.ts';
 import { DELIVERIES, MODES, STATUSES } from './verification.schemas.ts';
 
 /** GET /verifications's own rules, markdown (shown under it at /docs; the tag's guide is history.guide.md). */
@@ -53,7 +53,7 @@ export function register(registry: OpenAPIRegistry): void {
         mode: z.enum([...DELIVERIES, ...MODES]).optional().meta({ description: `Only verifications asked for this way (${DELIVERIES.join(', ')}); a kind (${MODES.join(', ')}) is accepted too` }),
         kind: z.enum(MODES).optional().meta({ description: 'Only verifications that looked up this kind of identifier' }),
         delivery: z.enum(DELIVERIES).optional().meta({ description: 'Only verifications asked for this way' }),
-        batch_id: z.string().optional().meta({ description: 'Only the rows of this batch', example: 'BAT-7K2M9Q4XD1AB' }),
+        batch_id: verificationFilters.shape.batch_id.meta({ description: 'Only the rows of this batch', example: 'BAT-7K2M9Q4XD1AB' }),
         ...listParams,
       }),
     },

@@ -293,7 +293,6 @@ export function register(registry: OpenAPIRegistry): void {
   };
   const base = demographyBody(systemClock).extend(consent);
   const demography = base.extend({
-    gender: base.shape.gender.meta({ enum: ['m', 'f', 'M', 'F'], description: 'm or f, case-insensitive' }),
     date_of_birth: base.shape.date_of_birth.meta({ description: 'dd-mm-yyyy, a real date, not in the future', example: '01-02-1990' }),
   });
 

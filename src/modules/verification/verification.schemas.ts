@@ -53,6 +53,8 @@ function lagosToday(clock: Clock): number {
 
 const name = (field: string) => z.string().trim().min(1, `${field} must not be empty`).max(100, `${field} is too long`);
 
+const GENDERS = ['m', 'f'] as const;
+
 /** Built per app because "not in the future" depends on the injectable clock. */
 export function demographyBody(clock: Clock) {
   return z.object({
@@ -63,7 +65,14 @@ export function demographyBody(clock: Clock) {
       .regex(/^\d{2}-\d{2}-\d{4}$/, 'date_of_birth must be dd-mm-yyyy')
       .refine((v) => calendarDate(v) !== null, 'date_of_birth is not a valid calendar date')
       .refine((v) => (calendarDate(v)?.getTime() ?? 0) <= lagosToday(clock), 'date_of_birth must not be in the future'),
-    gender: z.string().trim().toLowerCase().pipe(z.enum(['m', 'f'], "gender must be 'm' or 'f'")),
+    // Any case on the wire, but the document lists `m, f` only: an enum whose values differ only by case
+    // (m, f, M, F) stops generators such as openapi-python-client. A non-string stays a wrong type (422).
+    gender: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(GENDERS, "gender must be 'm' or 'f'"))
+      .meta({ enum: [...GENDERS], description: '`m` or `f`, in any case (`M` and `F` are accepted)' }),
     // The contract fixes the reason of demography searches; absent means that one.
     reason: z.string().default('nyscCheck').refine((v) => v === 'nyscCheck', 'reason must be nyscCheck for demography verification'),
   });

@@ -30,7 +30,7 @@ const TRANSACTIONS = md(
 /** GET /usage/daily's own rules, markdown (shown under it at /docs). */
 const USAGE = md(
   'Organisation administrators and the `finance` role (API clients: `history:read`; team members 403): `?days=N` (1 to 366, default 30; else 400,',
-  'non-numeric 422), the last `N` calendar days in Lagos time, oldest first, every day present:',
+  'not a whole number 422), the last `N` calendar days in Lagos time, oldest first, every day present:',
   '`{"data": [{"day": "2026-11-24", "units": 12, "verifications": 12, "fixture_verifications": 3}, ...]}`',
   '(`units`: units charged by verifications that day; fixture calls are counted but free). Read from the',
   'ledger, so it always agrees with `GET /transactions`.',

@@ -1,14 +1,22 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { decimal } from '../../lib/pagination.ts';
+
+const DAYS_RULE = 'days must be a whole number from 1 to 366';
 
 export const usageQuery = z.object({
+  // An integer in the document (type, bounds and default), parsed from the query string's text as limit is.
   days: z
-    .string()
-    .regex(/^\d{1,3}$/, 'days must be a whole number from 1 to 366')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 366, 'days must be a whole number from 1 to 366')
-    .default(30)
-    .meta({ description: 'How many Lagos calendar days, today included (default 30)' }),
+    .preprocess(
+      decimal,
+      z
+        .number()
+        .int(DAYS_RULE)
+        .min(1, DAYS_RULE)
+        .max(366, DAYS_RULE)
+        .default(30),
+    )
+    .meta({ description: 'How many Lagos calendar days, today included: 1 to 366 (default 30)' }),
 });
 
 export const dailyUsage = z
