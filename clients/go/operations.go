@@ -114,6 +114,12 @@ func (c *Client) RevokeTeamInvitation(ctx context.Context, invitationID int) (*R
 	return c.call(ctx, "DELETE", "/team/invitations/{id}", Request{PathParams: id("id", strconv.Itoa(invitationID))})
 }
 
+// PreviewInvitation reads what an invitation is for (organisation, role, username, expires_at) with its token.
+func (c *Client) PreviewInvitation(ctx context.Context, token string) (*Response, error) {
+	// @operation POST /invitations/preview
+	return c.call(ctx, "POST", "/invitations/preview", Request{JSON: map[string]string{"token": token}, NoAuth: true})
+}
+
 func (c *Client) AcceptInvitation(ctx context.Context, body any) (*Response, error) {
 	// @operation POST /invitations/accept
 	return c.call(ctx, "POST", "/invitations/accept", Request{JSON: body, NoAuth: true})
@@ -510,4 +516,10 @@ func (c *Client) Readyz(ctx context.Context) (*Response, error) {
 func (c *Client) GetOpenAPIDocument(ctx context.Context) (*Response, error) {
 	// @operation GET /openapi.json
 	return c.call(ctx, "GET", "/openapi.json", Request{NoAuth: true})
+}
+
+// GetOpenAPIDocument30 is the same document rendered as OpenAPI 3.0, for tools that cannot read 3.1.
+func (c *Client) GetOpenAPIDocument30(ctx context.Context) (*Response, error) {
+	// @operation GET /openapi-3.0.json
+	return c.call(ctx, "GET", "/openapi-3.0.json", Request{NoAuth: true})
 }

@@ -141,6 +141,12 @@ trait Operations
         return $this->call('revokeTeamInvitation', 'DELETE', '/team/invitations/' . self::seg($id));
     }
 
+    /** What an invitation is for (organisation, role, username, expires_at), read with its token. @operation POST /invitations/preview */
+    public function previewInvitation(string $token): array
+    {
+        return $this->call('previewInvitation', 'POST', '/invitations/preview', ['json' => ['token' => $token], 'auth' => false]);
+    }
+
     /** The invited person chooses a password with the e-mail's token (no bearer token). @operation POST /invitations/accept */
     public function acceptInvitation(array $body): array
     {
@@ -511,5 +517,11 @@ trait Operations
     public function getOpenApiDocument(): array
     {
         return $this->call('getOpenApiDocument', 'GET', '/openapi.json', ['auth' => false]);
+    }
+
+    /** The same document rendered as OpenAPI 3.0, for tools that cannot read 3.1. @operation GET /openapi-3.0.json */
+    public function getOpenApiDocument30(): array
+    {
+        return $this->call('getOpenApiDocument30', 'GET', '/openapi-3.0.json', ['auth' => false]);
     }
 }

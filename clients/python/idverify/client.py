@@ -265,6 +265,11 @@ class Client:
         # @operation DELETE /team/invitations/{id}
         return self._json("DELETE", "/team/invitations/{id}", path_params={"id": invitation_id})
 
+    def preview_invitation(self, token: str) -> Dict[str, Any]:
+        """What an invitation is for (organisation, role, username, expires_at), read with its token."""
+        # @operation POST /invitations/preview
+        return self._json("POST", "/invitations/preview", json_body={"token": token}, auth=False)
+
     def accept_invitation(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         # @operation POST /invitations/accept
         return self._json("POST", "/invitations/accept", json_body=body, auth=False)
@@ -565,3 +570,8 @@ class Client:
     def get_openapi_document(self) -> Dict[str, Any]:
         # @operation GET /openapi.json
         return self._json("GET", "/openapi.json", auth=False)
+
+    def get_openapi_document_30(self) -> Dict[str, Any]:
+        """The same document rendered as OpenAPI 3.0, for tools that cannot read 3.1."""
+        # @operation GET /openapi-3.0.json
+        return self._json("GET", "/openapi-3.0.json", auth=False)

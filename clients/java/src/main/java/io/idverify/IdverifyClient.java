@@ -143,6 +143,11 @@ public final class IdverifyClient extends BaseClient {
         return call("revokeTeamInvitation", "DELETE", "/team/invitations/" + seg(id));
     }
 
+    /** What an invitation is for (organisation, role, username, expires_at), read with its token. @operation POST /invitations/preview */
+    public JsonNode previewInvitation(String token) {
+        return call("previewInvitation", "POST", "/invitations/preview", json(Map.of("token", token)).auth(false));
+    }
+
     /** The invited person chooses a password with the e-mail's token (no bearer token). @operation POST /invitations/accept */
     public JsonNode acceptInvitation(Object body) {
         return call("acceptInvitation", "POST", "/invitations/accept", json(body).auth(false));
@@ -506,5 +511,10 @@ public final class IdverifyClient extends BaseClient {
     /** The OpenAPI document this client follows. @operation GET /openapi.json */
     public JsonNode getOpenApiDocument() {
         return call("getOpenApiDocument", "GET", "/openapi.json", RequestOptions.create().auth(false));
+    }
+
+    /** The same document rendered as OpenAPI 3.0, for tools that cannot read 3.1. @operation GET /openapi-3.0.json */
+    public JsonNode getOpenApiDocument30() {
+        return call("getOpenApiDocument30", "GET", "/openapi-3.0.json", RequestOptions.create().auth(false));
     }
 }
