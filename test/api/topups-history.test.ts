@@ -53,6 +53,10 @@ describe('GET /topups and GET /topups/{reference}', () => {
     // paid_at is the processor's instant kept with the credit, as an ISO instant.
     const kept = await stack.db.oneFirst(q`SELECT paid_at FROM topups WHERE reference = ${paid.reference}`);
     expect(r.body.data[1].paid_at).toBe(new Date(kept).toISOString());
+    // The typed client knows the field (a stale client would not compile here).
+    const typed = await createClient({ baseUrl: stack.url, token: org.admin.token }).topups();
+    const paidAt: string | null = typed.data[1]!.paid_at;
+    expect(paidAt).toBe(r.body.data[1].paid_at);
     const one = await stack.api('GET', `/v1/topups/${paid.reference}`, { token: org.admin.token });
     expect(one.status).toBe(200);
     expect(one.body).toEqual(r.body.data[1]);
