@@ -142,7 +142,7 @@ describe.skipIf(!hasChromium)('issue 34: the finance officer in the portal, in h
     await page
       .getByRole('row')
       .filter({ hasText: topup.reference })
-      .getByRole('cell', { name: `${naira(topup.base_amount)} + VAT ${naira(topup.vat_amount)} + fee ${naira(topup.service_charge)}`, exact: true })
+      .getByRole('cell', { name: `${naira(topup.base_amount)} + VAT ${naira(topup.vat_amount)} + processor fee ${naira(topup.service_charge)}`, exact: true })
       .waitFor();
 
     // This month's statement, as PDF and as CSV, with the top-up in it.
