@@ -1,63 +1,22 @@
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
+import type { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
 import { lagosDay, lagosMonth } from '../../lib/lagos-month.ts';
 import { requireAccountsKeeper, type Principal } from '../auth/index.ts';
 import { requireOrganisation } from '../organisations/index.ts';
 import { invoiceNumbers, refundsBetween } from '../topup/index.ts';
 import { faceMatchesNote, ledgerMonth } from '../wallet/index.ts';
+import type { statementSchema } from './statement.schemas.ts';
 
+/**
+ * A month of an organisation's wallet; units are integers, money in kobo (the renderers show naira).
+ * The shape is the published schema's (statement.schemas.ts), declared once there.
+ */
+export type Statement = z.infer<typeof statementSchema>;
+export type StatementLine = Statement['lines'][number];
 /** Every line: its Lagos day, the instant it happened (a run of verifications: its first), and what it is in words. */
-type Dated = { date: string; at: string; description: string };
-export type StatementLine = Dated &
-  (
-    | { kind: 'verifications'; count: number; units: number; fixture_count: number; face_match_count: number; face_units: number }
-    | {
-        kind: 'topup';
-        reference: string;
-        invoice: string | null;
-        units: number;
-        bonus_units: number;
-        base_kobo: number;
-        vat_kobo: number;
-        fee_kobo: number;
-        total_kobo: number;
-        /** Deprecated names of the four above (kept for earlier readers). */
-        base: number;
-        vat: number;
-        fee: number;
-        total: number;
-      }
-    | { kind: 'adjustment'; units: number; note: string }
-    | { kind: 'refund'; reference: string; amount_kobo: number; /** Deprecated name of amount_kobo. */ amount: number }
-  );
-
-/** A month of an organisation's wallet; units are integers, money in kobo (the renderers show naira). */
-export type Statement = {
-  month: string;
-  organisation: string;
-  /** The Lagos month as instants: [since, before). */
-  since: string;
-  before: string;
-  opening_units: number;
-  closing_units: number;
-  /** false while the month is still running: `closing_units` is then the balance so far, on `as_of`. */
-  complete: boolean;
-  /** The Lagos day the closing balance is for: the month's last, or today for the month in progress. */
-  as_of: string;
-  lines: StatementLine[];
-  totals: {
-    verification_units: number;
-    topup_units: number;
-    adjustment_units: number;
-    movement_units: number;
-    topup_total_kobo: number;
-    refund_total_kobo: number;
-    /** Deprecated names of the two above. */
-    topup_total: number;
-    refund_total: number;
-  };
-};
+type Dated = Pick<StatementLine, 'date' | 'at' | 'description'>;
 
 /** A line's own fields, without its dating and words (what describeLine reads). */
 export type StatementLineBody = StatementLine extends infer L ? (L extends unknown ? Omit<L, keyof Dated> : never) : never;
