@@ -15,6 +15,7 @@ import { auditRoutes } from './modules/audit/index.ts';
 import { batchRoutes } from './modules/batches/index.ts';
 import { authRoutes, createAuthenticator, principalOf, redisGate, redisGiveBack, redisRevocations, requireAccountsKeeper, revokedKey } from './modules/auth/index.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
+import { faviconRoutes } from './favicon/favicon.routes.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
 import { portalRoutes } from './modules/portal/index.ts';
@@ -137,6 +138,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(opsRoutes(ctx));
   app.use(platformPageRoutes(ctx));
   app.use(docsRoutes());
+  app.use(faviconRoutes());
   // The page a verification link opens (/v/<token>): for a person, outside the versioned API.
   app.use(linkPageRoutes(ctx));
 

@@ -16,8 +16,6 @@ const FILES = new Map<string, string>([
   ['docs.js', join(here, 'docs.js')],
   ['swagger-ui.css', join(swaggerUiDir, 'swagger-ui.css')],
   ['swagger-ui-bundle.js', join(swaggerUiDir, 'swagger-ui-bundle.js')],
-  ['favicon-16x16.png', join(swaggerUiDir, 'favicon-16x16.png')],
-  ['favicon-32x32.png', join(swaggerUiDir, 'favicon-32x32.png')],
 ]);
 
 function send(res: Response, file: string): void {

@@ -35,6 +35,17 @@ export function requireContentType(kind: 'json' | 'form'): RequestHandler {
 }
 
 /**
+ * The representation a GET answers in, from its Accept header (`types` in the server's order of
+ * preference; no Accept or `*\/*` takes the first): one rule for every route that offers files, so
+ * a type the route cannot make is 406 everywhere rather than a file of another type.
+ */
+export function negotiate<T extends string>(req: Request, types: readonly T[]): T {
+  const chosen = req.accepts([...types]);
+  if (chosen === false) throw new AppError('not_acceptable', `Accept must allow ${types.join(', ')}`);
+  return chosen as T;
+}
+
+/**
  * Missing fields and wrong types are 422 (with the field paths); a well-typed value that breaks a
  * rule is 400. That split is the contract's (README: Conventions).
  */

@@ -44,8 +44,8 @@ describe('CSV on every history list', () => {
     expect(r.headers.get('content-disposition')).toBe(`attachment; filename="topups-${org.orgId}.csv"`);
     const t = (await stack.api('GET', '/v1/topups', { token: org.admin.token })).body.data[0];
     expect(lines(r.text)).toEqual([
-      'reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number',
-      `${init.body.reference},pending,100,0,${t.base_amount},${t.vat_amount},${t.service_charge},${t.total_amount},,${t.created_at},,`,
+      'reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number,paid_at',
+      `${init.body.reference},pending,100,0,${t.base_amount},${t.vat_amount},${t.service_charge},${t.total_amount},,${t.created_at},,,`,
     ]);
     // Team members: the same 403 as the JSON list.
     expect((await csv('/v1/topups', org.member.token)).status).toBe(403);

@@ -8,7 +8,7 @@ import { waitFor } from '../setup/wait.ts';
 // Test queries read loosely typed rows; the service's own queries are the typed ones.
 const q = sql.type(z.record(z.string(), z.any()));
 
-const COLUMNS = 'id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name';
+const COLUMNS = 'id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name,description';
 
 let stack: Stack;
 let org: OrgFixture;
@@ -68,6 +68,7 @@ describe('GET /transactions', () => {
     expect(call).toEqual({
       id: expect.any(Number),
       kind: 'fixture_verification',
+      description: 'Test-mode NIN verification (free)',
       amount: 0,
       vat_amount: null,
       service_charge: null,
@@ -185,7 +186,8 @@ describe('GET /transactions', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(new Set(ids).size).toBe(ids.length);
     expect(JSON.parse(rows.at(-1)![9]!)).toEqual({ note: 'test funding' });
-    for (const row of rows.slice(1)) expect(row).toHaveLength(14);
+    for (const row of rows.slice(1)) expect(row).toHaveLength(15);
+    expect(rows[1]!.at(-1)).toBe('Adjustment: a, "quoted"\r\nnote 1');
   });
 
   it('When CSV is asked for with a filter that matches nothing, then the header row alone; a bad filter is a JSON 400', async () => {

@@ -55,9 +55,10 @@ describe('Who asked', () => {
     const csv = await stack.api('GET', '/v1/transactions?kind=verification', { token: org.admin.token, headers: { accept: 'text/csv' } });
     expect(csv.status).toBe(200);
     const [header, ...rows] = csvRows(csv.text);
-    expect(header!.slice(-3)).toEqual(['username', 'api_client_id', 'api_client_name']);
+    // The description comes last, after who asked.
+    expect(header!.slice(-4)).toEqual(['username', 'api_client_id', 'api_client_name', 'description']);
     expect(header![8]).toBe('reference');
-    expect(rows.map((row) => [row[8], ...row.slice(-3)])).toEqual([
+    expect(rows.map((row) => [row[8], ...row.slice(-4, -1)])).toEqual([
       [byPerson.body.data.reference_id, org.member.username, '', ''],
       // A name that would start a spreadsheet formula is defused with an apostrophe.
       [byClient.body.data.reference_id, '', client.client_id, "'=KYC backend"],

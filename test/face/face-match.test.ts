@@ -98,6 +98,8 @@ describe('match, mismatch and charging', () => {
     const lines = await stack.api('GET', '/v1/transactions?kind=face_match', { token: org.admin.token });
     expect(lines.status, lines.text).toBe(200);
     expect(lines.body.data.map((l: { reference: string; units_delta: number; username: string | null }) => [l.reference, l.units_delta, l.username])).toEqual([[ref, -1, org.member.username]]);
+    // The line says why a face match costs more than a lookup.
+    expect(lines.body.data[0].description).toBe("NIN verification with face match (2 units: lookup 1 + face 1): the face comparison's 1");
     const usage = await stack.api('GET', '/v1/usage/daily?days=1', { token: org.admin.token });
     expect(usage.status, usage.text).toBe(200);
     expect(usage.body.data.at(-1)).toMatchObject({ units: 2, verifications: 1 });

@@ -115,6 +115,10 @@ describe('automatic top-up', () => {
 
     const after = (await stack.api('GET', '/v1/settings/auto-topup', { token: org.admin.token })).body;
     expect(after).toMatchObject({ enabled: true, charges_today: 1, recent_charges: [{ status: 'credited', reference: charge!.reference, units: 1000 }] });
+    // Each charge says what the card was asked for in kobo: its top-up's total, as the quote prices 1000 units.
+    const quote = (await stack.api('GET', '/v1/topup/quote?units=1000', { token: org.admin.token })).body;
+    expect(after.recent_charges[0].total_amount_kobo).toBe(topup.total_amount);
+    expect(after.recent_charges[0].total_amount_kobo).toBe(quote.total_amount);
   });
 
   it('When the daily limit is reached, then a balance below the line queues no further charge; a higher limit lets the next debit charge again', { timeout: 60_000 }, async () => {

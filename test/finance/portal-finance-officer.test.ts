@@ -142,7 +142,7 @@ describe.skipIf(!hasChromium)('the finance officer in the portal, in headless Ch
     await page
       .getByRole('row')
       .filter({ hasText: topup.reference })
-      .getByRole('cell', { name: `${naira(topup.base_amount)} + VAT ${naira(topup.vat_amount)} + fee ${naira(topup.service_charge)}`, exact: true })
+      .getByRole('cell', { name: `${naira(topup.base_amount)} + VAT ${naira(topup.vat_amount)} + processor fee ${naira(topup.service_charge)}`, exact: true })
       .waitFor();
 
     // This month's statement, as PDF and as CSV, with the top-up in it.
@@ -161,7 +161,7 @@ describe.skipIf(!hasChromium)('the finance officer in the portal, in headless Ch
     expect(await page.getByLabel('Month').inputValue()).toBe(month);
 
     // On the Top up page the finance officer sets automatic top-up, by keyboard, with the card
-    // of the top-up just paid; the units read in naira at the unit price; a wrong password is refused.
+    // of the top-up just paid; each charge reads in naira, all included (the server's quote); a wrong password is refused.
     await press(page, page.getByRole('navigation').getByRole('link', { name: 'Top up' }));
     const auto = page.getByRole('form', { name: 'Automatic top-up' });
     await page.getByTestId('saved-card').getByText(`Saved card: visa ending 4081, from the top-up ${topup.reference}`).waitFor();
@@ -169,7 +169,8 @@ describe.skipIf(!hasChromium)('the finance officer in the portal, in headless Ch
     await press(page, auto.getByLabel('Top up automatically with the saved card'), ' ');
     await typeInto('When the balance falls below (units)', '30');
     await typeInto('Units to buy each time', '1000');
-    await page.getByTestId('auto-units-naira').getByText(`1,000 units = ${naira(1000 * unitCost)} at ${naira(unitCost)} a unit`).waitFor();
+    const each = (await stack.api('GET', '/v1/topup/quote?units=1000', { token: org.admin.token })).body;
+    await page.getByTestId('auto-units-naira').getByText(`Each charge: ${naira(each.total_amount)} to the card for 1,000 units (${naira(1000 * unitCost)} at ${naira(unitCost)} a unit`, { exact: false }).waitFor();
     await typeInto('At most, charges a day', '2');
     await typeInto('Your password', `${password}-wrong`);
     await page.keyboard.press('Enter');

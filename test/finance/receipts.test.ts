@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNgn } from '../../src/modules/mail/receipt.ts';
+import { createUser } from '../../src/modules/organisations/index.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type CapturedMail, type SmtpSink } from '../setup/smtp.ts';
 import { until } from '../setup/wait.ts';
@@ -40,10 +42,11 @@ async function buy(token: string, units: number) {
 }
 
 describe('receipt e-mails', () => {
-  it('When a self-hosted tenant is credited, then a receipt with the reference, amounts, balance and badge line reaches the billing address', async () => {
+  it('When a self-hosted tenant is credited, then a receipt with the reference, invoice number, amounts, balance and badge line reaches the billing address and the payer', async () => {
     const org = await stack.createOrg({ tenancy: 'self-hosted', billingEmail: 'accounts@tenant.example', unitCostKobo: 10_000, units: 12 });
     const { topup, mail, text } = await buy(org.admin.token, 100);
-    expect(mail.to).toEqual(['accounts@tenant.example']);
+    // The billing address, and the administrator who paid.
+    expect(mail.to).toEqual(['accounts@tenant.example', org.admin.username]);
     expect(mail.from).toBe('billing@idverify.test');
     expect(text).toContain(`Subject: Payment receipt ${topup.reference}`);
     expect(text).toContain(`Reference: ${topup.reference}`);
@@ -52,7 +55,11 @@ describe('receipt e-mails', () => {
     expect(text).toContain(`Base amount: ${formatNgn(topup.base_amount)}`);
     expect(text).toContain('Base amount: NGN 10,000.00');
     expect(text).toContain(`VAT: ${formatNgn(topup.vat_amount)}`);
-    expect(text).toContain(`Service charge: ${formatNgn(topup.service_charge)}`);
+    // The receipt names the fee as the invoice does, and carries the invoice's number.
+    expect(text).toContain(`Processor fee: ${formatNgn(topup.service_charge)}`);
+    expect(text).not.toContain('Service charge');
+    const invoice = await stack.db.oneFirst(q`SELECT number FROM invoices WHERE topup_reference = ${topup.reference}`);
+    expect(text).toContain(`Invoice number: ${invoice}`);
     expect(text).toContain(`Total paid: ${formatNgn(topup.total_amount)}`);
     expect(text).toContain('New balance: 112 units');
     expect(text).toContain('Loyalty badge: none yet');
@@ -64,6 +71,22 @@ describe('receipt e-mails', () => {
       (r) => r.status === 'sent',
     );
     expect(row).toEqual({ status: 'sent', attempts: 1, sent: true });
+  });
+
+  it('When a finance officer pays, then the receipt reaches the billing address and the officer, each once, and no other user', async () => {
+    const org = await stack.createOrg({ billingEmail: 'accounts@payer.example' });
+    const officer = { username: `fin-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
+    await createUser(stack.db, { orgId: org.orgId, ...officer, email: 'officer@payer.example', role: 'finance', requirePasswordChange: false });
+    const token = await stack.login(officer.username, officer.password);
+    const { mail } = await buy(token, 100);
+    expect(mail.to).toEqual(['accounts@payer.example', 'officer@payer.example']);
+
+    // The officer is the billing address too (another case): one copy, to the one address.
+    const same = await stack.createOrg({ billingEmail: 'ada@books.example' });
+    const keeper = { username: `fin-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
+    await createUser(stack.db, { orgId: same.orgId, ...keeper, email: 'ADA@books.example', role: 'finance', requirePasswordChange: false });
+    const again = await buy(await stack.login(keeper.username, keeper.password), 100);
+    expect(again.mail.to).toEqual(['ada@books.example']);
   });
 
   it('When a hosted tenant is credited, then the receipt goes to the administrators and says nothing of badges', async () => {

@@ -177,7 +177,7 @@ describe('monthly statements', () => {
     expect(text).toMatch(/Opening balance\s+50/);
     expect(text).toMatch(/Balance so far \(month in progress\)\s+144/);
     expect(text).toMatch(new RegExp(`Top-up of 100 units.*\\s+\\+100\\s+${naira(topup.total_amount)}`));
-    expect(text).toContain(`base ${naira(topup.base_amount)}, VAT ${naira(topup.vat_amount)}, fee ${naira(topup.service_charge)}`);
+    expect(text).toContain(`base ${naira(topup.base_amount)}, VAT ${naira(topup.vat_amount)}, processor fee ${naira(topup.service_charge)}`);
     expect(text).toContain('Opening + movements = balance so far: 50 + 94 = 144');
   });
 

@@ -28,7 +28,7 @@ async function pay(reference: string) {
 }
 
 describe('GET /topups and GET /topups/{reference}', () => {
-  it('When a top-up is paid and another is not, then both are listed newest first with amounts as numbers, and the paid one shows what was paid and when it was credited', async () => {
+  it('When a top-up is paid and another is not, then both are listed newest first with amounts as numbers, and the paid one shows what was paid, when it was paid and when it was credited', async () => {
     const paid = await initialize(org.admin.token, 200);
     await pay(paid.reference);
     await until(() => stack.db.oneFirst(q`SELECT status FROM topups WHERE reference = ${paid.reference}`), (s) => s === 'credited');
@@ -41,15 +41,22 @@ describe('GET /topups and GET /topups/{reference}', () => {
       {
         reference: open.reference, status: 'pending', units: 100, bonus_units: 0, base_amount: open.base_amount, vat_amount: open.vat_amount,
         service_charge: open.service_charge, total_amount: open.total_amount, paid_amount: null, created_at: expect.any(String), credited_at: null,
-        invoice_number: null,
+        invoice_number: null, paid_at: null,
       },
       {
         reference: paid.reference, status: 'credited', units: 200, bonus_units: 0, base_amount: paid.base_amount, vat_amount: paid.vat_amount,
         service_charge: paid.service_charge, total_amount: paid.total_amount, paid_amount: paid.total_amount,
         created_at: expect.stringMatching(/Z$/), credited_at: expect.stringMatching(/Z$/),
-        invoice_number: expect.stringMatching(/^INV-\d{4}-\d{6}$/),
+        invoice_number: expect.stringMatching(/^INV-\d{4}-\d{6}$/), paid_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       },
     ]);
+    // paid_at is the processor's instant kept with the credit, as an ISO instant.
+    const kept = await stack.db.oneFirst(q`SELECT paid_at FROM topups WHERE reference = ${paid.reference}`);
+    expect(r.body.data[1].paid_at).toBe(new Date(kept).toISOString());
+    // The typed client knows the field (a stale client would not compile here).
+    const typed = await createClient({ baseUrl: stack.url, token: org.admin.token }).topups();
+    const paidAt: string | null = typed.data[1]!.paid_at;
+    expect(paidAt).toBe(r.body.data[1].paid_at);
     const one = await stack.api('GET', `/v1/topups/${paid.reference}`, { token: org.admin.token });
     expect(one.status).toBe(200);
     expect(one.body).toEqual(r.body.data[1]);

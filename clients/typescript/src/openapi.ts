@@ -1225,7 +1225,7 @@ export interface paths {
          *     note on adjustments. `username` and `api_client` say who made the verification or the top-up (see the tag, "Who made a verification"); both are `null` on adjustments.
          *
          *     With `Accept: text/csv` (see the tag, "CSV export"): `transactions-<org>.csv`, the header row
-         *     `id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name`
+         *     `id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name,description`
          *     (the `api_client` object flattened into its `client_id` and `name`), `details` as JSON. Exports share
          *     per-organisation and per-server caps (429 with `Retry-After` beyond them: see the tag, "CSV export limits").
          */
@@ -1253,11 +1253,13 @@ export interface paths {
          *     {"reference": "TOP-1-0f3c9a7d21b4e8c6", "status": "credited", "units": 100, "bonus_units": 0,
          *      "base_amount": 1000000, "vat_amount": 75000, "service_charge": 26523, "total_amount": 1101523,
          *      "paid_amount": 1101523, "created_at": "2026-03-01T09:28:10.512Z", "credited_at": "2026-03-01T09:30:00.004Z",
-         *      "invoice_number": "INV-2026-000042"}
+         *      "invoice_number": "INV-2026-000042", "paid_at": "2026-03-01T09:28:55.000Z"}
          *     ```
-         *     `paid_amount` is what the processor reported paid (`null` until a payment was seen); `credited_at`
+         *     `paid_amount` is what the processor reported paid (`null` until a payment was seen); `paid_at` when the payer paid, as the
+         *     processor says (an ISO 8601 instant, UTC; `null` until a payment was seen, and on top-ups credited before it was kept; it may come
+         *     before `credited_at` when the notification was lost); `credited_at`
          *     and `invoice_number` (its VAT invoice: `GET /topups/{reference}/invoice`) are `null` until the wallet is credited. With `Accept: text/csv`: the whole filtered range as
-         *     `topups-<org>.csv`, columns `reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number`
+         *     `topups-<org>.csv`, columns `reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number,paid_at`
          *     (empty for `null`), the same streaming, headers and limits as every export (see the tag, "CSV export" and "CSV export limits").
          */
         get: operations["listTopups"];
@@ -1310,6 +1312,10 @@ export interface paths {
          *     reference, amounts as `NGN 11,015.23` (the PDF fonts have no ₦ sign). Top-ups credited before invoices
          *     existed were numbered by the migration in the order they were credited. The `topup.credited` audit
          *     event carries the number (`details.invoice`).
+         *
+         *     Content negotiation follows the statements' rule: the invoice exists only as `application/pdf`; an `Accept` that
+         *     does not allow it (`text/csv`, `application/json`, ...) is 406, never a PDF it did not ask for. No `Accept`, `*\/*`
+         *     or `application/*` gets the PDF. The top-up's figures as JSON, with `invoice_number`, are `GET /topups/{reference}`.
          */
         get: operations["getTopupInvoice"];
         put?: never;
@@ -1725,10 +1731,20 @@ export interface paths {
          * A month's statement of the wallet
          * @description Organisation administrators and the `finance` role (API clients: `history:read`). One Lagos calendar
          *     month of the wallet, read from the ledger in one snapshot: the opening balance (after the last ledger
-         *     line before the month; 0 before the first), live verifications summed per day (with the day's free
-         *     test-mode calls), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice
+         *     line before the month; 0 before the first), live verifications summed per run (the lines of one Lagos day
+         *     between two top-ups or adjustments, with their free test-mode calls and their face matches), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice
          *     number), each adjustment with its note, each payment refunded in the month (never credited, so no
-         *     units), and the closing balance; `opening_units + totals.movement_units = closing_units`. Answered as
+         *     units), and the closing balance; `opening_units + totals.movement_units = closing_units`.
+         *
+         *     Lines are in time order: by `at` (the instant each happened; a run of verifications: its first), at one instant
+         *     usage before money in, corrections and money back, then by the ledger's order (a refund: its reference), in JSON, CSV and PDF
+         *     alike. Each line has a `description`, the words the CSV and PDF print; a run with face matches says what one costs, e.g.
+         *     `3 live verifications, 1 with face match (2 units: lookup 1 + face 1)`. Money fields are kobo and say so: `base_kobo`,
+         *     `vat_kobo`, `fee_kobo`, `total_kobo`, `amount_kobo`, `totals.topup_total_kobo`, `totals.refund_total_kobo`; the earlier
+         *     names without `_kobo` (`base`, `vat`, `fee`, `total`, `amount`, `totals.topup_total`, `totals.refund_total`) carry the
+         *     same values and are deprecated.
+         *
+         *     Answered as
          *     JSON, or as a file with `Accept: text/csv` (`statement-<month>.csv`: columns
          *     `date,kind,reference,description,units,balance_units,base_naira,vat_naira,fee_naira,total_naira`, the
          *     first row the opening balance and the last the closing, money as plain naira decimals) or
@@ -1865,6 +1881,11 @@ export interface components {
             reference: string | null;
             /** @example visa ending 4081 */
             card: string | null;
+            /**
+             * @description What the charge asks of the card, in kobo: its top-up's base + VAT + processor fee (as GET /topup/quote prices them), fixed when the charge started; null while queued and when skipped (nothing was asked)
+             * @example 5467006
+             */
+            total_amount_kobo: number | null;
             /** @description Why it was declined, failed or skipped */
             detail: string | null;
             /** Format: date-time */
@@ -2164,6 +2185,11 @@ export interface components {
              * @example verification
              */
             kind: string;
+            /**
+             * @description What the line is and why it costs what it does, in words. A face match is two lines, its lookup's and its comparison's, and both say the whole cost, e.g. `NIN verification with face match (2 units: lookup 1 + face 1): the lookup's 1` and `...: the face comparison's 1`; a face match whose faces were not compared says `NIN verification with face match, faces not compared (1 unit: lookup only)`. Other lines: `NIN verification (1 unit)`, `Test-mode NIN verification (free)`, `Top-up of 1000 units + 50 bonus`, `Adjustment: <note>`. Text for people: match on `kind`, not on these words.
+             * @example NIN verification with face match (2 units: lookup 1 + face 1): the face comparison's 1
+             */
+            description: string;
             /** @description Money in kobo: the unit price for a verification, the base amount for a top-up, 0 otherwise */
             amount: number;
             /** @description VAT of a top-up, kobo; null on other lines */
@@ -2649,55 +2675,127 @@ export interface components {
                 adjustment_units: number;
                 /** @description opening_units + movement_units = closing_units */
                 movement_units: number;
-                /** @description kobo */
+                /** @description Paid for the month's top-ups (their totals), in kobo (1/100 NGN) */
+                topup_total_kobo: number;
+                /** @description Given back for the month's refunds, in kobo (1/100 NGN) */
+                refund_total_kobo: number;
+                /**
+                 * @deprecated
+                 * @description Deprecated: the same value as `topup_total_kobo` (kobo), under its earlier name; read `topup_total_kobo`
+                 */
                 topup_total: number;
-                /** @description kobo */
+                /**
+                 * @deprecated
+                 * @description Deprecated: the same value as `refund_total_kobo` (kobo), under its earlier name; read `refund_total_kobo`
+                 */
                 refund_total: number;
             };
         };
         StatementLine: {
             /** @enum {string} */
             kind: "verifications";
-            /** @description Lagos calendar day, yyyy-mm-dd */
+            /** @description Lagos calendar day of `at`, yyyy-mm-dd */
             date: string;
+            /**
+             * Format: date-time
+             * @description When it happened, ISO 8601 UTC (a run of verifications: its first); lines are in this order
+             * @example 2026-11-03T08:15:02.114Z
+             */
+            at: string;
+            /** @description The line in words, as the CSV and PDF say it (for people: match on `kind`) */
+            description: string;
+            /** @description Live verifications (lookups charged) in the run */
             count: number;
-            /** @description Units debited that day (live verifications, and face comparisons beyond their lookup), negative */
+            /** @description Units debited (live verifications, and face comparisons beyond their lookup), negative */
             units: number;
-            /** @description Test-mode calls that day (free) */
+            /** @description Test-mode calls in the run (free) */
             fixture_count: number;
+            /** @description How many of them were face matches whose faces were compared: each costs its lookup's unit and FACE_MATCH_UNITS - 1 more (the ledger's face_match line) */
+            face_match_count: number;
+            /** @description The face comparisons' units within `units` (negative; 0 without face matches) */
+            face_units: number;
         } | {
             /** @enum {string} */
             kind: "topup";
-            /** @description Lagos calendar day, yyyy-mm-dd */
+            /** @description Lagos calendar day of `at`, yyyy-mm-dd */
             date: string;
+            /**
+             * Format: date-time
+             * @description When it happened, ISO 8601 UTC (a run of verifications: its first); lines are in this order
+             * @example 2026-11-03T08:15:02.114Z
+             */
+            at: string;
+            /** @description The line in words, as the CSV and PDF say it (for people: match on `kind`) */
+            description: string;
             reference: string;
             /** @description INV-<year>-<6 digits> */
             invoice: string | null;
             /** @description Units credited, bonus included */
             units: number;
             bonus_units: number;
-            /** @description kobo */
+            /** @description units x unit price, in kobo (1/100 NGN) */
+            base_kobo: number;
+            /** @description VAT, in kobo (1/100 NGN) */
+            vat_kobo: number;
+            /** @description Processor fee, in kobo (1/100 NGN) */
+            fee_kobo: number;
+            /** @description What was paid: base + VAT + processor fee, in kobo (1/100 NGN) */
+            total_kobo: number;
+            /**
+             * @deprecated
+             * @description Deprecated: the same value as `base_kobo` (kobo), under its earlier name; read `base_kobo`
+             */
             base: number;
-            /** @description kobo */
+            /**
+             * @deprecated
+             * @description Deprecated: the same value as `vat_kobo` (kobo), under its earlier name; read `vat_kobo`
+             */
             vat: number;
-            /** @description Processor fee, kobo */
+            /**
+             * @deprecated
+             * @description Deprecated: the same value as `fee_kobo` (kobo), under its earlier name; read `fee_kobo`
+             */
             fee: number;
-            /** @description kobo */
+            /**
+             * @deprecated
+             * @description Deprecated: the same value as `total_kobo` (kobo), under its earlier name; read `total_kobo`
+             */
             total: number;
         } | {
             /** @enum {string} */
             kind: "adjustment";
-            /** @description Lagos calendar day, yyyy-mm-dd */
+            /** @description Lagos calendar day of `at`, yyyy-mm-dd */
             date: string;
+            /**
+             * Format: date-time
+             * @description When it happened, ISO 8601 UTC (a run of verifications: its first); lines are in this order
+             * @example 2026-11-03T08:15:02.114Z
+             */
+            at: string;
+            /** @description The line in words, as the CSV and PDF say it (for people: match on `kind`) */
+            description: string;
             units: number;
             note: string;
         } | {
             /** @enum {string} */
             kind: "refund";
-            /** @description Lagos calendar day, yyyy-mm-dd */
+            /** @description Lagos calendar day of `at`, yyyy-mm-dd */
             date: string;
+            /**
+             * Format: date-time
+             * @description When it happened, ISO 8601 UTC (a run of verifications: its first); lines are in this order
+             * @example 2026-11-03T08:15:02.114Z
+             */
+            at: string;
+            /** @description The line in words, as the CSV and PDF say it (for people: match on `kind`) */
+            description: string;
             reference: string;
-            /** @description kobo given back; never credited, so no units */
+            /** @description Given back; never credited, so no units, in kobo (1/100 NGN) */
+            amount_kobo: number;
+            /**
+             * @deprecated
+             * @description Deprecated: the same value as `amount_kobo` (kobo), under its earlier name; read `amount_kobo`
+             */
             amount: number;
         };
         TeamList: {
@@ -2786,6 +2884,12 @@ export interface components {
             credited_at: string | null;
             /** @description INV-<year>-<6 digits> once credited (GET /topups/{reference}/invoice); null until then */
             invoice_number: string | null;
+            /**
+             * Format: date-time
+             * @description When the payer paid, as the processor's answer says (ISO 8601, UTC); null until a payment was seen, and on top-ups paid before it was recorded
+             * @example 2026-11-30T14:05:09.000Z
+             */
+            paid_at: string | null;
         };
         TopupInitialization: {
             /**
@@ -2804,9 +2908,9 @@ export interface components {
             base_amount: number;
             /** @description VAT, kobo */
             vat_amount: number;
-            /** @description Processor's fee passed through, kobo */
+            /** @description Processor fee: the payment processor's fee passed through, kobo (the invoice and receipt say Processor fee) */
             service_charge: number;
-            /** @description What the payer pays: base + VAT + service charge, kobo */
+            /** @description What the payer pays: base + VAT + processor fee, kobo */
             total_amount: number;
             /** @description Units requested */
             units: number;
@@ -2844,9 +2948,9 @@ export interface components {
             base_amount: number;
             /** @description VAT, kobo */
             vat_amount: number;
-            /** @description Processor's fee passed through, kobo */
+            /** @description Processor fee: the payment processor's fee passed through, kobo (the invoice and receipt say Processor fee) */
             service_charge: number;
-            /** @description What the payer pays: base + VAT + service charge, kobo */
+            /** @description What the payer pays: base + VAT + processor fee, kobo */
             total_amount: number;
             /** @description Units requested */
             units: number;
@@ -6111,7 +6215,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LedgerPage"];
                     /**
-                     * @example id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name
+                     * @example id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name,description
                      *     42,verification,10000,,,-1,8,7,REF-7K2M9Q4XD1AB,"{""mode"": ""nin"", ""reason"": ""corporate""}",2026-03-01T09:30:00.000Z
                      */
                     "text/csv": string;
@@ -6248,6 +6352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6302,6 +6407,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, formatNaira, formatUnits, get } from '../api.ts';
-import { useSession } from '../session.tsx';
+import { useQuote } from '../quote.ts';
 import { ErrorText, Field, Notice, useAction, useLoad, when } from '../ui.tsx';
 
-type Charge = { status: string; units: number; reference: string | null; card: string | null; detail: string | null; created_at: string };
+type Charge = { status: string; units: number; reference: string | null; card: string | null; total_amount_kobo: number | null; detail: string | null; created_at: string };
 type AutoSettings = {
   enabled: boolean;
   below_units: number | null;
@@ -17,10 +17,10 @@ type AutoSettings = {
 
 /**
  * The Top up page's automatic top-up (GET and PUT /settings/auto-topup): administrators and finance
- * officers, who re-enter their password to save. The units' value is shown in naira at the current unit price.
+ * officers, who re-enter their password to save. What each charge asks of the card (base + VAT +
+ * processor fee) is the server's quote for the units, asked as they are typed.
  */
 export function AutoTopUp() {
-  const { me } = useSession();
   const loaded = useLoad(() => get<AutoSettings>('/settings/auto-topup'), []);
   const [enabled, setEnabled] = useState(false);
   const [below, setBelow] = useState('100');
@@ -48,9 +48,13 @@ export function AutoTopUp() {
       loaded.reload();
     });
   };
-  const unitCost = me.organisation?.unit_cost;
-  const n = Number(units);
-  const worth = unitCost !== undefined && Number.isSafeInteger(n) && n > 0 ? `${formatUnits(n)} = ${formatNaira(n * unitCost)} at ${formatNaira(unitCost)} a unit, plus VAT and the processor's fee` : '';
+  const priced = useQuote(units);
+  const q = priced.quote;
+  const worth = q
+    ? `Each charge: ${formatNaira(q.total_amount)} to the card for ${formatUnits(q.units)} (${formatNaira(q.base_amount)} at ${formatNaira(q.unit_cost)} a unit + VAT ${formatNaira(q.vat_amount)} + processor fee ${formatNaira(q.service_charge)})`
+    : priced.error
+      ? `No price: ${priced.error instanceof Error ? priced.error.message : String(priced.error)}`
+      : '';
   return (
     <section class="auto-top-up" aria-labelledby="auto-top-up-title">
       <h2 id="auto-top-up-title">Automatic top-up</h2>
@@ -85,7 +89,7 @@ export function AutoTopUp() {
             <table class="list" tabIndex={0} aria-label="Automatic top-ups">
               <caption>Latest automatic top-ups</caption>
               <thead>
-                <tr><th scope="col">When</th><th scope="col">State</th><th scope="col">Units</th><th scope="col">Card</th><th scope="col">Reference</th><th scope="col">Why</th></tr>
+                <tr><th scope="col">When</th><th scope="col">State</th><th scope="col">Units</th><th scope="col">Charged</th><th scope="col">Card</th><th scope="col">Reference</th><th scope="col">Why</th></tr>
               </thead>
               <tbody>
                 {s.recent_charges.map((c) => (
@@ -93,6 +97,7 @@ export function AutoTopUp() {
                     <td>{when(c.created_at)}</td>
                     <td>{c.status}</td>
                     <td>{formatUnits(c.units)}</td>
+                    <td>{c.total_amount_kobo === null ? '' : formatNaira(c.total_amount_kobo)}</td>
                     <td>{c.card ?? ''}</td>
                     <td>{c.reference ? <code>{c.reference}</code> : ''}</td>
                     <td>{c.detail ?? ''}</td>

@@ -8,14 +8,14 @@ type PageOf<T> = { data: T[]; next_cursor: string | null };
 
 const FILTERS: Record<Tab, { name: string; label: string; options: string[] }> = {
   verifications: { name: 'status', label: 'Status', options: ['', 'pending', 'found', 'not_found', 'failed', 'expired'] },
-  transactions: { name: 'kind', label: 'Kind', options: ['', 'verification', 'fixture_verification', 'topup', 'adjustment'] },
+  transactions: { name: 'kind', label: 'Kind', options: ['', 'verification', 'face_match', 'fixture_verification', 'topup', 'adjustment'] },
   topups: { name: 'status', label: 'Status', options: ['', 'pending', 'credited', 'failed', 'abandoned', 'amount_mismatch', 'refund_due', 'refunded'] },
 };
 
 const COLUMNS: Record<Tab, [string, string][]> = {
   verifications: [['reference_id', 'Reference'], ['kind', 'Looked up by'], ['mode', 'Mode'], ['status', 'Status'], ['charged', 'Charged'], ['username', 'Asked by'], ['created_at', 'When']],
-  transactions: [['id', 'Line'], ['kind', 'Kind'], ['units_delta', 'Units'], ['units_after', 'Balance after'], ['money', 'Paid'], ['reference', 'Reference'], ['created_at', 'When']],
-  topups: [['reference', 'Reference'], ['status', 'Status'], ['units', 'Units'], ['base_amount', 'Base'], ['vat_amount', 'VAT'], ['service_charge', 'Processor fee'], ['total_amount', 'Total'], ['created_at', 'Started'], ['credited_at', 'Credited']],
+  transactions: [['id', 'Line'], ['kind', 'Kind'], ['description', 'What'], ['units_delta', 'Units'], ['units_after', 'Balance after'], ['money', 'Paid'], ['reference', 'Reference'], ['created_at', 'When']],
+  topups: [['reference', 'Reference'], ['status', 'Status'], ['units', 'Units'], ['base_amount', 'Base'], ['vat_amount', 'VAT'], ['service_charge', 'Processor fee'], ['total_amount', 'Total'], ['created_at', 'Started'], ['paid_at', 'Paid'], ['credited_at', 'Credited']],
 };
 
 // The API keeps kobo integers; a person reads naira.
@@ -26,7 +26,7 @@ function paid(row: Record<string, unknown>): string {
   if (row.kind !== 'topup' || typeof row.amount !== 'number') return '';
   const vat = typeof row.vat_amount === 'number' ? row.vat_amount : 0;
   const fee = typeof row.service_charge === 'number' ? row.service_charge : 0;
-  return `${formatNaira(row.amount)} + VAT ${formatNaira(vat)} + fee ${formatNaira(fee)}`;
+  return `${formatNaira(row.amount)} + VAT ${formatNaira(vat)} + processor fee ${formatNaira(fee)}`;
 }
 
 function cell(row: Record<string, unknown>, key: string): string {

@@ -2,21 +2,19 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, formatNaira, formatUnits, get } from '../api.ts';
 import { AccountsOnly } from '../layout.tsx';
 import { AutoTopUp } from './auto-top-up.tsx';
+import { useQuote } from '../quote.ts';
 import { useSession } from '../session.tsx';
 import { ErrorText, Field, Form, Notice, Page, useAction } from '../ui.tsx';
 
-type Quote = { units: number; unit_cost: number; base_amount: number; vat_amount: number; service_charge: number; total_amount: number; bonus_units: number };
-
+/** The price follows the units as they are typed (GET /topup/quote, debounced); Enter asks at once. */
 export function TopUp() {
   const [units, setUnits] = useState('500');
-  const [quote, setQuote] = useState<Quote | null>(null);
+  const { quote, error, pending, priceNow } = useQuote(units);
   const action = useAction();
   const paying = useAction();
   const price = (e: Event) => {
     e.preventDefault();
-    void action.run(async () => {
-      setQuote(await get<Quote>(`/topup/quote?units=${encodeURIComponent(units)}`));
-    });
+    priceNow();
   };
   const pay = () =>
     void paying.run(async () => {
@@ -28,11 +26,11 @@ export function TopUp() {
     <AccountsOnly>
       <Page title="Top up">
         <Form action={action} onSubmit={price} aria-label="Price a top-up">
-          <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={(v) => { setUnits(v); setQuote(null); }} required hint="A multiple of 100" />
-          <ErrorText error={action.error} />
-          <button type="submit" disabled={action.busy}>
-            Show price
-          </button>
+          <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={setUnits} required hint="A multiple of 100; the price follows as you type" />
+          <ErrorText error={error} />
+          <p class="hint" role="status" aria-live="polite">
+            {pending ? 'Pricing…' : ''}
+          </p>
         </Form>
         {quote ? (
           <div class="quote">

@@ -32,7 +32,7 @@ export async function deliverMail(
   let message: { to: string | string[]; subject: string; text: string; html?: string };
   if (row.kind === 'receipt_email') {
     const payload = receiptPayload.parse(row.payload);
-    message = { to: payload.recipients, ...renderReceipt(payload, row.new_balance) };
+    message = { to: payload.recipients, ...renderReceipt(payload, { newBalance: row.new_balance, invoiceNumber: row.invoice_number }) };
   } else {
     const sealed = openSealedMail(deps.config.encryptionKeys, row);
     if (!sealed) return { outcome: 'missing' };

@@ -38,4 +38,6 @@ export const outboxRow = z.object({
   attempts: int,
   /** units_after of the top-up's ledger line: the balance right after this credit. */
   new_balance: int.nullable(),
+  /** The VAT invoice's number of a receipt's top-up (INV-<year>-<6 digits>). */
+  invoice_number: z.string().nullable(),
 });

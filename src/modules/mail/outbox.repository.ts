@@ -30,12 +30,18 @@ export async function insertSealedMail(db: CommonQueryMethods, m: { kind: Sealed
     RETURNING id`);
 }
 
-/** The receipt row, with the balance read from the credit's ledger line (immutable, one per reference). */
+/**
+ * The receipt row, with the balance read from the credit's ledger line and the invoice number from
+ * the credit's invoice (both immutable, one per reference, committed with the receipt's row: the
+ * number is given after the receipt is queued, as late in the credit as the lock order allows).
+ */
 export async function findOutbox(db: CommonQueryMethods, id: number) {
   return db.maybeOne(sql.type(outboxRow)`
-    SELECT o.id, o.kind, o.status, o.payload, o.attempts, o.body_enc, o.key_id, o.dedupe_key, t.units_after AS new_balance
+    SELECT o.id, o.kind, o.status, o.payload, o.attempts, o.body_enc, o.key_id, o.dedupe_key, t.units_after AS new_balance,
+           i.number AS invoice_number
     FROM outbox o
     LEFT JOIN wallet_transactions t ON t.kind = 'topup' AND t.reference = o.payload->>'reference'
+    LEFT JOIN invoices i ON o.kind = 'receipt_email' AND i.topup_reference = o.payload->>'reference'
     WHERE o.id = ${id}`);
 }
 

@@ -19,17 +19,21 @@ function escapeHtml(s: string): string {
 }
 
 /** The receipt e-mail. Pure, so its wording is testable without a mail server. */
-export function renderReceipt(p: ReceiptPayload, newBalance: number | null): Mail {
+export function renderReceipt(p: ReceiptPayload, read: { newBalance: number | null; invoiceNumber: string | null }): Mail {
+  const { newBalance } = read;
   const lines: [string, string][] = [
     ['Organisation', p.organisation],
     ['Reference', p.reference],
+    // The VAT invoice's number (GET /topups/{reference}/invoice), so the two can be filed together.
+    ...(read.invoiceNumber ? [['Invoice number', read.invoiceNumber] as [string, string]] : []),
     ['Date', lagosDate.format(new Date(p.credited_at))],
     ['Units bought', units(p.units)],
     ['Bonus units', units(p.bonus_units)],
     ['Units credited', units(p.units + p.bonus_units)],
     ['Base amount', formatNgn(p.base_amount)],
     ['VAT', formatNgn(p.vat_amount)],
-    ['Service charge', formatNgn(p.service_charge)],
+    // The invoice's word for it, so a receipt and its invoice read alike.
+    ['Processor fee', formatNgn(p.service_charge)],
     ['Total paid', formatNgn(p.total_amount)],
   ];
   if (newBalance !== null) lines.push(['New balance', `${units(newBalance)} units`]);

@@ -117,10 +117,17 @@ export async function listUsers(db: DatabasePool, orgId: number) {
   return repo.listUsers(db, orgId);
 }
 
-/** Where receipts go: the billing address, else the administrators' e-mail addresses. */
-export async function receiptRecipients(db: DatabasePool, orgId: number, fallback: string): Promise<string[]> {
-  const org = await repo.findOrganisation(db, orgId);
-  if (org?.billing_email) return [org.billing_email];
-  const admins = (await repo.listUsers(db, orgId)).filter((u) => roles.may(u.role, 'administer_organisation') && !u.disabled && u.email);
-  return admins.length > 0 ? admins.map((u) => u.email!) : [fallback];
+/**
+ * Where a receipt goes: the billing address, else the administrators' e-mail addresses; and the
+ * person who paid (`payerId`, the user who started the top-up), who is still active in the
+ * organisation and has an address, beside them. Each address once, compared without case.
+ */
+export async function receiptRecipients(db: DatabasePool, orgId: number, fallback: string, payerId: number | null = null): Promise<string[]> {
+  const [org, users] = await Promise.all([repo.findOrganisation(db, orgId), repo.listUsers(db, orgId)]);
+  const active = users.filter((u) => !u.disabled && u.email);
+  const admins = active.filter((u) => roles.may(u.role, 'administer_organisation')).map((u) => u.email!);
+  const billing = org?.billing_email ? [org.billing_email] : admins.length > 0 ? admins : [fallback];
+  const payer = active.find((u) => u.id === payerId)?.email;
+  const seen = new Set<string>();
+  return [...billing, ...(payer ? [payer] : [])].filter((a) => !seen.has(a.toLowerCase()) && seen.add(a.toLowerCase()));
 }

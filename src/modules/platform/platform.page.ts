@@ -20,8 +20,8 @@ const naira = (kobo: number, currency: string): string =>
   `${currency} ${(kobo / 100).toLocaleString('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 const day = (iso: string): string => iso.slice(0, 10);
 
-// No script at all: helmet's Content-Security-Policy stays as it is for the whole service. The empty
-// data: icon spares the browser a /favicon.ico request that would only answer 404.
+// No script at all: helmet's Content-Security-Policy stays as it is for the whole service. The icon is
+// the service's own (/favicon.ico, served by the API process).
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111}
 h1{font-size:20px;margin:0 0 4px}
@@ -56,7 +56,7 @@ function page(orgs: OrganisationView[], next: string | null, limit: number | und
     ? `<p><a rel="next" href="${escapeHtml(`${ORGANISATIONS_PAGE_PATH}?${new URLSearchParams({ cursor: next, ...(limit ? { limit: String(limit) } : {}) })}`)}">Next page</a></p>`
     : '';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Organisations - idverify</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="/favicon.ico"><title>Organisations - idverify</title><style>${STYLE}</style></head>
 <body><h1>Organisations</h1><nav><a href="${ORGANISATIONS_PAGE_PATH}">First page</a><a href="/admin/queues">Queues</a></nav>
 <table id="organisations"><thead><tr><th>ID</th><th>Name</th><th>Tenancy</th><th>Subscription</th><th>Balance</th><th>Reserved</th>
 <th>Lifetime units</th><th>Loyalty badge</th><th>Users</th><th>Last top-up</th></tr></thead>

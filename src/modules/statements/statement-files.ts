@@ -1,6 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { nairaText, printable } from '../../lib/pdf-text.ts';
-import type { Statement, StatementLine } from './statement.ts';
+import type { Statement } from './statement.ts';
 import { pdfBytes } from '../../lib/pdf-output.ts';
 
 export const STATEMENT_CSV_COLUMNS = ['date', 'kind', 'reference', 'description', 'units', 'balance_units', 'base_naira', 'vat_naira', 'fee_naira', 'total_naira'] as const;
@@ -17,19 +17,6 @@ function field(v: string | number | null): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
-function describeLine(l: StatementLine): string {
-  switch (l.kind) {
-    case 'verifications':
-      return `${l.count} live verification${l.count === 1 ? '' : 's'}${l.fixture_count ? `; ${l.fixture_count} test-mode call${l.fixture_count === 1 ? '' : 's'} (free)` : ''}`;
-    case 'topup':
-      return `Top-up of ${l.units - l.bonus_units} units${l.bonus_units ? ` + ${l.bonus_units} bonus` : ''}${l.invoice ? `, invoice ${l.invoice}` : ''}`;
-    case 'adjustment':
-      return l.note ? `Adjustment: ${l.note}` : 'Adjustment';
-    case 'refund':
-      return 'Payment refunded (never credited)';
-  }
-}
-
 /** The closing row's words: the month's end, or the balance so far while the month runs. */
 const closingLabel = (s: Statement) => (s.complete ? 'Closing balance' : 'Balance so far (month in progress)');
 
@@ -37,9 +24,9 @@ export function statementCsv(s: Statement): string {
   const rows: (string | number | null)[][] = [[`${s.month}-01`, 'opening_balance', null, 'Balance at the start of the month', null, s.opening_units, null, null, null, null]];
   for (const l of s.lines) {
     const money =
-      l.kind === 'topup' ? [nairaDecimal(l.base), nairaDecimal(l.vat), nairaDecimal(l.fee), nairaDecimal(l.total)] : l.kind === 'refund' ? [null, null, null, nairaDecimal(-l.amount)] : [null, null, null, null];
+      l.kind === 'topup' ? [nairaDecimal(l.base_kobo), nairaDecimal(l.vat_kobo), nairaDecimal(l.fee_kobo), nairaDecimal(l.total_kobo)] : l.kind === 'refund' ? [null, null, null, nairaDecimal(-l.amount_kobo)] : [null, null, null, null];
     const reference = l.kind === 'topup' || l.kind === 'refund' ? l.reference : null;
-    rows.push([l.date, l.kind, reference, describeLine(l), l.kind === 'refund' ? 0 : l.units, null, ...money]);
+    rows.push([l.date, l.kind, reference, l.description, l.kind === 'refund' ? 0 : l.units, null, ...money]);
   }
   rows.push([s.as_of, 'closing_balance', null, s.complete ? 'Balance at the end of the month' : 'Balance so far (month in progress)', null, s.closing_units, null, null, null, null]);
   return [STATEMENT_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(field).join(','))].join('\r\n') + '\r\n';
@@ -71,7 +58,9 @@ export async function statementPdf(s: Statement): Promise<Buffer> {
     }
     doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9.5).fillColor(INK);
     doc.text(date, cols.date, y, { width: 70, lineBreak: false });
-    doc.text(printable(text), cols.text, y, { width: cols.units - cols.text - 8, lineBreak: false, ellipsis: true });
+    // A row with no figures (a top-up's breakdown) may use the figures' width too.
+    const textWidth = units || money ? cols.units - cols.text - 8 : width - (cols.text - MARGIN);
+    doc.text(printable(text), cols.text, y, { width: textWidth, lineBreak: false, ellipsis: true });
     doc.text(units, cols.units, y, { width: 52, align: 'right', lineBreak: false });
     doc.text(money, cols.money, y, { width: moneyWidth, align: 'right', lineBreak: false });
     y += 16;
@@ -80,21 +69,21 @@ export async function statementPdf(s: Statement): Promise<Buffer> {
   row(`${s.month}-01`, 'Opening balance', s.opening_units.toLocaleString('en-US'), '', true);
   for (const l of s.lines) {
     if (l.kind === 'topup') {
-      row(l.date, `${describeLine(l)} (${l.reference})`, signed(l.units), nairaText(l.total));
-      row('', `   base ${nairaText(l.base)}, VAT ${nairaText(l.vat)}, fee ${nairaText(l.fee)}`, '', '');
+      row(l.date, `${l.description} (${l.reference})`, signed(l.units), nairaText(l.total_kobo));
+      row('', `   base ${nairaText(l.base_kobo)}, VAT ${nairaText(l.vat_kobo)}, processor fee ${nairaText(l.fee_kobo)}`, '', '');
     } else if (l.kind === 'refund') {
-      row(l.date, `${describeLine(l)} (${l.reference})`, '0', nairaText(-l.amount));
+      row(l.date, `${l.description} (${l.reference})`, '0', nairaText(-l.amount_kobo));
     } else {
-      row(l.date, describeLine(l), signed(l.units), '');
+      row(l.date, l.description, signed(l.units), '');
     }
   }
   row(s.as_of, closingLabel(s), s.closing_units.toLocaleString('en-US'), '', true);
   y += 10;
   const t = s.totals;
   row('', 'Units used by live verifications', signed(t.verification_units), '');
-  row('', 'Units bought (bonus included)', signed(t.topup_units), nairaText(t.topup_total));
+  row('', 'Units bought (bonus included)', signed(t.topup_units), nairaText(t.topup_total_kobo));
   row('', 'Units adjusted', signed(t.adjustment_units), '');
-  row('', 'Payments refunded', '', nairaText(-t.refund_total));
+  row('', 'Payments refunded', '', nairaText(-t.refund_total_kobo));
   const identity = `${s.opening_units.toLocaleString('en-US')} ${t.movement_units < 0 ? '-' : '+'} ${Math.abs(t.movement_units).toLocaleString('en-US')} = ${s.closing_units.toLocaleString('en-US')}`;
   row('', `Opening + movements = ${s.complete ? 'closing' : 'balance so far'}: ${identity}`, '', '', true);
   doc.end();

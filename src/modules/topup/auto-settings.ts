@@ -52,6 +52,7 @@ async function answerOf(db: CommonQueryMethods, orgId: number): Promise<AutoTopu
       balance_units: c.balance_units,
       reference: c.reference,
       card: c.card,
+      total_amount_kobo: c.total_amount,
       detail: c.detail,
       created_at: c.created_at.toISOString(),
     })),

@@ -143,9 +143,19 @@ export async function chargesToday(db: CommonQueryMethods, orgId: number): Promi
     WHERE org_id = ${orgId} AND lagos_day = (now() AT TIME ZONE 'Africa/Lagos')::date AND status <> 'skipped'`);
 }
 
-/** The organisation's latest charges, newest first (the settings answer shows them). */
-export async function recentCharges(db: CommonQueryMethods, orgId: number, limit: number): Promise<readonly ChargeRow[]> {
-  return db.any(sql.type(chargeRow)`SELECT ${chargeColumns} FROM auto_topup_charges WHERE org_id = ${orgId} ORDER BY id DESC LIMIT ${limit}`);
+const recentChargeRow = chargeRow.extend({ total_amount: int.nullable() });
+
+/**
+ * The organisation's latest charges, newest first (the settings answer shows them), each with what
+ * its top-up asks of the card (base + VAT + processor fee, fixed when the charge started; null
+ * before it started or when it was skipped).
+ */
+export async function recentCharges(db: CommonQueryMethods, orgId: number, limit: number): Promise<readonly z.infer<typeof recentChargeRow>[]> {
+  return db.any(sql.type(recentChargeRow)`
+    SELECT c.id, c.org_id, c.status, c.units, c.below_units, c.balance_units, c.reference, c.card, c.card_reference, c.detail, c.created_at,
+           t.total_amount
+    FROM auto_topup_charges c LEFT JOIN topups t ON t.reference = c.reference
+    WHERE c.org_id = ${orgId} ORDER BY c.id DESC LIMIT ${limit}`);
 }
 
 export async function anyCreditedTopup(db: CommonQueryMethods, orgId: number): Promise<boolean> {

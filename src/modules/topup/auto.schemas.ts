@@ -45,6 +45,11 @@ export const autoCharge = z
     balance_units: z.number().int().meta({ description: 'The balance the debit that queued it left' }),
     reference: z.string().regex(TOPUP_REFERENCE).nullable().meta({ description: 'The top-up it charged (its invoice, once credited)' }),
     card: z.string().nullable().meta({ example: 'visa ending 4081' }),
+    total_amount_kobo: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "What the charge asks of the card, in kobo: its top-up's base + VAT + processor fee (as GET /topup/quote prices them), fixed when the charge started; null while queued and when skipped (nothing was asked)", example: 5467006 }),
     detail: z.string().nullable().meta({ description: 'Why it was declined, failed or skipped' }),
     created_at: z.iso.datetime(),
   })

@@ -84,7 +84,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
     return { result: { outcome: 'amount_mismatch' }, closed: false };
   }
 
-  const recipients = await receiptRecipients(deps.db, topup.org_id, deps.config.MAIL_FALLBACK_TO);
+  const recipients = await receiptRecipients(deps.db, topup.org_id, deps.config.MAIL_FALLBACK_TO, topup.user_id);
   let credited;
   try {
     credited = await deps.db.transaction(async (tx) => {

@@ -17,6 +17,10 @@ const INVOICE = md(
   'reference, amounts as `NGN 11,015.23` (the PDF fonts have no ₦ sign). Top-ups credited before invoices',
   'existed were numbered by the migration in the order they were credited. The `topup.credited` audit',
   'event carries the number (`details.invoice`).',
+  '',
+  'Content negotiation follows the statements\' rule: the invoice exists only as `application/pdf`; an `Accept` that',
+  'does not allow it (`text/csv`, `application/json`, ...) is 406, never a PDF it did not ask for. No `Accept`, `*/*`',
+  'or `application/*` gets the PDF. The top-up\'s figures as JSON, with `invoice_number`, are `GET /topups/{reference}`.',
 );
 
 /** GET /topups's own rules, markdown (shown under it at /docs; the tag's guide is history.guide.md). */
@@ -27,11 +31,13 @@ const TOPUPS = md(
   '{"reference": "TOP-1-0f3c9a7d21b4e8c6", "status": "credited", "units": 100, "bonus_units": 0,',
   ' "base_amount": 1000000, "vat_amount": 75000, "service_charge": 26523, "total_amount": 1101523,',
   ' "paid_amount": 1101523, "created_at": "2026-03-01T09:28:10.512Z", "credited_at": "2026-03-01T09:30:00.004Z",',
-  ' "invoice_number": "INV-2026-000042"}',
+  ' "invoice_number": "INV-2026-000042", "paid_at": "2026-03-01T09:28:55.000Z"}',
   '```',
-  '`paid_amount` is what the processor reported paid (`null` until a payment was seen); `credited_at`',
+  '`paid_amount` is what the processor reported paid (`null` until a payment was seen); `paid_at` when the payer paid, as the',
+  'processor says (an ISO 8601 instant, UTC; `null` until a payment was seen, and on top-ups credited before it was kept; it may come',
+  'before `credited_at` when the notification was lost); `credited_at`',
   'and `invoice_number` (its VAT invoice: `GET /topups/{reference}/invoice`) are `null` until the wallet is credited. With `Accept: text/csv`: the whole filtered range as',
-  '`topups-<org>.csv`, columns `reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number`',
+  '`topups-<org>.csv`, columns `reference,status,units,bonus_units,base_amount,vat_amount,service_charge,total_amount,paid_amount,created_at,credited_at,invoice_number,paid_at`',
   '(empty for `null`), the same streaming, headers and limits as every export (see the tag, "CSV export" and "CSV export limits").',
 );
 
@@ -73,7 +79,7 @@ export function register(registry: OpenAPIRegistry): void {
     request: { params: topupPathParams },
     responses: {
       200: json(Topup, 'The top-up'),
-      ...errors(401, 429),
+      ...errors(401, 406, 429),
       400: errorResponse('Not a top-up reference'),
       403: errorResponse('Not an organisation administrator, or the reference belongs to another organisation'),
       404: errorResponse('Top-up reference not found'),
@@ -93,7 +99,7 @@ export function register(registry: OpenAPIRegistry): void {
         description: 'The invoice; `Content-Disposition` names the file after its number',
         content: { 'application/pdf': { schema: z.string().meta({ format: 'binary', description: 'PDF document, one page' }) } },
       },
-      ...errors(401, 429),
+      ...errors(401, 406, 429),
       400: errorResponse('Not a top-up reference'),
       403: errorResponse('Not an administrator or finance user, or the reference belongs to another organisation'),
       404: errorResponse('Top-up reference not found, or the top-up was not credited (no invoice)'),

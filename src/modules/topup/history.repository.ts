@@ -9,7 +9,7 @@ const invoiceNumber = sql.fragment`(SELECT i.number FROM invoices i WHERE i.topu
 
 const columns = sql.fragment`
   reference, org_id, status, units, bonus_units, base_amount, vat_amount, service_charge, total_amount, paid_amount,
-  created_at, credited_at, ${invoiceNumber} AS invoice_number,
+  created_at, credited_at, ${invoiceNumber} AS invoice_number, paid_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key`;
 
 type TopupFilter = { orgId: number; status?: TopupStatus; range: TimeRange };
@@ -55,6 +55,7 @@ const csvField: Record<(typeof TOPUP_CSV_COLUMNS)[number], ReturnType<typeof sql
   created_at: csvInstant(sql.fragment`created_at`),
   credited_at: csvInstant(sql.fragment`credited_at`),
   invoice_number: csvText(invoiceNumber),
+  paid_at: csvInstant(sql.fragment`paid_at`),
 };
 
 /** The whole filtered range as CSV lines, newest first, streamed (see streamCsvLines). */

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { sendCsv, wantsCsv } from '../../lib/csv-export.ts';
-import { parseInput, parsePathParams } from '../../lib/http.ts';
+import { negotiate, parseInput, parsePathParams } from '../../lib/http.ts';
 import { principalOf } from '../auth/index.ts';
 import { getTopup, listTopups, streamTopupCsv, TOPUP_CSV_HEADER } from './history.ts';
 import { topupFilters, topupListQuery } from './history.schemas.ts';
@@ -30,6 +30,8 @@ export function topupHistoryRoutes(ctx: AppContext): Router {
   });
   r.get('/topups/:reference/invoice', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     const { reference } = parsePathParams(topupPathParams, req.params);
+    // A PDF only: its data is GET /topups/{reference}'s (invoice_number), so JSON or CSV is 406, as for a statement.
+    negotiate(req, ['application/pdf']);
     const { number, pdf } = await invoicePdf(ctx, principalOf(req), reference);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Disposition', `attachment; filename="${number}.pdf"`);

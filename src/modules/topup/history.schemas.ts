@@ -31,6 +31,7 @@ export const topupHistoryRow = z.object({
   created_at: iso,
   credited_at: iso.nullable(),
   invoice_number: z.string().nullable(),
+  paid_at: iso.nullable(),
   /** created_at to the microsecond, as text: the cursor must name the row exactly. */
   created_key: z.string(),
 });
@@ -49,6 +50,8 @@ export const topupView = z.object({
   created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
   credited_at: z.string().nullable().meta({ description: 'When the wallet was credited; null until then' }),
   invoice_number: z.string().nullable().meta({ description: 'INV-<year>-<6 digits> once credited (GET /topups/{reference}/invoice); null until then' }),
+  // Last, so that the CSV's earlier columns keep their positions for readers that go by position.
+  paid_at: z.iso.datetime().nullable().meta({ description: "When the payer paid, as the processor's answer says (ISO 8601, UTC); null until a payment was seen, and on top-ups paid before it was recorded", example: '2026-11-30T14:05:09.000Z' }),
 });
 export type TopupView = z.infer<typeof topupView>;
 

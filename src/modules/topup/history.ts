@@ -24,6 +24,7 @@ function view(r: TopupHistoryRow): TopupView {
     created_at: r.created_at,
     credited_at: r.credited_at,
     invoice_number: r.invoice_number,
+    paid_at: r.paid_at,
   };
 }
 

@@ -36,7 +36,7 @@ export async function resolveMismatch(deps: OperatorDeps, reference: string, r: 
   const org = await getOrganisation(deps.db, topup.org_id);
   const retired = `organisation ${topup.org_id} is retired: resolve with --refund`;
   if (!org || org.deleted_at) throw new AppError('conflict', retired);
-  const recipients = await receiptRecipients(deps.db, topup.org_id, deps.config.MAIL_FALLBACK_TO);
+  const recipients = await receiptRecipients(deps.db, topup.org_id, deps.config.MAIL_FALLBACK_TO, topup.user_id);
   let booked;
   try {
     booked = await deps.db.transaction(async (tx) => {

@@ -5,7 +5,7 @@ import { CURRENCY } from './pricing.ts';
 import { topupRow, type TopupPrice } from './topup.schemas.ts';
 
 export const topupColumns = sql.fragment`
-  reference, org_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount, service_charge,
+  reference, org_id, user_id, units, bonus_units, unit_cost_kobo, base_amount, vat_amount, service_charge,
   total_amount, currency, status, processor_status, created_at`;
 
 const idRow = z.object({ id: z.coerce.number() });

@@ -44,6 +44,8 @@ export type TopupStatus = z.infer<typeof topupStatus>;
 export const topupRow = z.object({
   reference: z.string(),
   org_id: int,
+  /** The user who started it (its receipt goes to them too); null for an API client's or an automatic one. */
+  user_id: int.nullable(),
   units: int,
   bonus_units: int,
   unit_cost_kobo: int,
@@ -65,8 +67,8 @@ export type TopupRow = z.infer<typeof topupRow>;
 export const topupPrice = z.object({
   base_amount: z.number().int().meta({ description: 'Revenue part of the charge (units x unit_cost), kobo' }),
   vat_amount: z.number().int().meta({ description: 'VAT, kobo' }),
-  service_charge: z.number().int().meta({ description: "Processor's fee passed through, kobo" }),
-  total_amount: z.number().int().meta({ description: 'What the payer pays: base + VAT + service charge, kobo' }),
+  service_charge: z.number().int().meta({ description: "Processor fee: the payment processor's fee passed through, kobo (the invoice and receipt say Processor fee)" }),
+  total_amount: z.number().int().meta({ description: 'What the payer pays: base + VAT + processor fee, kobo' }),
   units: z.number().int().meta({ description: 'Units requested' }),
   unit_cost: z.number().int().meta({ description: 'Price per unit, kobo' }),
   discount: z.null().meta({ description: 'Always null: no discount applies' }),

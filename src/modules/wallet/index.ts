@@ -8,3 +8,4 @@ export { ledgerRoutes } from './ledger.routes.ts';
 export { register as registerLedgerOpenApi } from './ledger.openapi.ts';
 export { claimLowBalanceAlert, lowBalanceDue } from './low-balance.ts';
 export { ledgerMonth } from './month.ts';
+export { faceMatchesNote } from './line-description.ts';

@@ -22,7 +22,7 @@ const TRANSACTIONS = md(
   'note on adjustments. `username` and `api_client` say who made the verification or the top-up (see the tag, "Who made a verification"); both are `null` on adjustments.',
   '',
   'With `Accept: text/csv` (see the tag, "CSV export"): `transactions-<org>.csv`, the header row',
-  '`id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name`',
+  '`id,kind,amount,vat_amount,service_charge,units_delta,units_before,units_after,reference,details,created_at,username,api_client_id,api_client_name,description`',
   '(the `api_client` object flattened into its `client_id` and `name`), `details` as JSON. Exports share',
   'per-organisation and per-server caps (429 with `Retry-After` beyond them: see the tag, "CSV export limits").',
 );

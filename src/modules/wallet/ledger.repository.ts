@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import type { TimeRange } from '../../lib/pagination.ts';
 import { csvInstant, csvLine, csvName, csvText, streamCsvLines } from '../../lib/csv-sql.ts';
+import { ledgerDescriptionSql } from './line-description.ts';
 import { LEDGER_CSV_COLUMNS, ledgerRow, type LedgerCsvColumn, type LedgerKind, type LedgerRow } from './ledger.schemas.ts';
 
 // Reads of an organisation's ledger. Newest first by id: ids only grow, so "id below the cursor" is
@@ -8,8 +9,10 @@ import { LEDGER_CSV_COLUMNS, ledgerRow, type LedgerCsvColumn, type LedgerKind, t
 
 export type LedgerFilter = { orgId: number; kind?: LedgerKind; range: TimeRange };
 
+const description = ledgerDescriptionSql();
+
 const columns = sql.fragment`
-  t.id, t.kind, t.amount, t.vat_amount, t.service_charge, t.units_delta, t.units_before, t.units_after, t.reference, t.details,
+  t.id, t.kind, ${description} AS description, t.amount, t.vat_amount, t.service_charge, t.units_delta, t.units_before, t.units_after, t.reference, t.details,
   t.created_at, u.username, c.client_id, c.name AS client_name`;
 
 // Who made a line: the verification's or the top-up's user or API client, found through the
@@ -51,6 +54,7 @@ const csvField: Record<LedgerCsvColumn, ReturnType<typeof sql.fragment>> = {
   username: csvName(sql.fragment`u.username`),
   api_client_id: csvText(sql.fragment`c.client_id`),
   api_client_name: csvName(sql.fragment`c.name`),
+  description: csvText(description),
 };
 
 /** Every line of the filter as a CSV line, newest first, streamed (see streamCsvLines). */

@@ -21,6 +21,7 @@ const intOrNull = z.union([z.number(), z.bigint(), z.string(), z.null()]).transf
 export const ledgerRow = z.object({
   id: int,
   kind: z.string(),
+  description: z.string(),
   amount: int,
   vat_amount: intOrNull,
   service_charge: intOrNull,
@@ -40,6 +41,15 @@ export type LedgerRow = z.infer<typeof ledgerRow>;
 export const ledgerLine = z.object({
   id: z.number().int().meta({ description: 'Ledger line id; higher is newer' }),
   kind: z.string().meta({ description: 'verification (1 unit debited), fixture_verification (free), topup (credit), adjustment (operator), face_match (a compared face match\'s units beyond its lookup\'s, FACE_MATCH_UNITS - 1)', example: 'verification' }),
+  description: z.string().meta({
+    description:
+      'What the line is and why it costs what it does, in words. A face match is two lines, its lookup\'s and its comparison\'s, and both say the whole cost, ' +
+      'e.g. `NIN verification with face match (2 units: lookup 1 + face 1): the lookup\'s 1` and `...: the face comparison\'s 1`; ' +
+      'a face match whose faces were not compared says `NIN verification with face match, faces not compared (1 unit: lookup only)`. ' +
+      'Other lines: `NIN verification (1 unit)`, `Test-mode NIN verification (free)`, `Top-up of 1000 units + 50 bonus`, `Adjustment: <note>`. ' +
+      'Text for people: match on `kind`, not on these words.',
+    example: "NIN verification with face match (2 units: lookup 1 + face 1): the face comparison's 1",
+  }),
   amount: z.number().int().meta({ description: 'Money in kobo: the unit price for a verification, the base amount for a top-up, 0 otherwise' }),
   vat_amount: z.number().int().nullable().meta({ description: 'VAT of a top-up, kobo; null on other lines' }),
   service_charge: z.number().int().nullable().meta({ description: 'Processor fee passed through on a top-up, kobo; null on other lines' }),
@@ -57,10 +67,14 @@ export const ledgerLine = z.object({
 });
 export type LedgerLine = z.infer<typeof ledgerLine>;
 
-/** The CSV's columns: the line's fields in order, the API client flattened into two columns. */
+/**
+ * The CSV's columns: the line's fields in order, the API client flattened into two columns, and the
+ * description last (added after the others, so that their positions hold for readers that go by them).
+ */
 export const LEDGER_CSV_COLUMNS = [
-  ...(Object.keys(ledgerLine.shape) as (keyof LedgerLine)[]).filter((k) => k !== 'api_client'),
+  ...(Object.keys(ledgerLine.shape) as (keyof LedgerLine)[]).filter((k) => k !== 'api_client' && k !== 'description'),
   'api_client_id',
   'api_client_name',
+  'description',
 ] as const;
 export type LedgerCsvColumn = (typeof LEDGER_CSV_COLUMNS)[number];

@@ -5,7 +5,16 @@ const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Numbe
 const time = z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v));
 
 const balanceRow = z.object({ opening: int, closing: int });
-const dayRow = z.object({ day: z.string(), verifications: int, units: int, fixture_verifications: int });
+const runRow = z.object({
+  day: z.string(),
+  first_at: time,
+  first_id: int,
+  verifications: int,
+  units: int,
+  fixture_verifications: int,
+  face_matches: int,
+  face_units: int,
+});
 const creditRow = z.object({
   id: int,
   created_at: time,
@@ -24,8 +33,12 @@ export type LedgerMonth = {
   opening: number;
   /** The balance after the month's last line (the opening when there is none). */
   closing: number;
-  /** Live verifications per Lagos day (debits) and the fixture calls beside them (never charged). */
-  days: z.infer<typeof dayRow>[];
+  /**
+   * Live verifications (debits) and the fixture calls beside them (never charged), summed per run: the
+   * lines of one Lagos day between two other lines (a top-up or an adjustment), in time order, so
+   * that a statement lists every line in the order it happened.
+   */
+  runs: z.infer<typeof runRow>[];
   topups: z.infer<typeof creditRow>[];
   adjustments: z.infer<typeof adjustmentRow>[];
 };
@@ -48,16 +61,26 @@ export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: 
     SELECT coalesce(sum(units_delta) FILTER (WHERE created_at < ${since}), 0) AS opening,
            coalesce(sum(units_delta), 0) AS closing
     FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${before}`);
-  const days = await db.any(sql.type(dayRow)`
+  const runs = await db.any(sql.type(runRow)`
+    WITH month AS (
+      SELECT id, created_at, kind, units_delta,
+             -- Which run a line is in: the count of top-ups and adjustments up to it, in time order.
+             count(*) FILTER (WHERE kind IN ('topup', 'adjustment')) OVER (ORDER BY created_at, id) AS run
+      FROM wallet_transactions
+      WHERE org_id = ${orgId} AND created_at >= ${since} AND created_at < ${before}
+    )
     SELECT to_char((created_at AT TIME ZONE 'Africa/Lagos')::date, 'YYYY-MM-DD') AS day,
+           min(created_at) AS first_at, min(id) AS first_id,
            count(*) FILTER (WHERE kind = 'verification') AS verifications,
-           -- A face match's comparison is a debit of its own (face_match) beside its lookup's: the day's
+           -- A face match's comparison is a debit of its own (face_match) beside its lookup's: the run's
            -- units are both, so that opening + movements = closing.
            coalesce(sum(-units_delta) FILTER (WHERE kind IN ('verification', 'face_match')), 0) AS units,
-           count(*) FILTER (WHERE kind = 'fixture_verification') AS fixture_verifications
-    FROM wallet_transactions
-    WHERE org_id = ${orgId} AND kind IN ('verification', 'fixture_verification', 'face_match') AND created_at >= ${since} AND created_at < ${before}
-    GROUP BY 1 ORDER BY 1`);
+           count(*) FILTER (WHERE kind = 'fixture_verification') AS fixture_verifications,
+           count(*) FILTER (WHERE kind = 'face_match') AS face_matches,
+           coalesce(sum(-units_delta) FILTER (WHERE kind = 'face_match'), 0) AS face_units
+    FROM month
+    WHERE kind IN ('verification', 'fixture_verification', 'face_match')
+    GROUP BY 1, run ORDER BY min(created_at), min(id)`);
   const topups = await db.any(sql.type(creditRow)`
     SELECT id, created_at, reference, units_delta, amount, coalesce(vat_amount, 0) AS vat_amount, coalesce(service_charge, 0) AS service_charge,
            coalesce((details->>'units')::bigint, units_delta) AS units, coalesce((details->>'bonus_units')::bigint, 0) AS bonus_units
@@ -69,5 +92,5 @@ export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: 
     FROM wallet_transactions
     WHERE org_id = ${orgId} AND kind = 'adjustment' AND created_at >= ${since} AND created_at < ${before}
     ORDER BY id`);
-  return { ...balances, days: [...days], topups: [...topups], adjustments: [...adjustments] };
+  return { ...balances, runs: [...runs], topups: [...topups], adjustments: [...adjustments] };
 }

@@ -48,6 +48,7 @@ function head(title: string, v: { nonce: string; assets: { css: string; js?: str
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${esc(title)}</title>
+<link rel="icon" href="/favicon.ico">
 <link rel="stylesheet" href="/v/assets/${v.assets.css}" nonce="${v.nonce}">
 ${v.assets.js ? `<script src="/v/assets/${v.assets.js}" nonce="${v.nonce}" defer></script>\n` : ''}</head>`;
 }
