@@ -4,7 +4,7 @@ import { sql, type FragmentSqlToken } from 'slonik';
  * Why a line of the wallet costs what it costs, in words: the ledger's `description` (JSON and CSV,
  * the CSV built by PostgreSQL while it streams) and the statement's verification lines. The words are
  * written once here, as templates; `fill` reads them for the code and `templateSql` turns the same
- * template into a SQL expression, so the two cannot drift (test/api/ledger-descriptions.test.ts
+ * template into a SQL expression, so the two cannot drift (test/finance/ledger-descriptions.test.ts
  * compares a JSON page with the CSV of the same lines).
  *
  * Where the face units come from: a face match is a lookup (its `verification` line, 1 unit) and,

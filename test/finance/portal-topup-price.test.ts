@@ -3,9 +3,9 @@ import type { Browser } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
-import { CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, typeIn } from './portal-kit.ts';
+import { CHROMIUM, ensurePortalBuilt, hasChromium, launch, signIn, typeIn } from '../e2e/portal-kit.ts';
 
-if (!hasChromium) console.warn(`SKIPPED test/e2e/portal-topup-price.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
+if (!hasChromium) console.warn(`SKIPPED test/finance/portal-topup-price.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
 // The Top up page prices units as they are typed, and the automatic top-up says what each charge asks
 // of the card: both are the server's quote (GET /topup/quote), never a sum made in the browser.
