@@ -357,6 +357,10 @@ export const configSchema = z
     FACE_MATCH_UNITS: z.coerce.number().int().min(1).max(100).default(2),
     // How long the API waits for each face job (selfie check, comparison) before answering 503.
     FACE_WAIT_MS: z.coerce.number().int().positive().default(20000),
+    // Face matches one organisation may have queued or running on the face workers (selfie checks
+    // beyond it answer 429 face_in_flight_cap): one organisation's slow images hold at most this many
+    // turns, and the others' jobs are queued ahead of its later ones (face.client.ts).
+    FACE_ORG_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8),
   })
   .superRefine((c, ctx) => {
     const median = c.IDENTITY_SIM_LATENCY_MEDIAN_MS;
