@@ -6,7 +6,7 @@ import type { Config } from '../../config.ts';
 import { createFairShare, type FairShare } from '../../lib/fair-share.ts';
 import type { RedisClient } from '../../lib/redis.ts';
 import { faceAad } from './face.job.ts';
-import { imageFormatOf, SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
+import { isAcceptedImage, SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
 
 export const FACE_UNAVAILABLE = 'Face matching is temporarily unavailable, nothing was charged; retry later';
 
@@ -62,7 +62,7 @@ async function inTurn<T>(deps: Deps, o: { orgId: number; jobId: string; capped: 
 
 /** 422 selfie_unreadable unless the bytes are a JPEG, PNG or WebP: told before any job is queued. */
 function requireImageFormat(selfie: Buffer): void {
-  if (imageFormatOf(selfie) === null) throw selfieRefused('selfie_unreadable');
+  if (!isAcceptedImage(selfie)) throw selfieRefused('selfie_unreadable');
 }
 
 /** An image sealed for one verification's face jobs (associated data `face:<referenceId>`), as jobs carry it. */

@@ -3,5 +3,5 @@
 export { createFaceEngine, type FaceEngine } from './engine.ts';
 export { runFaceCheck, runFaceCompare, type FaceJobDeps } from './face.job.ts';
 export { checkSelfie, compareWithPhoto, faceClientDeps, faceTurns, openedImage, sealedImage, selfieRefused, type FaceComparison } from './face.client.ts';
-export { confidenceOf, DEFAULT_FACE_THRESHOLD, FACE_MODEL } from './rules.ts';
+export { confidenceOf, DEFAULT_FACE_THRESHOLD, FACE_MODEL, isAcceptedImage } from './rules.ts';
 export { faceReadiness, markFaceReady, READY_RENEW_MS } from './readiness.ts';

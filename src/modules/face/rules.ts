@@ -46,6 +46,8 @@ export function imageFormatOf(bytes: Uint8Array): ImageFormat | null {
   return null;
 }
 
+export const isAcceptedImage = (bytes: Uint8Array): boolean => imageFormatOf(bytes) !== null;
+
 /**
  * The most pixels (width x height, as the image's header declares them) a decoded image may have:
  * 50 megapixels, above any phone camera's photo (48 MP sensors save 12 MP photos by default, 48 MP at
@@ -55,7 +57,7 @@ export function imageFormatOf(bytes: Uint8Array): ImageFormat | null {
 export const MAX_INPUT_PIXELS = 50_000_000;
 
 /** Decoding (and shrinking) one image stops after this many seconds: the image is then refused as unreadable. */
-export const DECODE_TIMEOUT_S = 3;
+export const DECODE_TIMEOUT_S = 5;
 
 /**
  * Confidence 0-100 from the Euclidean distance d between the two 128-value descriptors:

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
-import { checkSelfie, compareWithPhoto, faceClientDeps, sealedImage } from '../face/index.ts';
+import { checkSelfie, compareWithPhoto, faceClientDeps, isAcceptedImage, sealedImage, selfieRefused } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason } from '../reasons/index.ts';
 import { balanceOf } from '../wallet/index.ts';
@@ -36,7 +36,10 @@ export function decodeSelfie(text: string): Buffer {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length === 0) throw new AppError('bad_request', SELFIE_NOT_BASE64);
   // Checked on the text first, so an oversized selfie is never decoded.
   if (Math.floor((body.length * 3) / 4) - (body.endsWith('==') ? 2 : body.endsWith('=') ? 1 : 0) > MAX_SELFIE_BYTES) throw new AppError('payload_too_large', SELFIE_TOO_LARGE);
-  return Buffer.from(body, 'base64');
+  const bytes = Buffer.from(body, 'base64');
+  // Told by its first bytes, before anything is claimed, held or queued: no decoder sees another format.
+  if (!isAcceptedImage(bytes)) throw selfieRefused('selfie_unreadable');
+  return bytes;
 }
 
 /**
