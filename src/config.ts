@@ -245,6 +245,7 @@ export const configSchema = z
     FACE_NICE: z.coerce.number().int().min(0).max(19).default(10).describe('added to a face worker\'s nice value (CPU priority) at start, so inference yields the cores to the API and the lookup workers (a face match waits a little longer; a bystander verification does not); `0` leaves it as it is'),
     FACE_MATCH_UNITS: z.coerce.number().int().min(1).max(100).default(2).describe('units a compared face match costs, the lookup\'s unit included; a found record with no usable photo costs 1'),
     FACE_WAIT_MS: z.coerce.number().int().positive().default(20000).describe('how long the API waits for each face job (selfie check, then comparison) before answering 503'),
+    FACE_ORG_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8).describe('face matches one organisation may have queued or running on the face workers; a selfie check beyond it answers 429 `face_in_flight_cap` (nothing charged). One organisation\'s slow images hold at most this many turns, and the others\' jobs are queued ahead of its later ones'),
   })
   .superRefine((c, ctx) => {
     for (const issue of publishedSecretIssues({ ...c, jwtSecrets: jwtSecretList(c) })) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });

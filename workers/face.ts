@@ -6,7 +6,7 @@ import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import { createWorkerRedis, redisTarget } from '../src/lib/redis.ts';
-import { createFaceEngine, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, type FaceEngine, type FaceJobDeps } from '../src/modules/face/index.ts';
+import { createFaceEngine, faceTurns, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, type FaceEngine, type FaceJobDeps } from '../src/modules/face/index.ts';
 
 export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
 
@@ -30,10 +30,13 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
   logger.info({ ms: Date.now() - started }, 'face model loaded');
   const deps: FaceJobDeps = { engine, ring: config.encryptionKeys };
   const connection = createWorkerRedis(redisTarget(config));
+  const turns = faceTurns(connection, { prefix: config.REDIS_PREFIX, waitMs: config.FACE_WAIT_MS });
   const worker = new Worker(
     QUEUES.face,
     async (job: Job) => {
       const log = logger.child({ job: job.name, jobId: job.id });
+      // The fair share's virtual time: organisations arriving now queue just after the job starting.
+      await turns.started(job.priority).catch((err: unknown) => log.warn({ err: describe(err) }, 'face turn start not noted'));
       try {
         if (job.name === 'face.check') {
           const p = JOBS['face.check'].payload.safeParse(job.data);

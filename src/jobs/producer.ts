@@ -15,13 +15,32 @@ export type WaitOutcome<N extends JobName> =
 
 type Waiter = { settle: (o: WaitOutcome<JobName>) => void; name: JobName };
 
+export type WaitOptions = {
+  jobId: string;
+  timeoutMs: number;
+  priority?: number;
+  /** The job is deleted as it finishes (its end still reaches the event stream). */
+  removeWhenDone?: boolean;
+  /**
+   * The wait also ends (as a timeout) when this aborts: the caller went away. A job whose answer
+   * only its waiter can use (a face job: nothing is kept of it) should set `dropWhenUnwaited` too.
+   */
+  signal?: AbortSignal;
+  /**
+   * When the wait ends without an answer (timeout or `signal`), the job is taken off the queue if no
+   * worker has started it, so it never runs for nobody. One already running finishes (bounded by its
+   * own limits) and its answer is dropped.
+   */
+  dropWhenUnwaited?: boolean;
+};
+
 export type Producer = {
   enqueue<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string } & Partial<JobsOptions>): Promise<void>;
   /**
    * Adds the job and waits for its end. A timeout is an answer, not an error: the job goes on and
    * the caller falls back to the database, which is the truth.
    */
-  enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string; timeoutMs: number; priority?: number; removeWhenDone?: boolean }): Promise<WaitOutcome<N>>;
+  enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: WaitOptions): Promise<WaitOutcome<N>>;
   queue(name: QueueName): Queue;
   queues(): Queue[];
   /** Drops a queue's event-stream entries older than `olderThan`; resolves to how many went. */
@@ -139,22 +158,27 @@ export async function createProducer(opts: {
       const data = JOBS[name].payload.parse(payload);
       await queueFor(name).add(name, data, { ...defaultJobOptions(name), ...jobOpts });
     },
-    async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: { jobId: string; timeoutMs: number; priority?: number; removeWhenDone?: boolean }): Promise<WaitOutcome<N>> {
+    async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: WaitOptions): Promise<WaitOutcome<N>> {
       const data = JOBS[name].payload.parse(payload);
       const jobId = o.jobId;
       let timer: NodeJS.Timeout | undefined;
+      const gone = () => settleWaiter?.({ status: 'timeout' });
+      let settleWaiter: ((outcome: WaitOutcome<JobName>) => void) | undefined;
       const done = new Promise<WaitOutcome<N>>((resolve) => {
         const settle = (outcome: WaitOutcome<JobName>) => {
           if (waiters.get(jobId)?.settle !== settle) return;
           waiters.delete(jobId);
           clearTimeout(timer);
+          o.signal?.removeEventListener('abort', gone);
           resolve(outcome as WaitOutcome<N>);
         };
+        settleWaiter = settle;
         waiters.set(jobId, { settle, name });
         timer = setTimeout(() => settle({ status: 'timeout' }), o.timeoutMs);
       });
+      if (o.signal?.aborted) gone();
+      else o.signal?.addEventListener('abort', gone, { once: true });
       try {
-        // removeWhenDone: the job is deleted as it finishes (its end still reaches the event stream).
         const removal = o.removeWhenDone ? { removeOnComplete: true, removeOnFail: true } : {};
         const job = await queueFor(name).add(name, data, { ...defaultJobOptions(name), jobId, ...removal, ...(o.priority ? { priority: o.priority } : {}) });
         // A job id that already existed and had finished emits no new event: read its state once.
@@ -170,9 +194,14 @@ export async function createProducer(opts: {
       } catch (err) {
         waiters.delete(jobId);
         clearTimeout(timer);
+        o.signal?.removeEventListener('abort', gone);
         throw err;
       }
-      return done;
+      const outcome = await done;
+      // After the add has returned, so a wait that ended during it still finds the job to drop.
+      // Queue.remove leaves a job a worker holds (locked) alone and answers 0.
+      if (outcome.status === 'timeout' && o.dropWhenUnwaited) await queueFor(name).remove(jobId).catch(() => 0);
+      return outcome;
     },
     async close() {
       for (const w of waiters.values()) w.settle({ status: 'timeout' });

@@ -178,15 +178,20 @@ function laneKeys(base: string) {
   return { orgs: `${base}:orgs`, orgPrefix: `${base}:inflight:`, tags: `${base}:tags` };
 }
 
-export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs: number; defaultLookupMs: number; backgroundStaleMs?: number }): FairShare {
-  const tag = `${o.prefix}:{authority}`;
+/**
+ * `resource` names what is shared (the keys' hash tag): the identity authority by default; the face
+ * workers use the same scheme under `face` (face.client.ts), whose counts no background lane reads.
+ */
+export function createFairShare(redis: RedisClient, o: { prefix: string; staleMs: number; defaultLookupMs: number; backgroundStaleMs?: number; resource?: 'authority' | 'face' }): FairShare {
+  const resource = o.resource ?? 'authority';
+  const tag = `${o.prefix}:{${resource}}`;
   const meanKey = `${tag}:lookup-ms`;
   const sync = laneKeys(tag);
   // Same hash tag: one Redis Cluster slot for both lanes and the shared mean.
   const bg = laneKeys(`${tag}:bg`);
   type Lane = ReturnType<typeof laneKeys>;
   // Only the synchronous lane's count is published: it is what background work yields to.
-  const channelOf = (lane: Lane) => (lane === sync ? interactiveChannel(o.prefix) : '');
+  const channelOf = (lane: Lane) => (lane === sync && resource === 'authority' ? interactiveChannel(o.prefix) : '');
   const script = { admit: defineScript(redis, 'idvFairAdmit', ADMIT), finish: defineScript(redis, 'idvFairFinish', FINISH), started: defineScript(redis, 'idvFairStarted', STARTED), inFlight: defineScript(redis, 'idvFairInFlight', IN_FLIGHT) };
   const admitIn = async (lane: Lane, a: { orgId: number; referenceId: string; cap: number; staleMs: number; maxTag: number }) => {
     const now = Date.now();

@@ -22,6 +22,19 @@ export const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
+/**
+ * Aborts when the caller goes away before its answer was sent (the connection closed first): work
+ * done only for this answer (a face job) can then be dropped.
+ */
+export function callerGone(req: Request): AbortSignal {
+  const ac = new AbortController();
+  const res = req.res;
+  res?.once('close', () => {
+    if (!res.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
 /** Rejects bodies of the wrong media type before any parser runs. */
 export function requireContentType(kind: 'json' | 'form'): RequestHandler {
   const expected = kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
-import { judgeReference, judgeSelfie, MAX_SELFIE_SIDE_PX, MIN_DETECTION_SCORE, type SelfieRefusal } from './rules.ts';
+import { DECODE_TIMEOUT_S, imageFormatOf, judgeReference, judgeSelfie, MAX_INPUT_PIXELS, MAX_SELFIE_SIDE_PX, MIN_DETECTION_SCORE, type SelfieRefusal } from './rules.ts';
 
 /**
  * The face model, loaded once per face worker process (never in the API: the model costs about
@@ -34,10 +34,15 @@ const require = createRequire(import.meta.url);
 
 type Decoded = { data: Uint8Array; width: number; height: number };
 
-/** Decoded RGB pixels, EXIF orientation applied; null when the bytes are not an image sharp reads. */
+/**
+ * Decoded RGB pixels, EXIF orientation applied; null when the bytes are not a JPEG, PNG or WebP that
+ * sharp reads within the pixel and time limits (rules.ts says why each).
+ */
 async function decode(image: Buffer, maxSide: number | null): Promise<Decoded | null> {
+  // The API refuses other formats already; checked again here, where the decoder runs.
+  if (imageFormatOf(image) === null) return null;
   try {
-    let pipeline = sharp(image, { failOn: 'error', limitInputPixels: 40_000_000 }).rotate();
+    let pipeline = sharp(image, { failOn: 'error', limitInputPixels: MAX_INPUT_PIXELS }).timeout({ seconds: DECODE_TIMEOUT_S }).rotate();
     if (maxSide) pipeline = pipeline.resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true });
     const { data, info } = await pipeline.removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
     if (info.channels !== 3) return null;

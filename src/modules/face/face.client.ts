@@ -2,35 +2,67 @@ import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer, WaitOutcome } from '../../jobs/producer.ts';
 import { open, seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
+import type { Config } from '../../config.ts';
+import { createFairShare, type FairShare } from '../../lib/fair-share.ts';
+import type { RedisClient } from '../../lib/redis.ts';
 import { faceAad } from './face.job.ts';
-import { SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
+import { isAcceptedImage, SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
 
 export const FACE_UNAVAILABLE = 'Face matching is temporarily unavailable, nothing was charged; retry later';
 
-type Deps = { producer: Producer; ring: KeyRing; waitMs: number; prefix: string };
+/** What asking a face worker needs; faceClientDeps builds it from the configuration. */
+export type FaceClientDeps = { producer: Producer; ring: KeyRing; waitMs: number; prefix: string; orgMaxInFlight: number };
+type Deps = FaceClientDeps;
+
+export function faceClientDeps(config: Pick<Config, 'encryptionKeys' | 'FACE_WAIT_MS' | 'REDIS_PREFIX' | 'FACE_ORG_MAX_IN_FLIGHT'>, producer: Producer): FaceClientDeps {
+  return { producer, ring: config.encryptionKeys, waitMs: config.FACE_WAIT_MS, prefix: config.REDIS_PREFIX, orgMaxInFlight: config.FACE_ORG_MAX_IN_FLIGHT };
+}
+
+export const FACE_TOO_MANY_IN_FLIGHT = 'Too many face matches in flight for this organisation; nothing was charged, retry later';
+
+/** A comparison is never refused for the cap: its selfie check was let in under it (see inTurn). */
+const NO_CAP = 2 ** 31;
+
+const turns = new WeakMap<RedisClient, FairShare>();
 
 /**
- * Face jobs take turns between organisations: a job's BullMQ priority (lower runs sooner) is how many
- * face jobs its organisation has waiting or running, this one included. An organisation sending 50 at
- * once queues them at 1..50, and another organisation's one job, at 1, runs next instead of after the
- * 50. The count lives in Redis (one key per organisation, shared by every API process), is given back
- * when the wait ends, and lapses 10 minutes after its last change should a process die holding it.
+ * The face workers' fair share: the lookups' scheme (lib/fair-share.ts) under its own keys. A member
+ * lapses a minute after its wait could have ended, should the process holding it die.
  */
-async function inTurn<T>(deps: Deps, orgId: number, run: (priority: number) => Promise<T>): Promise<T> {
-  const key = `${deps.prefix}:face:turns:${orgId}`;
-  const redis = deps.producer.redis;
-  let priority: number | null = null;
-  try {
-    priority = await redis.incr(key);
-    await redis.pexpire(key, 600_000);
-  } catch {
-    // Redis unreachable: the enqueue below says so (503).
+export function faceTurns(redis: RedisClient, o: { prefix: string; waitMs: number }): FairShare {
+  let share = turns.get(redis);
+  if (!share) {
+    share = createFairShare(redis, { prefix: o.prefix, resource: 'face', staleMs: o.waitMs + 60_000, defaultLookupMs: 1000 });
+    turns.set(redis, share);
   }
+  return share;
+}
+
+/**
+ * Face jobs take turns between organisations, and one organisation has at most FACE_ORG_MAX_IN_FLIGHT
+ * of them queued or running: the lookups' fair share (lib/fair-share.ts) with its own keys. A job's
+ * BullMQ priority (lower runs sooner) is its start-time fair-queuing tag, so an organisation sending
+ * 50 at once has its jobs tagged one after another, and another organisation's one job runs next
+ * instead of after the 50; the face worker reports each start (the virtual time). A selfie check
+ * beyond the cap is refused with 429 `face_in_flight_cap` before anything is queued or charged, so an
+ * organisation's slow images (each bounded by the decoder's pixel and time limits, rules.ts) hold at
+ * most that many turns. The comparison that follows an admitted check is counted but never refused:
+ * its lookup may already have been made. The membership is given back when the wait ends.
+ */
+async function inTurn<T>(deps: Deps, o: { orgId: number; jobId: string; capped: boolean }, run: (priority: number) => Promise<T>): Promise<T> {
+  const share = faceTurns(deps.producer.redis, deps);
+  const a = await share.admit({ orgId: o.orgId, referenceId: o.jobId, cap: o.capped ? deps.orgMaxInFlight : NO_CAP });
+  if (!a.admitted) throw new AppError('rate_limited', FACE_TOO_MANY_IN_FLIGHT, { headers: { 'Retry-After': '5' }, extra: { code: 'face_in_flight_cap' } });
   try {
-    return await run(Math.max(1, Math.min(priority ?? 1, 2_000_000)));
+    return await run(a.priority);
   } finally {
-    if (priority !== null) await redis.decr(key).catch(() => undefined);
+    await share.finish({ orgId: o.orgId, referenceId: o.jobId }).catch(() => undefined);
   }
+}
+
+/** 422 selfie_unreadable unless the bytes are a JPEG, PNG or WebP: told before any job is queued. */
+function requireImageFormat(selfie: Buffer): void {
+  if (!isAcceptedImage(selfie)) throw selfieRefused('selfie_unreadable');
 }
 
 /** An image sealed for one verification's face jobs (associated data `face:<referenceId>`), as jobs carry it. */
@@ -54,12 +86,16 @@ function unavailable(w: WaitOutcome<'face.check'> | WaitOutcome<'face.compare'>)
 }
 
 /**
- * Asks a face worker whether the selfie is usable; throws the 422 refusal, or 503 when no face worker
- * answered in time. The job is removed as it ends: its sealed selfie leaves Redis with it.
+ * Asks a face worker whether the selfie is usable; throws the 422 refusal, 429 beyond the
+ * organisation's face jobs in flight, or 503 when no face worker answered in time. The job is
+ * removed as it ends, or as nobody waits for it any more (the wait ran out, or `signal`: the caller
+ * went away): its sealed selfie leaves Redis with it.
  */
-export async function checkSelfie(deps: Deps, orgId: number, referenceId: string, selfie: Buffer, requestId: string): Promise<void> {
-  const w = await inTurn(deps, orgId, (priority) =>
-    deps.producer.enqueueAndWait('face.check', { referenceId, requestId, selfie: sealedImage(deps.ring, referenceId, selfie) }, { jobId: jobIds.faceCheck(referenceId), timeoutMs: deps.waitMs, removeWhenDone: true, priority }),
+export async function checkSelfie(deps: Deps, orgId: number, referenceId: string, selfie: Buffer, requestId: string, signal?: AbortSignal): Promise<void> {
+  requireImageFormat(selfie);
+  const jobId = jobIds.faceCheck(referenceId);
+  const w = await inTurn(deps, { orgId, jobId, capped: true }, (priority) =>
+    deps.producer.enqueueAndWait('face.check', { referenceId, requestId, selfie: sealedImage(deps.ring, referenceId, selfie) }, { jobId, timeoutMs: deps.waitMs, removeWhenDone: true, dropWhenUnwaited: true, priority, ...(signal ? { signal } : {}) }),
   );
   if (w.status !== 'completed') throw unavailable(w);
   if (w.result.outcome === 'refused') throw selfieRefused(w.result.code ?? 'selfie_unreadable');
@@ -68,14 +104,16 @@ export async function checkSelfie(deps: Deps, orgId: number, referenceId: string
 export type FaceComparison = { outcome: 'compared'; distance: number } | { outcome: 'no_reference_photo' };
 
 /** The selfie against the record's photo (base64 as the authority gave it); 503 when no face worker answered. */
-export async function compareWithPhoto(deps: Deps, orgId: number, referenceId: string, selfie: Buffer, photoBase64: string, requestId: string): Promise<FaceComparison> {
+export async function compareWithPhoto(deps: Deps, orgId: number, referenceId: string, selfie: Buffer, photoBase64: string, requestId: string, signal?: AbortSignal): Promise<FaceComparison> {
+  requireImageFormat(selfie);
   const photo = Buffer.from(photoBase64, 'base64');
   if (photo.length === 0) return { outcome: 'no_reference_photo' };
-  const w = await inTurn(deps, orgId, (priority) =>
+  const jobId = jobIds.faceCompare(referenceId);
+  const w = await inTurn(deps, { orgId, jobId, capped: false }, (priority) =>
     deps.producer.enqueueAndWait(
       'face.compare',
       { referenceId, requestId, selfie: sealedImage(deps.ring, referenceId, selfie), photo: sealedImage(deps.ring, referenceId, photo) },
-      { jobId: jobIds.faceCompare(referenceId), timeoutMs: deps.waitMs, removeWhenDone: true, priority },
+      { jobId, timeoutMs: deps.waitMs, removeWhenDone: true, dropWhenUnwaited: true, priority, ...(signal ? { signal } : {}) },
     ),
   );
   if (w.status !== 'completed') throw unavailable(w);

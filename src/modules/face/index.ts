@@ -2,6 +2,6 @@
 // module asks of them (the API process never loads the model).
 export { createFaceEngine, type FaceEngine } from './engine.ts';
 export { runFaceCheck, runFaceCompare, type FaceJobDeps } from './face.job.ts';
-export { checkSelfie, compareWithPhoto, openedImage, sealedImage, selfieRefused, type FaceComparison } from './face.client.ts';
-export { confidenceOf, DEFAULT_FACE_THRESHOLD, FACE_MODEL } from './rules.ts';
+export { checkSelfie, compareWithPhoto, faceClientDeps, faceTurns, openedImage, sealedImage, selfieRefused, type FaceComparison } from './face.client.ts';
+export { confidenceOf, DEFAULT_FACE_THRESHOLD, FACE_MODEL, isAcceptedImage } from './rules.ts';
 export { faceReadiness, markFaceReady, READY_RENEW_MS } from './readiness.ts';

@@ -30,6 +30,36 @@ export const MIN_DETECTION_SCORE = 0.5;
 export const MAX_SELFIE_SIDE_PX = 1024;
 
 /**
+ * The formats decoded, told by their first bytes before any decoder sees them. sharp (libvips) also
+ * reads SVG, TIFF, GIF, AVIF and HEIF, and picks its loader from the content, not from what the
+ * caller claims: a 366-byte SVG of stacked filters kept a face worker busy for minutes. A phone
+ * camera or a browser's canvas makes JPEG, PNG or WebP; anything else is refused as unreadable.
+ */
+export type ImageFormat = 'jpeg' | 'png' | 'webp';
+
+export function imageFormatOf(bytes: Uint8Array): ImageFormat | null {
+  const at = (offset: number, ...expected: number[]) => expected.every((b, i) => bytes[offset + i] === b);
+  if (at(0, 0xff, 0xd8, 0xff)) return 'jpeg';
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'png';
+  // RIFF <size> WEBP
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return 'webp';
+  return null;
+}
+
+export const isAcceptedImage = (bytes: Uint8Array): boolean => imageFormatOf(bytes) !== null;
+
+/**
+ * The most pixels (width x height, as the image's header declares them) a decoded image may have:
+ * 50 megapixels, above any phone camera's photo (48 MP sensors save 12 MP photos by default, 48 MP at
+ * most). A larger header is refused before its pixels are decoded, so a small, highly compressible
+ * file cannot make the worker inflate gigapixels.
+ */
+export const MAX_INPUT_PIXELS = 50_000_000;
+
+/** Decoding (and shrinking) one image stops after this many seconds: the image is then refused as unreadable. */
+export const DECODE_TIMEOUT_S = 5;
+
+/**
  * Confidence 0-100 from the Euclidean distance d between the two 128-value descriptors:
  * `100 / (1 + exp((d - 0.6) / 0.05))`, rounded to one decimal. Monotone (non-increasing) in d; d = 0.6
  * (face-api's customary same-person limit) is 50, d = 0.545 is 75, d = 0.4 is 98.2, d = 0.7 is 11.9.

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
-import { checkSelfie, compareWithPhoto, sealedImage } from '../face/index.ts';
+import { checkSelfie, compareWithPhoto, faceClientDeps, isAcceptedImage, sealedImage, selfieRefused } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason } from '../reasons/index.ts';
 import { balanceOf } from '../wallet/index.ts';
@@ -36,7 +36,10 @@ export function decodeSelfie(text: string): Buffer {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length === 0) throw new AppError('bad_request', SELFIE_NOT_BASE64);
   // Checked on the text first, so an oversized selfie is never decoded.
   if (Math.floor((body.length * 3) / 4) - (body.endsWith('==') ? 2 : body.endsWith('=') ? 1 : 0) > MAX_SELFIE_BYTES) throw new AppError('payload_too_large', SELFIE_TOO_LARGE);
-  return Buffer.from(body, 'base64');
+  const bytes = Buffer.from(body, 'base64');
+  // Told by its first bytes, before anything is claimed, held or queued: no decoder sees another format.
+  if (!isAcceptedImage(bytes)) throw selfieRefused('selfie_unreadable');
+  return bytes;
 }
 
 /**
@@ -46,7 +49,7 @@ export function decodeSelfie(text: string): Buffer {
  * the comparison with the record's photo, stored with its extra units in one statement. The selfie
  * lives in this request's memory and, sealed, in its face jobs (removed as they end); never stored.
  */
-export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean; ref?: string }): Promise<Answer> {
+export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean; ref?: string; signal?: AbortSignal }): Promise<Answer> {
   const orgId = requireOrgMember(req.principal);
   const b = req.body;
   if ((b.nin === undefined) === (b.vnin === undefined)) throw new AppError('bad_request', FACE_NEEDS_ONE_IDENTIFIER);
@@ -78,7 +81,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
     claim = c.claim;
   }
   try {
-    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId, respondAsync: req.respondAsync === true, ref: req.ref });
+    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId, respondAsync: req.respondAsync === true, ref: req.ref, signal: req.signal });
     // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay reads
     // the verification (202 while it waits, the final answer once it has ended), as verify.ts does.
     if (claim && !req.respondAsync) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
@@ -93,7 +96,7 @@ export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; 
 async function matchFace(
   deps: VerifyDeps,
   principal: Principal,
-  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string; respondAsync: boolean; ref?: string | undefined },
+  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string; respondAsync: boolean; ref?: string | undefined; signal?: AbortSignal | undefined },
 ): Promise<Answer> {
   const { orgId, query, selfie, matchOnly, fixture } = m;
   const req = { principal, requestId: m.requestId };
@@ -108,12 +111,12 @@ async function matchFace(
     }
   }
   const ref = m.ref ?? newReferenceId();
-  const faceDeps = { producer: deps.producer, ring: deps.config.encryptionKeys, waitMs: deps.config.FACE_WAIT_MS, prefix: deps.config.REDIS_PREFIX };
-  await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId);
+  const faceDeps = faceClientDeps(deps.config, deps.producer);
+  await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId, m.signal);
 
   const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
   // A fixture's comparison is made here (nothing is charged for it, so nothing to give back).
-  const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId), threshold);
+  const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId, m.signal), threshold);
   const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => (matchOnly ? { face } : { record, face });
   const done = async (face: FaceAnswer) => {
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });

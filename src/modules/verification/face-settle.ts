@@ -4,7 +4,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import { sealJson } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { compareWithPhoto, openedImage } from '../face/index.ts';
+import { compareWithPhoto, faceClientDeps, openedImage } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { faceAnswerOf, type FaceKept } from './face-kept.ts';
 import type { PersonRecord } from './person.ts';
@@ -46,7 +46,7 @@ export async function compareBeforeSettling(
   let comparison;
   try {
     const selfie = openedImage(ring, referenceId, face.selfie);
-    comparison = await compareWithPhoto({ producer: deps.producer, ring, waitMs: deps.config.FACE_WAIT_MS, prefix: deps.config.REDIS_PREFIX }, face.orgId, referenceId, selfie, record.image, face.requestId);
+    comparison = await compareWithPhoto(faceClientDeps(deps.config, deps.producer), face.orgId, referenceId, selfie, record.image, face.requestId);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const code = typeof err.extra?.code === 'string' && err.extra.code.startsWith('selfie_') ? err.extra.code : 'face_unavailable';

@@ -39,6 +39,8 @@ export type LinkVerification = {
    * recorded (pending) under it first, so that whatever happens next it can find its verification.
    */
   ref: string;
+  /** Aborts when the person's page went away: its face jobs are dropped rather than run for nobody. */
+  signal?: AbortSignal;
 };
 
 /** How a link's submission ended, as `verification.completed` says it. */
@@ -119,7 +121,7 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
     const answer =
       v.selfie === null
         ? await verify(deps, { ...common, input: { mode: 'vnin', body: { vnin: v.vnin, reason: v.reason, consent: v.consent } } })
-        : await verifyFace(deps, { ...common, body: { vnin: v.vnin, selfie: v.selfie, reason: v.reason, consent: v.consent, match_only: false } });
+        : await verifyFace(deps, { ...common, body: { vnin: v.vnin, selfie: v.selfie, reason: v.reason, consent: v.consent, match_only: false }, ...(v.signal ? { signal: v.signal } : {}) });
     const face = (answer.body as { face?: FaceAnswer | null }).face ?? null;
     return { referenceId: ref, status: 'found', code: null, face, error: null };
   } catch (err) {

@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
-import { parseInput, requireContentType } from '../../lib/http.ts';
+import { callerGone, parseInput, requireContentType } from '../../lib/http.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import { principalOf } from '../auth/index.ts';
 import { parseIdempotencyKey } from './idempotency.ts';
@@ -78,7 +78,7 @@ export function verificationRoutes(ctx: AppContext): Router {
     // A face is biometric data (NDPA): no face match without the person's consent.
     if (!body.consent) throw new AppError('bad_request', FACE_CONSENT_REQUIRED);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
-    send(res, await verifyFace(ctx, { principal: principalOf(req), body: { ...body, consent: body.consent }, idempotencyKey, requestId: req.id, respondAsync: prefersAsync(req.get('prefer')) }));
+    send(res, await verifyFace(ctx, { principal: principalOf(req), body: { ...body, consent: body.consent }, idempotencyKey, requestId: req.id, respondAsync: prefersAsync(req.get('prefer')), signal: callerGone(req) }));
   });
 
   // The hottest read: the token is checked first, then (one Redis call) the deny-list and the rate

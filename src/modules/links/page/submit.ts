@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../../context.ts';
 import { addressBucket } from '../../../lib/address-bucket.ts';
 import { AppError } from '../../../lib/errors.ts';
-import { parseInput } from '../../../lib/http.ts';
+import { callerGone, parseInput } from '../../../lib/http.ts';
 import { consumeAll } from '../../../lib/rate-limit.ts';
 import { clientAddress } from '../../auth/index.ts';
 import { newReferenceId, verifyForLink, type LinkOutcome } from '../../verification/index.ts';
@@ -36,6 +36,8 @@ const body = z.object({
 
 const VNIN = /^[A-Z0-9]{16}$/;
 const VNIN_REFUSALS = new Set(['vnin_used', 'vnin_expired', 'vnin_not_found', 'vnin_wrong_enterprise']);
+/** A face worker not answering in time or failing: at the selfie's check (503) or at the comparison (the verification failed). */
+const FACE_FAULTS = new Set(['face_timeout', 'face_failed', 'face_unavailable']);
 
 /** An answer for the page: the person's own words, what it is (`code`), and the step to go back to. */
 function refusal(status: AppError['code'], words: string, code: string, step: Step, headers?: Record<string, string>): AppError {
@@ -115,6 +117,7 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
       },
       requestId: req.id,
       ref: submission.referenceId,
+      signal: callerGone(req),
     });
   } catch (err) {
     // An unexpected fault (PostgreSQL or Redis gone): a verification may have been recorded, so the
@@ -146,6 +149,9 @@ function forThePerson(err: AppError, words: (text: string, vars?: Record<string,
   const e = MESSAGES.errors;
   if (code !== null && code.startsWith('selfie_') && code in e) return refusal('validation', e[code as keyof typeof e], code, 'selfie');
   if (code !== null && VNIN_REFUSALS.has(code)) return refusal('not_found', words(e[code as keyof typeof e]), code, 'vnin');
+  // The face worker did not answer in time or failed (before the lookup, or after it): NIMC was
+  // reached, or not needed yet; what failed is the comparison.
+  if (code !== null && FACE_FAULTS.has(code)) return refusal(err.code, words(e.face_unavailable), code, 'send', err.headers);
   switch (err.code) {
     case 'not_found':
       return refusal('not_found', words(e.not_found), 'not_found', 'vnin');
