@@ -734,6 +734,9 @@ export interface paths {
          *
          *     `selfie`: JPEG, PNG or WebP as base64 (a `data:image/jpeg;base64,` prefix is allowed), at most 2 MiB
          *     decoded (413 beyond). EXIF orientation is honoured, so a phone photo taken sideways is read upright.
+         *     The format is told by the image's first bytes, whatever the prefix says, before any decoder runs:
+         *     anything else (SVG, GIF, TIFF, AVIF, HEIF, ...) is 422 `selfie_unreadable`. So is an image whose
+         *     header declares more than 50 megapixels, or one that takes more than 5 seconds to decode.
          *     `consent` is required (400 without): a face is biometric data, sensitive under the NDPA. `match_only:
          *     true` answers `data: {"reference_id"}` alone and keeps no record, as `/verify-nin/match` does.
          *
@@ -748,7 +751,7 @@ export interface paths {
          *
          *     | `code` | meaning |
          *     |---|---|
-         *     | `selfie_unreadable` | not a JPEG, PNG or WebP image |
+         *     | `selfie_unreadable` | not a JPEG, PNG or WebP image, over 50 megapixels, or not decoded within 5 s |
          *     | `selfie_no_face` | no face found |
          *     | `selfie_many_faces` | more than one face (a second face counts when it is at least 40 % of the largest one's size) |
          *     | `selfie_face_too_small` | the face's shorter side is under 64 pixels once the selfie is fitted in 1024 x 1024 |
@@ -767,6 +770,13 @@ export interface paths {
          *     The units are checked, not held, until the lookup holds its own: when concurrent calls drain the wallet
          *     meanwhile, the comparison still answers 200 and its extra units are waived (the ledger shows the
          *     lookup's unit alone), never a 402 over a charged lookup.
+         *
+         *     **Turns between organisations.** Face matches take turns on the face workers: another organisation's
+         *     job is queued ahead of the later ones of an organisation that sent many. An organisation has at most
+         *     FACE_ORG_MAX_IN_FLIGHT (8) face matches queued or running; one more is 429 `face_in_flight_cap` with
+         *     `Retry-After`, nothing recorded or charged. A face worker not answering a selfie check within
+         *     FACE_WAIT_MS is 503 `face_timeout` (one failing, `face_failed`), nothing charged; the check is then taken
+         *     off the queue, as it is when the caller disconnects, so it never runs for nobody.
          *
          *     **A comparison that fails costs nothing.** The lookup's unit is only held while the record's photo is
          *     compared (the lookup job asks a face worker before it settles); if no comparison can be made (a face
@@ -5362,7 +5372,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged */
+            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged */
             422: {
                 headers: {
                     [name: string]: unknown;
