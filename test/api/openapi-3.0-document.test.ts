@@ -13,9 +13,10 @@ import { startStack, type Stack } from '../setup/harness.ts';
 /*
  * The document serves clients in every language: an OpenAPI 3.0 rendering for tools that cannot read
  * 3.1 (Go's kin-openapi under oapi-codegen, older generators), absolute servers, and no enum whose values
- * differ only by case (openapi-python-client stops on one). openapi-python-client itself needs PyPI,
- * which this build cannot reach, and kin-openapi a Go toolchain and its module proxy: neither runs here,
- * so the 3.0 document is checked by a 3.0 validator (@apidevtools/swagger-parser) and Redocly instead.
+ * differ only by case (openapi-python-client stops on one). Here the 3.0 document is checked by a 3.0
+ * validator (@apidevtools/swagger-parser) and Redocly; kin-openapi itself loads and validates it in
+ * test/contract/kin-openapi-loads-3.0.test.ts. openapi-python-client needs PyPI, which this build cannot
+ * reach, so it does not run here.
  */
 
 const PUBLIC = 'https://api.idverify.example';
