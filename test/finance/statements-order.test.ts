@@ -104,6 +104,14 @@ describe('a statement in time order', () => {
     ]);
   });
 
+  it('When the statement is a PDF, then a face match\'s cost is printed whole, not cut off in its column', async () => {
+    const file = join(work, 'statement-face.pdf');
+    writeFileSync(file, Buffer.from(await (await statement('application/pdf')).arrayBuffer()));
+    const text = (await run('pdftotext', ['-layout', file, '-'])).stdout;
+    expect(text).toContain('1 with face match (2 units: lookup 1 + face 1)');
+    expect(text).not.toContain('\u2026');
+  });
+
   it('When money is in the JSON, then each amount has a *_kobo field beside the earlier name, with the same value', async () => {
     const s = (await (await statement('application/json')).json()) as { lines: Record<string, unknown>[]; totals: Record<string, unknown> };
     expect(s.lines.find((l) => l.kind === 'topup')).toMatchObject({
