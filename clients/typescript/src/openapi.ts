@@ -1290,7 +1290,7 @@ export interface paths {
         };
         /**
          * One top-up
-         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 `Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400.
+         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 `Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400. JSON only: an `Accept` that does not allow `application/json` (`text/csv`, `application/pdf`, ...) is 406 `Accept must allow application/json` (the list, `GET /topups`, is the one with a CSV).
          */
         get: operations["getTopup"];
         put?: never;
@@ -5883,7 +5883,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5931,7 +5931,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5978,7 +5978,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Not an organisation administrator, or the reference belongs to another organisation */
+            /** @description The caller is neither an organisation administrator nor a finance officer, or the reference belongs to another organisation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6344,7 +6344,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Not an organisation administrator, or the reference belongs to another organisation */
+            /** @description The caller is neither an organisation administrator nor a finance officer, or the reference belongs to another organisation */
             403: {
                 headers: {
                     [name: string]: unknown;
