@@ -89,6 +89,29 @@ describe('receipt e-mails', () => {
     expect(again.mail.to).toEqual(['ada@books.example']);
   });
 
+  it('When a receipt waits in the outbox, then its row holds no address in plain (sealed like every other e-mail), and none once sent', async () => {
+    const org = await stack.createOrg({ billingEmail: 'ledger@sealed.example' });
+    const officer = { username: `fin-${randomBytes(4).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
+    await createUser(stack.db, { orgId: org.orgId, ...officer, email: 'payer@sealed.example', role: 'finance', requirePasswordChange: false });
+    const token = await stack.login(officer.username, officer.password);
+    const r = await stack.api('POST', '/v1/topup/initialize', { token, form: { units: 100 } });
+    expect(r.status).toBe(200);
+    const key = `receipt-${r.body.reference}`;
+    // The receipt is queued in the credit's transaction; its row is read in whatever state it has by then.
+    const paid = await fetch(`${stack.paymentSim.url}/__sim/transactions/${r.body.reference}/pay`, { method: 'POST' });
+    expect(paid.status).toBe(200);
+    const queued = await until(() => stack.db.maybeOne(q`SELECT status, payload::text AS payload, body_enc IS NOT NULL AS sealed FROM outbox WHERE dedupe_key = ${key}`), (row) => row !== null);
+    expect(queued!.payload).not.toMatch(/@sealed\.example/);
+    expect(JSON.parse(queued!.payload as string)).not.toHaveProperty('recipients');
+    if (queued!.status === 'pending') expect(queued!.sealed).toBe(true);
+
+    const mail = await until(() => smtp.messages.find((m) => m.raw.includes(r.body.reference)), (m) => m !== undefined);
+    expect(mail!.to).toEqual(['ledger@sealed.example', 'payer@sealed.example']);
+    const sent = await until(() => stack.db.one(q`SELECT status, payload::text AS payload, body_enc IS NULL AS erased FROM outbox WHERE dedupe_key = ${key}`), (row) => row.status === 'sent');
+    expect(sent.payload).not.toMatch(/@sealed\.example/);
+    expect(sent.erased).toBe(true);
+  });
+
   it('When a hosted tenant is credited, then the receipt goes to the administrators and says nothing of badges', async () => {
     const org = await stack.createOrg({ tenancy: 'hosted' });
     const { mail, text } = await buy(org.admin.token, 200);

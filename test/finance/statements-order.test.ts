@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/modules/organisations/index.ts';
+import { addUnits, captureHeldUnit, debitFaceMatch, holdUnit } from '../../src/modules/wallet/index.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 // A statement lists its lines in the order they happened, whatever order the ledger's ids give, says
@@ -104,6 +105,14 @@ describe('a statement in time order', () => {
     ]);
   });
 
+  it('When the statement is a PDF, then a face match\'s cost is printed whole, not cut off in its column', async () => {
+    const file = join(work, 'statement-face.pdf');
+    writeFileSync(file, Buffer.from(await (await statement('application/pdf')).arrayBuffer()));
+    const text = (await run('pdftotext', ['-layout', file, '-'])).stdout;
+    expect(text).toContain('1 with face match (2 units: lookup 1 + face 1)');
+    expect(text).not.toContain('\u2026');
+  });
+
   it('When money is in the JSON, then each amount has a *_kobo field beside the earlier name, with the same value', async () => {
     const s = (await (await statement('application/json')).json()) as { lines: Record<string, unknown>[]; totals: Record<string, unknown> };
     expect(s.lines.find((l) => l.kind === 'topup')).toMatchObject({
@@ -120,5 +129,30 @@ describe('a statement in time order', () => {
     expect(line.properties.base.deprecated).toBe(true);
     expect(line.properties.base_kobo.deprecated).toBeUndefined();
     expect(doc.components.schemas.Statement.properties.totals.properties.refund_total.deprecated).toBe(true);
+  });
+});
+
+describe('a face match and its lookup on a statement', () => {
+  it('When a top-up is written between a lookup\'s debit and its face match\'s, then the statement shows them in one line, before the top-up', async () => {
+    const payer = await stack.createOrg({ units: 5 });
+    const reference = `REF-${randomBytes(6).toString('hex').toUpperCase()}`;
+    const details = sql.fragment`'{"mode": "face", "reason": "corporate"}'::jsonb`;
+    // The wallet module's own writes, in the order a settlement can make them: the lookup's unit
+    // held and captured, a top-up credited, then the face comparison's units.
+    expect(await holdUnit(stack.db, payer.orgId, sql.fragment`SELECT org_id FROM hold`)).toBe(true);
+    expect(await captureHeldUnit(stack.db, { reference, decide: sql.fragment`SELECT ${payer.orgId}::bigint AS org_id, ${details} AS details` })).not.toBeNull();
+    const topup = `TOP-${payer.orgId}-${randomBytes(8).toString('hex')}`;
+    expect(await addUnits(stack.db, { orgId: payer.orgId, units: 100, kind: 'topup', amountKobo: 1000000, vatAmount: 75000, serviceCharge: 26523, reference: topup, details: { units: 100, bonus_units: 0 } })).not.toBeNull();
+    expect(await debitFaceMatch(stack.db, { orgId: payer.orgId, units: 1, reference, eligible: sql.fragment`SELECT 1`, decide: sql.fragment`SELECT ${details} AS details FROM paid` })).toBe(true);
+
+    const thisMonth = new Date(Date.now() + 3600_000).toISOString().slice(0, 7);
+    const r = await fetch(`${stack.url}/v1/statements/${thisMonth}`, { headers: { authorization: `Bearer ${payer.admin.token}` } });
+    expect(r.status).toBe(200);
+    const s = (await r.json()) as { lines: Record<string, unknown>[] };
+    // The organisation's opening units came as an adjustment, before any of it.
+    const moved = s.lines.filter((l) => l.kind !== 'adjustment');
+    expect(moved.map((l) => l.kind)).toEqual(['verifications', 'topup']);
+    expect(moved[0]).toMatchObject({ count: 1, units: -2, face_match_count: 1, face_units: -1, description: '1 live verification, 1 with face match (2 units: lookup 1 + face 1)' });
+    expect(moved[1]).toMatchObject({ reference: topup, units: 100 });
   });
 });

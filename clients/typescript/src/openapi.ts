@@ -1290,7 +1290,7 @@ export interface paths {
         };
         /**
          * One top-up
-         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 `Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400.
+         * @description Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 `Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400. JSON only: an `Accept` that does not allow `application/json` (`text/csv`, `application/pdf`, ...) is 406 `Accept must allow application/json` (the list, `GET /topups`, is the one with a CSV).
          */
         get: operations["getTopup"];
         put?: never;
@@ -1742,7 +1742,7 @@ export interface paths {
          * @description Organisation administrators and the `finance` role (API clients: `history:read`). One Lagos calendar
          *     month of the wallet, read from the ledger in one snapshot: the opening balance (after the last ledger
          *     line before the month; 0 before the first), live verifications summed per run (the lines of one Lagos day
-         *     between two top-ups or adjustments, with their free test-mode calls and their face matches), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice
+         *     between two top-ups or adjustments, with their free test-mode calls and their face matches: a face match is in its lookup's run even when a top-up came between the two debits), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice
          *     number), each adjustment with its note, each payment refunded in the month (never credited, so no
          *     units), and the closing balance; `opening_units + totals.movement_units = closing_units`.
          *
@@ -5883,7 +5883,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5931,7 +5931,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The caller is not an organisation administrator */
+            /** @description The caller is neither an organisation administrator nor a finance officer */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5978,7 +5978,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Not an organisation administrator, or the reference belongs to another organisation */
+            /** @description The caller is neither an organisation administrator nor a finance officer, or the reference belongs to another organisation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6344,7 +6344,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Not an organisation administrator, or the reference belongs to another organisation */
+            /** @description The caller is neither an organisation administrator nor a finance officer, or the reference belongs to another organisation */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/logger.ts';
 import * as repo from './outbox.repository.ts';
 import { receiptPayload } from './mail.schemas.ts';
 import { renderReceipt } from './receipt.ts';
-import { openSealedMail } from './sealed-mail.ts';
+import { openReceiptRecipients, openSealedMail } from './sealed-mail.ts';
 
 /** SMTP when SMTP_URL is set (its query string carries options such as ignoreTLS); otherwise JSON only. */
 export function createMailTransport(config: Config) {
@@ -32,7 +32,9 @@ export async function deliverMail(
   let message: { to: string | string[]; subject: string; text: string; html?: string };
   if (row.kind === 'receipt_email') {
     const payload = receiptPayload.parse(row.payload);
-    message = { to: payload.recipients, ...renderReceipt(payload, { newBalance: row.new_balance, invoiceNumber: row.invoice_number }) };
+    const to = openReceiptRecipients(deps.config.encryptionKeys, row, payload);
+    if (!to) return { outcome: 'missing' };
+    message = { to, ...renderReceipt(payload, { newBalance: row.new_balance, invoiceNumber: row.invoice_number }) };
   } else {
     const sealed = openSealedMail(deps.config.encryptionKeys, row);
     if (!sealed) return { outcome: 'missing' };

@@ -2,12 +2,16 @@ import { z } from 'zod';
 
 const int = z.union([z.number(), z.bigint(), z.string()]).transform((v) => Number(v));
 
-/** What the receipt e-mail needs; kept in the outbox row (PostgreSQL), never in a job payload. */
+/**
+ * What the receipt e-mail needs; kept in the outbox row (PostgreSQL), never in a job payload. Its
+ * addresses are personal data: they are sealed in the row's body_enc (sealed-mail.ts), erased once
+ * sent; `recipients` in plain is read only from a receipt queued before that, still pending.
+ */
 export const receiptPayload = z.object({
   reference: z.string(),
   org_id: z.number(),
   organisation: z.string(),
-  recipients: z.array(z.string()).min(1),
+  recipients: z.array(z.string()).min(1).optional(),
   units: z.number(),
   bonus_units: z.number(),
   base_amount: z.number(),

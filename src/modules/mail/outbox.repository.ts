@@ -9,11 +9,12 @@ const idRow = z.object({ id: z.coerce.number() });
 
 /**
  * Queues the receipt e-mail in the credit's own transaction, so a committed credit always has its
- * receipt. Null when the receipt for this key was queued before.
+ * receipt: the figures in plain (rendered at delivery), the addresses sealed. Null when the receipt
+ * for this key was queued before.
  */
-export async function queueReceipt(db: CommonQueryMethods, dedupeKey: string, payload: ReceiptPayload): Promise<number | null> {
+export async function insertReceipt(db: CommonQueryMethods, m: { dedupeKey: string; payload: Omit<ReceiptPayload, 'recipients'>; keyId: string; body: Buffer }): Promise<number | null> {
   const row = await db.maybeOne(sql.type(idRow)`
-    INSERT INTO outbox (kind, dedupe_key, payload) VALUES ('receipt_email', ${dedupeKey}, ${sql.jsonb(payload)})
+    INSERT INTO outbox (kind, dedupe_key, payload, body_enc, key_id) VALUES ('receipt_email', ${m.dedupeKey}, ${sql.jsonb(m.payload)}, ${sql.binary(m.body)}, ${m.keyId})
     ON CONFLICT (dedupe_key) DO NOTHING
     RETURNING id`);
   return row?.id ?? null;
@@ -45,17 +46,21 @@ export async function findOutbox(db: CommonQueryMethods, id: number) {
     WHERE o.id = ${id}`);
 }
 
-/** A sealed body is erased once sent: nothing of it outlives its delivery. */
+/**
+ * A sealed body is erased once sent: nothing of it outlives its delivery (nor the plain addresses of
+ * a receipt queued before they were sealed).
+ */
 export async function markOutboxSent(db: CommonQueryMethods, id: number): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1, last_error = NULL, body_enc = NULL
+    UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1, last_error = NULL, body_enc = NULL, payload = payload - 'recipients'
     WHERE id = ${id} AND status = 'pending'`);
 }
 
 export async function markOutboxAttemptFailed(db: CommonQueryMethods, id: number, error: string, final: boolean): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE outbox SET attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'pending'},
-      body_enc = CASE WHEN ${final} THEN NULL ELSE body_enc END
+      body_enc = CASE WHEN ${final} THEN NULL ELSE body_enc END,
+      payload = CASE WHEN ${final} THEN payload - 'recipients' ELSE payload END
     WHERE id = ${id} AND status = 'pending'`);
 }
 

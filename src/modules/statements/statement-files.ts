@@ -1,7 +1,8 @@
 import PDFDocument from 'pdfkit';
 import { nairaText, printable } from '../../lib/pdf-text.ts';
-import type { Statement } from './statement.ts';
+import { describeLine, type Statement } from './statement.ts';
 import { pdfBytes } from '../../lib/pdf-output.ts';
+import { faceMatchesNote } from '../wallet/index.ts';
 
 export const STATEMENT_CSV_COLUMNS = ['date', 'kind', 'reference', 'description', 'units', 'balance_units', 'base_naira', 'vat_naira', 'fee_naira', 'total_naira'] as const;
 
@@ -51,19 +52,22 @@ export async function statementPdf(s: Statement): Promise<Buffer> {
   doc.font('Helvetica').fontSize(10).fillColor(INK).text(printable(s.organisation));
   doc.fillColor(MUTED).text('Lagos time. Units are the wallet\'s; money in naira.');
   let y = doc.y + 14;
+  // A row's description wraps within its column and pushes the next rows down: nothing is cut off.
   const row = (date: string, text: string, units: string, money: string, bold = false) => {
-    if (y > A4.height - MARGIN - 30) {
+    doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9.5).fillColor(INK);
+    // A row with no figures (a top-up's breakdown) may use the figures' width too.
+    const textWidth = units || money ? cols.units - cols.text - 8 : width - (cols.text - MARGIN);
+    const words = printable(text);
+    const height = Math.max(16, doc.heightOfString(words, { width: textWidth }) + 5);
+    if (y + height > A4.height - MARGIN - 14) {
       doc.addPage();
       y = MARGIN;
     }
-    doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9.5).fillColor(INK);
     doc.text(date, cols.date, y, { width: 70, lineBreak: false });
-    // A row with no figures (a top-up's breakdown) may use the figures' width too.
-    const textWidth = units || money ? cols.units - cols.text - 8 : width - (cols.text - MARGIN);
-    doc.text(printable(text), cols.text, y, { width: textWidth, lineBreak: false, ellipsis: true });
+    doc.text(words, cols.text, y, { width: textWidth });
     doc.text(units, cols.units, y, { width: 52, align: 'right', lineBreak: false });
     doc.text(money, cols.money, y, { width: moneyWidth, align: 'right', lineBreak: false });
-    y += 16;
+    y += height;
   };
   row('Date', 'Description', 'Units', 'Amount', true);
   row(`${s.month}-01`, 'Opening balance', s.opening_units.toLocaleString('en-US'), '', true);
@@ -73,6 +77,10 @@ export async function statementPdf(s: Statement): Promise<Buffer> {
       row('', `   base ${nairaText(l.base_kobo)}, VAT ${nairaText(l.vat_kobo)}, processor fee ${nairaText(l.fee_kobo)}`, '', '');
     } else if (l.kind === 'refund') {
       row(l.date, `${l.description} (${l.reference})`, '0', nairaText(-l.amount_kobo));
+    } else if (l.kind === 'verifications' && l.face_match_count > 0) {
+      // What a face match costs on a row of its own, at the full width (as a top-up's breakdown).
+      row(l.date, describeLine({ ...l, face_match_count: 0, face_units: 0 }), signed(l.units), '');
+      row('', `   ${faceMatchesNote(l.face_match_count, -l.face_units)}`, '', '');
     } else {
       row(l.date, l.description, signed(l.units), '');
     }

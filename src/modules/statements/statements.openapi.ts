@@ -9,7 +9,7 @@ const STATEMENT = md(
   'Organisation administrators and the `finance` role (API clients: `history:read`). One Lagos calendar',
   'month of the wallet, read from the ledger in one snapshot: the opening balance (after the last ledger',
   "line before the month; 0 before the first), live verifications summed per run (the lines of one Lagos day",
-  'between two top-ups or adjustments, with their free test-mode calls and their face matches), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice',
+  'between two top-ups or adjustments, with their free test-mode calls and their face matches: a face match is in its lookup\'s run even when a top-up came between the two debits), each top-up (units with bonus, base, VAT, processor fee and total, and its invoice',
   'number), each adjustment with its note, each payment refunded in the month (never credited, so no',
   'units), and the closing balance; `opening_units + totals.movement_units = closing_units`.',
   '',

@@ -1,4 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
+import type { KeyRing } from '../../lib/crypto.ts';
 import { addLifetimeUnits, loyaltyBadge } from '../organisations/index.ts';
 import { recordAudit, type AuditActor } from '../audit/index.ts';
 import { queueReceipt } from '../mail/index.ts';
@@ -26,7 +27,7 @@ export class RetiredOrganisation extends Error {
  */
 export async function bookCredit(
   tx: CommonQueryMethods,
-  c: { claimed: TopupRow; recipients: string[]; now: Date; details: Record<string, unknown>; by?: AuditActor },
+  c: { claimed: TopupRow; recipients: string[]; ring: KeyRing; now: Date; details: Record<string, unknown>; by?: AuditActor },
 ) {
   const { claimed } = c;
   // An automatic top-up's charge: its receipt and audit event say so, and it ends with this credit.
@@ -35,11 +36,11 @@ export async function bookCredit(
   // (seen here) or waits for this credit.
   const org = await addLifetimeUnits(tx, claimed.org_id, claimed.units);
   if (org.retired) throw new RetiredOrganisation(claimed.org_id);
-  const outboxId = await queueReceipt(tx, `receipt-${claimed.reference}`, {
+  // The addresses are sealed in the row (personal data); the figures stay plain for rendering at delivery.
+  const outboxId = await queueReceipt(tx, c.ring, { dedupeKey: `receipt-${claimed.reference}`, recipients: c.recipients, payload: {
     reference: claimed.reference,
     org_id: claimed.org_id,
     organisation: org.name,
-    recipients: c.recipients,
     units: claimed.units,
     bonus_units: claimed.bonus_units,
     base_amount: claimed.base_amount,
@@ -51,7 +52,7 @@ export async function bookCredit(
     loyalty_badge: loyaltyBadge(org.tenancy, org.lifetime_units),
     credited_at: c.now.toISOString(),
     ...(auto ? { automatic: { below_units: auto.below_units, card: auto.card ?? 'saved card' } } : {}),
-  });
+  } });
   // The wallet row is the hot lock shared with every verification: touched last, then COMMIT. The
   // receipt reads the new balance from this ledger line when it is sent.
   const moved = await addUnits(tx, {

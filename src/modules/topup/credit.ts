@@ -92,7 +92,7 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
       if (!claimed) return null;
       // A card the processor will charge again becomes the organisation's saved card (automatic top-up).
       if (checked.authorization) await saveCard(tx, deps.config.encryptionKeys, { orgId: claimed.org_id, reference, authorization: checked.authorization, at: now });
-      return { claimed, ...(await bookCredit(tx, { claimed, recipients, now, details: { source } })) };
+      return { claimed, ...(await bookCredit(tx, { claimed, recipients, ring: deps.config.encryptionKeys, now, details: { source } })) };
     });
   } catch (err) {
     if (!(err instanceof RetiredOrganisation)) throw err;

@@ -74,14 +74,15 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       'Organisation administrators and the `finance` role; the reference comes from POST /topup/initialize, the top-up as `GET /topups` lists it. ' +
       'A reference of another organisation: 403 `This top-up belongs to another organisation` (as `POST /topup/verify`); unknown: 404 ' +
-      '`Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400.',
+      '`Top-up reference not found`; not `TOP-<org>-<16 hex>`: 400. JSON only: an `Accept` that does not allow `application/json` ' +
+      '(`text/csv`, `application/pdf`, ...) is 406 `Accept must allow application/json` (the list, `GET /topups`, is the one with a CSV).',
     security: bearer,
     request: { params: topupPathParams },
     responses: {
       200: json(Topup, 'The top-up'),
       ...errors(401, 406, 429),
       400: errorResponse('Not a top-up reference'),
-      403: errorResponse('Not an organisation administrator, or the reference belongs to another organisation'),
+      403: errorResponse('The caller is neither an organisation administrator nor a finance officer, or the reference belongs to another organisation'),
       404: errorResponse('Top-up reference not found'),
     },
   });

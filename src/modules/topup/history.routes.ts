@@ -26,6 +26,8 @@ export function topupHistoryRoutes(ctx: AppContext): Router {
   });
   r.get('/topups/:reference', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     const { reference } = parsePathParams(topupPathParams, req.params);
+    // JSON only (its list, GET /topups, also speaks CSV; one top-up does not): anything else is 406, as the invoice.
+    negotiate(req, ['application/json']);
     res.json(await getTopup(ctx.db, principalOf(req), reference));
   });
   r.get('/topups/:reference/invoice', ctx.authenticate, ctx.rateLimit, async (req, res) => {

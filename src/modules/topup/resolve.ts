@@ -42,7 +42,7 @@ export async function resolveMismatch(deps: OperatorDeps, reference: string, r: 
     booked = await deps.db.transaction(async (tx) => {
       const claimed = await troubled.claimResolvedCredit(tx, { reference, by, note, at: now });
       if (!claimed) return null;
-      return { claimed, ...(await bookCredit(tx, { claimed, recipients, now, details: { source: 'resolve', resolved_by: by }, by: 'operator' })) };
+      return { claimed, ...(await bookCredit(tx, { claimed, recipients, ring: deps.config.encryptionKeys, now, details: { source: 'resolve', resolved_by: by }, by: 'operator' })) };
     });
   } catch (err) {
     if (err instanceof RetiredOrganisation) throw new AppError('conflict', retired);

@@ -78,7 +78,7 @@ export function register(registry: OpenAPIRegistry): void {
       200: json(initializeResponse.meta({ id: 'TopupInitialization' }), 'Payment link created'),
       ...errors(401, 415, 422, 429, 502),
       400: errorResponse('units is not a positive multiple of 100 or is below the minimum'),
-      403: errorResponse('The caller is not an organisation administrator'),
+      403: errorResponse('The caller is neither an organisation administrator nor a finance officer'),
     },
   });
 
@@ -95,7 +95,7 @@ export function register(registry: OpenAPIRegistry): void {
       200: json(topupPrice.extend({ currency: z.literal('NGN') }).meta({ id: 'TopupQuote' }), 'The price'),
       ...errors(401, 422, 429),
       400: errorResponse('units is not a positive multiple of 100 or is below the minimum'),
-      403: errorResponse('The caller is not an organisation administrator'),
+      403: errorResponse('The caller is neither an organisation administrator nor a finance officer'),
     },
   });
 
@@ -112,7 +112,7 @@ export function register(registry: OpenAPIRegistry): void {
       200: json(verifyResponse.meta({ id: 'TopupVerification' }), 'Credited, now or earlier'),
       ...errors(401, 415, 422, 429),
       400: errorResponse('Not a top-up reference, payment not successful, or amount mismatch; nothing credited'),
-      403: errorResponse('Not an organisation administrator, or the reference belongs to another organisation'),
+      403: errorResponse('The caller is neither an organisation administrator nor a finance officer, or the reference belongs to another organisation'),
       404: errorResponse('Top-up reference not found'),
       502: errorResponse('The processor could not confirm the payment; retry later', pendingError),
       504: errorResponse('Confirmation is taking longer than expected; retry later', pendingError),

@@ -36,7 +36,8 @@ export type LedgerMonth = {
   /**
    * Live verifications (debits) and the fixture calls beside them (never charged), summed per run: the
    * lines of one Lagos day between two other lines (a top-up or an adjustment), in time order, so
-   * that a statement lists every line in the order it happened.
+   * that a statement lists every line in the order it happened. A face match's debit is in its
+   * lookup's run, whatever was written between the two.
    */
   runs: z.infer<typeof runRow>[];
   topups: z.infer<typeof creditRow>[];
@@ -63,13 +64,26 @@ export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: 
     FROM wallet_transactions WHERE org_id = ${orgId} AND created_at < ${before}`);
   const runs = await db.any(sql.type(runRow)`
     WITH month AS (
-      SELECT id, created_at, kind, units_delta,
+      SELECT id, created_at, kind, units_delta, reference,
              -- Which run a line is in: the count of top-ups and adjustments up to it, in time order.
              count(*) FILTER (WHERE kind IN ('topup', 'adjustment')) OVER (ORDER BY created_at, id) AS run
       FROM wallet_transactions
       WHERE org_id = ${orgId} AND created_at >= ${since} AND created_at < ${before}
+    ), lookups AS (
+      SELECT DISTINCT ON (reference) reference, created_at, run
+      FROM month WHERE kind = 'verification' AND reference IS NOT NULL
+      ORDER BY reference, id
+    ), placed AS (
+      -- A face match's debit is written after its lookup's, in a statement of its own: a top-up or an
+      -- adjustment committed between the two would start a new run and show the comparison without
+      -- its lookup ("0 live verifications, 1 with face match"). It is placed in its lookup's run and
+      -- day (same reference); one whose lookup is in an earlier month keeps its own.
+      SELECT m.id, m.kind, m.units_delta, m.created_at,
+             coalesce(l.created_at, m.created_at) AS placed_at, coalesce(l.run, m.run) AS run
+      FROM month m LEFT JOIN lookups l ON m.kind = 'face_match' AND l.reference = m.reference
+      WHERE m.kind IN ('verification', 'fixture_verification', 'face_match')
     )
-    SELECT to_char((created_at AT TIME ZONE 'Africa/Lagos')::date, 'YYYY-MM-DD') AS day,
+    SELECT to_char((placed_at AT TIME ZONE 'Africa/Lagos')::date, 'YYYY-MM-DD') AS day,
            min(created_at) AS first_at, min(id) AS first_id,
            count(*) FILTER (WHERE kind = 'verification') AS verifications,
            -- A face match's comparison is a debit of its own (face_match) beside its lookup's: the run's
@@ -78,8 +92,7 @@ export async function ledgerMonth(db: CommonQueryMethods, orgId: number, range: 
            count(*) FILTER (WHERE kind = 'fixture_verification') AS fixture_verifications,
            count(*) FILTER (WHERE kind = 'face_match') AS face_matches,
            coalesce(sum(-units_delta) FILTER (WHERE kind = 'face_match'), 0) AS face_units
-    FROM month
-    WHERE kind IN ('verification', 'fixture_verification', 'face_match')
+    FROM placed
     GROUP BY 1, run ORDER BY min(created_at), min(id)`);
   const topups = await db.any(sql.type(creditRow)`
     SELECT id, created_at, reference, units_delta, amount, coalesce(vat_amount, 0) AS vat_amount, coalesce(service_charge, 0) AS service_charge,

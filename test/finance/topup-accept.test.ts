@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until } from '../setup/wait.ts';
 
-// A credited top-up's invoice is a PDF only: the Accept header is judged by the statements' rule, so
-// a type the route cannot make is 406 rather than a PDF nobody asked for.
+// A credited top-up's invoice is a PDF only, and the top-up itself JSON only: the Accept header is
+// judged by the statements' rule, so a type the route cannot make is 406 rather than a body nobody
+// asked for.
 
 let stack: Stack;
 let org: OrgFixture;
@@ -44,6 +45,29 @@ describe('GET /topups/{reference}/invoice and the Accept header', () => {
       expect(r.status, String(accept)).toBe(200);
       expect(r.headers.get('content-type')).toBe('application/pdf');
       expect(Buffer.from(await r.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    }
+  });
+});
+
+const topup = (accept: string | null) =>
+  fetch(`${stack.url}/v1/topups/${reference}`, { headers: { authorization: `Bearer ${org.admin.token}`, ...(accept === null ? {} : { accept }) } });
+
+describe('GET /topups/{reference} and the Accept header', () => {
+  it('When the top-up is asked as CSV or PDF, then 406 naming JSON, in the invoice\'s wording', async () => {
+    for (const accept of ['text/csv', 'application/pdf']) {
+      const r = await topup(accept);
+      expect(r.status, accept).toBe(406);
+      expect(r.headers.get('content-type')).toMatch(/^application\/(problem\+)?json/);
+      expect(((await r.json()) as { detail: string }).detail).toBe('Accept must allow application/json');
+    }
+  });
+
+  it('When the top-up is asked as JSON, with */* or with no Accept, then its JSON', async () => {
+    for (const accept of ['application/json', '*/*', null, 'text/csv;q=0.9, application/json;q=0.5']) {
+      const r = await topup(accept);
+      expect(r.status, String(accept)).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(((await r.json()) as { reference: string }).reference).toBe(reference);
     }
   });
 });
