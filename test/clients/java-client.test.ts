@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { run, toolchain } from './toolchain.ts';
+import { run, toolchain } from './helpers.ts';
 
 // The Java client's own suite: test.sh compiles it with javac against Jackson (Debian's jars) and runs its
 // main-based runner (signatures of both webhook schemes, rotation, tampering, old timestamps, error

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { run, toolchain } from './toolchain.ts';
+import { run, toolchain } from './helpers.ts';
 
 // The PHP client's own suite (tests/run.php: signatures of both webhook schemes, rotation, tampering, old
 // timestamps, error mapping, the token's renewal), run with the machine's PHP (8.1+ with curl).

@@ -14,7 +14,9 @@ import java.util.UUID;
 /**
  * The five-minute walk (the README's, as a program): sign in, read the balance, verify the fixture NIN,
  * verify a live NIN without waiting and requery it until it ends, then check the webhook deliveries named in
- * IDVERIFY_WEBHOOK_FILES. One JSON object per line.
+ * IDVERIFY_WEBHOOK_FILES. One JSON object per line. A delivery's timestamp must be within
+ * IDVERIFY_WEBHOOK_TOLERANCE seconds of the clock (unset: 300, the verifier's replay window; 0: no
+ * timestamp check, for deliveries saved earlier and verified now).
  */
 public final class Walk {
     public static void main(String[] args) throws Exception {
@@ -42,13 +44,16 @@ public final class Walk {
         }
         System.out.println("{\"step\":\"requery\",\"answer\":" + client.lastResponse().text().trim() + "}");
 
+        String window = System.getenv().getOrDefault("IDVERIFY_WEBHOOK_TOLERANCE", "");
+        long seconds = window.isBlank() ? 300 : Long.parseLong(window.trim());
+        long tolerance = seconds > 0 ? seconds : Long.MAX_VALUE; // 0: a window wider than any clock, so no timestamp check
         String files = System.getenv().getOrDefault("IDVERIFY_WEBHOOK_FILES", "");
         for (String file : files.split(",")) {
             if (file.isBlank()) continue;
             JsonNode delivery = mapper.readTree(Files.readString(Path.of(file.trim())));
             Map<String, String> headers = new HashMap<>();
             delivery.path("headers").fields().forEachRemaining(e -> headers.put(e.getKey(), e.getValue().asText()));
-            boolean valid = Webhooks.verify(delivery.path("secret").asText(), headers, delivery.path("body").asText());
+            boolean valid = Webhooks.verify(delivery.path("secret").asText(), headers, delivery.path("body").asText(), tolerance, null);
             System.out.println("{\"step\":\"webhook\",\"valid\":" + valid + "}");
         }
     }

@@ -1,7 +1,9 @@
 <?php
 // The five-minute walk (the README's, as a program): sign in, read the balance, verify the fixture NIN,
 // verify a live NIN without waiting and requery it until it ends, then check the webhook deliveries named in
-// IDVERIFY_WEBHOOK_FILES. One JSON object per line.
+// IDVERIFY_WEBHOOK_FILES. One JSON object per line. A delivery's timestamp must be within
+// IDVERIFY_WEBHOOK_TOLERANCE seconds of the clock (unset: 300, the verifier's replay window; 0: no
+// timestamp check, for deliveries saved earlier and verified now).
 
 declare(strict_types=1);
 
@@ -37,7 +39,9 @@ try {
 }
 line(['step' => 'requery'], $client->lastResponse()->body);
 
+$seconds = (int) (getenv('IDVERIFY_WEBHOOK_TOLERANCE') ?: 300);
+$tolerance = $seconds > 0 ? $seconds : PHP_INT_MAX; // 0: a window wider than any clock, so no timestamp check
 foreach (array_filter(explode(',', (string) getenv('IDVERIFY_WEBHOOK_FILES'))) as $file) {
     $delivery = json_decode((string) file_get_contents(trim($file)), true, 512, JSON_THROW_ON_ERROR);
-    line(['step' => 'webhook', 'valid' => Webhook::verify($delivery['secret'], $delivery['headers'], $delivery['body'])]);
+    line(['step' => 'webhook', 'valid' => Webhook::verify($delivery['secret'], $delivery['headers'], $delivery['body'], $tolerance)]);
 }

@@ -5,7 +5,9 @@ asynchronously and requery it until it ended, then check webhook deliveries' sig
       python3 clients/python/examples/walk.py
 
 Prints one JSON object per line. IDVERIFY_WEBHOOK_FILES (optional, comma-separated) names JSON files
-{"secret", "headers", "body"}, each a delivery as received.
+{"secret", "headers", "body"}, each a delivery as received. A delivery's timestamp must be within
+IDVERIFY_WEBHOOK_TOLERANCE seconds of the clock (unset: 300, the verifier's replay window; 0: no
+timestamp check, for deliveries saved earlier and verified now).
 """
 
 import json
@@ -41,10 +43,12 @@ def main():
         final = err.body  # an ended failure (not found, failed at the authority) is an answer too
     emit({"step": "requery", "answer": final})
 
+    seconds = int(os.environ.get("IDVERIFY_WEBHOOK_TOLERANCE") or 300)
+    tolerance = seconds if seconds > 0 else 2**62  # 0: a window wider than any clock, so no timestamp check
     for name in filter(None, (f.strip() for f in os.environ.get("IDVERIFY_WEBHOOK_FILES", "").split(","))):
         with open(name, encoding="utf-8") as f:
             delivery = json.load(f)
-        emit({"step": "webhook", "valid": verify_webhook(delivery["body"], delivery["headers"], delivery["secret"])})
+        emit({"step": "webhook", "valid": verify_webhook(delivery["body"], delivery["headers"], delivery["secret"], tolerance)})
 
 
 if __name__ == "__main__":

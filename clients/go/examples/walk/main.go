@@ -5,7 +5,9 @@
 //	  go run ./examples/walk   (from clients/go)
 //
 // Prints one JSON object per line. IDVERIFY_WEBHOOK_FILES (optional, comma-separated) names JSON files
-// {"secret", "headers", "body"}, each a delivery as received.
+// {"secret", "headers", "body"}, each a delivery as received. A delivery's timestamp must be within
+// IDVERIFY_WEBHOOK_TOLERANCE seconds of the clock (unset: 300, the verifier's replay window; 0: no
+// timestamp check, for deliveries saved earlier and verified now).
 package main
 
 import (
@@ -16,7 +18,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,6 +113,16 @@ func main() {
 		fail(err)
 	}
 
+	seconds := int64(300)
+	if v := os.Getenv("IDVERIFY_WEBHOOK_TOLERANCE"); v != "" {
+		if seconds, err = strconv.ParseInt(v, 10, 64); err != nil || seconds < 0 {
+			fail(fmt.Errorf("IDVERIFY_WEBHOOK_TOLERANCE must be a whole number of seconds: %q", v))
+		}
+	}
+	tolerance := time.Duration(seconds) * time.Second
+	if seconds == 0 {
+		tolerance = time.Duration(math.MaxInt64) // a window wider than any clock, so no timestamp check
+	}
 	for _, name := range strings.Split(os.Getenv("IDVERIFY_WEBHOOK_FILES"), ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -127,6 +141,6 @@ func main() {
 		if err := dec.Decode(&delivery); err != nil {
 			fail(err)
 		}
-		emit("webhook", "valid", idverify.VerifyWebhook([]byte(delivery.Body), delivery.Headers, delivery.Secret, idverify.WebhookOptions{}))
+		emit("webhook", "valid", idverify.VerifyWebhook([]byte(delivery.Body), delivery.Headers, delivery.Secret, idverify.WebhookOptions{Tolerance: tolerance}))
 	}
 }
