@@ -14,7 +14,13 @@ export function TopUp() {
   const paying = useAction();
   const price = (e: Event) => {
     e.preventDefault();
+    action.setError(null);
     priceNow();
+  };
+  // A field the form's own checks refused (empty, not a number) stays marked until it is changed.
+  const typed = (v: string) => {
+    action.setError(null);
+    setUnits(v);
   };
   const pay = () =>
     void paying.run(async () => {
@@ -26,8 +32,8 @@ export function TopUp() {
     <AccountsOnly>
       <Page title="Top up">
         <Form action={action} onSubmit={price} aria-label="Price a top-up">
-          <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={setUnits} required hint="A multiple of 100; the price follows as you type" />
-          <ErrorText error={error} />
+          <Field label="Units" name="units" type="number" min="100" step="100" inputMode="numeric" value={units} onInput={typed} required hint="A multiple of 100; the price follows as you type" />
+          <ErrorText error={action.error ?? error} />
           <p class="hint" role="status" aria-live="polite">
             {pending ? 'Pricing…' : ''}
           </p>
