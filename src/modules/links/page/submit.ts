@@ -91,7 +91,7 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   const submission: PendingSubmission = { linkId: link.id, orgId: link.org_id, clientRef: link.client_ref, referenceId: newReferenceId() };
   if (!(await repo.takeUse(ctx.db, { linkId: link.id, referenceId: submission.referenceId, at: now }))) {
     // Revoked, expired, used up or its maker disabled since the page was read; or every use is held by submissions in flight.
-    const current = await repo.findLink(ctx.db, link.org_id, link.id);
+    const current = await repo.findLink(ctx.db, link.org_id, link.id, now);
     throw goneError((current && goneReason(current, now)) ?? 'used_up');
   }
 
