@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import type { DatabasePool } from 'slonik';
 import { realStackReason, type Config } from '../../config.ts';
 import { open, seal, type KeyRing } from '../../lib/crypto.ts';
@@ -36,16 +37,19 @@ function portOf(text: string): number | null {
  * The ports this stack listens on, which a loopback receiver may not name in the sandbox: the API
  * (PORT, and `apiPort`, the port a request actually came in on), the payment simulator, the mail sink,
  * the workers' metrics, and PostgreSQL and Redis as configured; the identity simulator's port is
- * allowed for its /sandbox/hooks/{name} receiver only. The API checks at registration and PATCH, the
+ * allowed for its /sandbox/hooks/{name} receiver only; `interfaces` (this host's, by default) give the
+ * addresses judged as loopback (address-guard.ts OwnPorts). The API checks at registration and PATCH, the
  * workers again at every delivery, each from its own configuration.
  */
-export function ownPorts(config: Config, apiPort?: number): OwnPorts {
+export function ownPorts(config: Config, apiPort?: number, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): OwnPorts {
   const workerMetrics = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => config.WORKER_METRICS_PORT + i);
   const refused = [config.PORT, apiPort, portOf(config.paystackBaseUrl), config.sandboxSwitches?.SANDBOX_SMTP_PORT, portOf(config.SMTP_URL), ...workerMetrics, portOf(config.DATABASE_URL), portOf(config.REDIS_URL)];
   const hooks = portOf(config.identityBaseUrl);
   return {
     refused: [...new Set(refused.filter((p): p is number => typeof p === 'number' && p > 0 && p !== hooks))],
     hooksOnly: hooks ? [hooks] : [],
+    // Read when asked (each registration, each delivery), so an interface that came up since counts.
+    hostAddresses: Object.values(interfaces).flatMap((list) => (list ?? []).map((i) => i.address)),
   };
 }
 
