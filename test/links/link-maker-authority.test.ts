@@ -6,8 +6,8 @@ import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { makeLink, openPage, submitPage } from '../setup/links.ts';
 
 /**
- * A verification link acts for its maker: it takes submissions only while the administrator who made
- * it may still make links (read live, as an API client's suspension is), and a revoked link is revoked
+ * A verification link acts for its maker: it takes submissions only while the administrator (or the
+ * unexpired API client) who made it may still make links (read live, as an API client's suspension is), and a revoked link is revoked
  * once.
  */
 const FIXTURE_VNIN = 'AA000000000001ZZ';
@@ -87,6 +87,33 @@ describe('a verification link acts for its maker', () => {
     expect(await statusOf(link.id)).toBe('suspended');
 
     expect((await patchUser(maker.id, { role: 'org_admin' })).status).toBe(200);
+    expect((await tryLink(link.url, csrf)).sent.status).toBe(200);
+    expect(await statusOf(link.id)).toBe('active');
+  });
+
+  it('When the API client that made a link passes its expires_at, then the link stops taking submissions (410, as revoked) and no use is spent; its expiry moved on, it takes them again', async () => {
+    const made = await stack.api('POST', '/v1/api-clients', {
+      token: org.admin.token,
+      json: { name: `expiring-${randomBytes(3).toString('hex')}`, role: 'org_admin', scopes: ['links'], expires_at: new Date(Date.now() + 3600_000).toISOString() },
+    });
+    expect(made.status, made.text).toBe(201);
+    const signIn = await stack.api('POST', '/v1/login', { form: { grant_type: 'client_credentials', client_id: made.body.client_id, client_secret: made.body.client_secret } });
+    expect(signIn.status).toBe(200);
+    const link = await makeLink(stack, signIn.body.access_token as string, { require_face: false, max_uses: 3 });
+    const csrf = (await openPage(stack, link.url)).csrf!;
+    expect((await submitPage(stack, link.url, { csrf, vnin: FIXTURE_VNIN }, { from: from() })).status).toBe(200);
+
+    // The client's expiry passes (moved into the past: the service reads it live, as its sign-in does).
+    await stack.db.query(sql.unsafe`UPDATE api_clients SET expires_at = now() - interval '1 second' WHERE client_id = ${made.body.client_id as string}`);
+    const revoked = await revokedAnswers();
+    const gone = await tryLink(link.url, csrf);
+    expect(gone.page.status).toBe(410);
+    expect(gone.sent.status).toBe(410);
+    expect(gone.sent.body).toEqual(revoked.sent.body);
+    expect(await statusOf(link.id)).toBe('suspended');
+    expect(await stack.db.oneFirst(sql.type(z.object({ uses: z.coerce.number() }))`SELECT uses FROM verification_links WHERE id = ${link.id}`)).toBe(1);
+
+    await stack.db.query(sql.unsafe`UPDATE api_clients SET expires_at = now() + interval '1 hour' WHERE client_id = ${made.body.client_id as string}`);
     expect((await tryLink(link.url, csrf)).sent.status).toBe(200);
     expect(await statusOf(link.id)).toBe('active');
   });

@@ -32,10 +32,11 @@ export type LinkRow = z.infer<typeof linkRow>;
 
 const columns = sql.fragment`id, seq, org_id, reason, purpose, require_face, expires_at, max_uses, uses, client_ref, status, created_by_user, created_by_client, created_by_client_id, created_at, revoked_at`;
 
-/** A link acts for its maker: it takes submissions only while they may still make links (read live). */
-const makerMayAct = (l: string) =>
-  makerMayStillAct(sql.fragment`${sql.identifier([l, 'created_by_user'])}`, sql.fragment`${sql.identifier([l, 'created_by_client'])}`, sql.fragment`${sql.identifier([l, 'org_id'])}`);
-const shown = sql.fragment`${columns}, ${makerMayAct('verification_links')} AS maker_may_act`;
+/** A link acts for its maker: it takes submissions only while they may still make links at `at` (read live). */
+const makerMayAct = (l: string, at: Date) =>
+  makerMayStillAct(sql.fragment`${sql.identifier([l, 'created_by_user'])}`, sql.fragment`${sql.identifier([l, 'created_by_client'])}`, sql.fragment`${sql.identifier([l, 'org_id'])}`, at);
+/** A link as shown at `at`: its maker's standing judged at the same instant as the rest of it. */
+const shown = (at: Date) => sql.fragment`${columns}, ${makerMayAct('verification_links', at)} AS maker_may_act`;
 
 export type NewLink = {
   id: string;
@@ -59,19 +60,19 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
     RETURNING ${columns}`);
 }
 
-export async function findLink(db: CommonQueryMethods, orgId: number, id: string): Promise<LinkRow | null> {
-  return db.maybeOne(sql.type(linkRow)`SELECT ${shown} FROM verification_links WHERE id = ${id} AND org_id = ${orgId}`);
+export async function findLink(db: CommonQueryMethods, orgId: number, id: string, at: Date): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`SELECT ${shown(at)} FROM verification_links WHERE id = ${id} AND org_id = ${orgId}`);
 }
 
-export async function findLinkByToken(db: CommonQueryMethods, tokenHash: Buffer): Promise<LinkRow | null> {
-  return db.maybeOne(sql.type(linkRow)`SELECT ${shown} FROM verification_links WHERE token_hash = ${sql.binary(tokenHash)}`);
+export async function findLinkByToken(db: CommonQueryMethods, tokenHash: Buffer, at: Date): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRow)`SELECT ${shown(at)} FROM verification_links WHERE token_hash = ${sql.binary(tokenHash)}`);
 }
 
 /** A page of the organisation's links, newest first, after `before` (a seq) when given; one row more than `limit`. */
-export async function listLinks(db: CommonQueryMethods, orgId: number, p: { before: number | null; limit: number }): Promise<readonly LinkRow[]> {
+export async function listLinks(db: CommonQueryMethods, orgId: number, p: { before: number | null; limit: number; at: Date }): Promise<readonly LinkRow[]> {
   const after = p.before === null ? sql.fragment`` : sql.fragment`AND seq < ${p.before}`;
   return db.any(sql.type(linkRow)`
-    SELECT ${shown} FROM verification_links WHERE org_id = ${orgId} ${after} ORDER BY seq DESC LIMIT ${p.limit + 1}`);
+    SELECT ${shown(p.at)} FROM verification_links WHERE org_id = ${orgId} ${after} ORDER BY seq DESC LIMIT ${p.limit + 1}`);
 }
 
 /** Revoked at `at`; null when there is no such link, or it was revoked already (the caller tells which). */
@@ -94,7 +95,7 @@ export async function takeUse(db: CommonQueryMethods, s: { linkId: string; refer
     WITH taken AS (
       UPDATE verification_links SET uses = uses + 1
       WHERE id = ${s.linkId} AND status = 'active' AND expires_at > ${sql.timestamp(s.at)} AND uses < max_uses
-        AND ${makerMayAct('verification_links')}
+        AND ${makerMayAct('verification_links', s.at)}
       RETURNING id)
     INSERT INTO verification_link_submissions (link_id, reference_id, status, submitted_at)
     SELECT id, ${s.referenceId}, 'pending', ${sql.timestamp(s.at)} FROM taken`);

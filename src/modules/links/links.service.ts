@@ -80,18 +80,19 @@ const CURSOR_SCOPE = 'verification-links';
 
 export async function listLinks(deps: LinkDeps, orgId: number, q: { limit: number; cursor?: string | undefined }) {
   const before = q.cursor ? decodeCursor(CURSOR_SCOPE, q.cursor, z.tuple([z.number().int().positive()]))[0] : null;
-  const rows = await repo.listLinks(deps.db, orgId, { before, limit: q.limit });
-  const page = pageOf(rows, q.limit, (last) => encodeCursor(CURSOR_SCOPE, [last.seq]));
   const now = deps.clock.now();
+  const rows = await repo.listLinks(deps.db, orgId, { before, limit: q.limit, at: now });
+  const page = pageOf(rows, q.limit, (last) => encodeCursor(CURSOR_SCOPE, [last.seq]));
   return { data: page.data.map((r) => present(r, now)), next_cursor: page.next };
 }
 
 export async function getLink(deps: LinkDeps, orgId: number, id: string) {
-  const row = await repo.findLink(deps.db, orgId, id);
+  const now = deps.clock.now();
+  const row = await repo.findLink(deps.db, orgId, id, now);
   if (!row) throw new AppError('not_found', LINK_NOT_FOUND);
   const submissions = await repo.listSubmissions(deps.db, id);
   const faces = await faceResultsOf(deps, orgId, submissions.map((s) => s.reference_id));
-  return { ...present(row, deps.clock.now()), submissions: submissions.map((s) => ({ ...s, face: faces.get(s.reference_id) ?? null })) };
+  return { ...present(row, now), submissions: submissions.map((s) => ({ ...s, face: faces.get(s.reference_id) ?? null })) };
 }
 
 export async function revokeLink(deps: LinkDeps, orgId: number, id: string) {
@@ -99,6 +100,6 @@ export async function revokeLink(deps: LinkDeps, orgId: number, id: string) {
   const row = await repo.revokeLink(deps.db, orgId, id, now);
   if (row) return present(row, now);
   // A second revocation changes nothing, so it answers 409 (and records no second audit event).
-  if (await repo.findLink(deps.db, orgId, id)) throw new AppError('conflict', LINK_ALREADY_REVOKED);
+  if (await repo.findLink(deps.db, orgId, id, now)) throw new AppError('conflict', LINK_ALREADY_REVOKED);
   throw new AppError('not_found', LINK_NOT_FOUND);
 }

@@ -24,15 +24,18 @@ export const CREATOR = sql.fragment`LEFT JOIN users cr ON cr.id = c.created_by`;
 /**
  * Whether the maker of something an organisation keeps acting for it (a verification link: a user or
  * an API client, the other null) may still make it: an enabled administrator of that organisation, or
- * a live API client of an administrator role that is not suspended (SUSPENDED). Read live, as an API
- * client's suspension is: a maker enabled or promoted again (a client adopted) makes it act again.
+ * a live API client of an administrator role that is neither suspended (SUSPENDED) nor past its
+ * `expires_at` at `at` (the instant judged: a client that may no longer sign in may not spend through
+ * its links either). Read live, as an API client's suspension is: a maker enabled or promoted again
+ * (a client adopted) makes it act again.
  */
-export function makerMayStillAct(userId: FragmentSqlToken, clientId: FragmentSqlToken, orgId: FragmentSqlToken) {
+export function makerMayStillAct(userId: FragmentSqlToken, clientId: FragmentSqlToken, orgId: FragmentSqlToken, at: Date) {
   const admins = sql.array(roles.rolesWith('administer_organisation'), 'text');
   return sql.fragment`(CASE WHEN ${userId} IS NOT NULL
       THEN EXISTS (SELECT 1 FROM users mu WHERE mu.id = ${userId} AND mu.org_id = ${orgId} AND NOT mu.disabled AND mu.role = ANY(${admins}))
       ELSE EXISTS (SELECT 1 FROM api_clients c ${CREATOR}
-                   WHERE c.id = ${clientId} AND c.org_id = ${orgId} AND c.deleted_at IS NULL AND c.role = ANY(${admins}) AND NOT ${SUSPENDED})
+                   WHERE c.id = ${clientId} AND c.org_id = ${orgId} AND c.deleted_at IS NULL AND c.role = ANY(${admins}) AND NOT ${SUSPENDED}
+                     AND (c.expires_at IS NULL OR c.expires_at > ${sql.timestamp(at)}))
     END)`;
 }
 

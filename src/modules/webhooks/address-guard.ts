@@ -17,8 +17,13 @@ export type TargetMode = { sandbox: boolean };
  * ping to the payment simulator's pay address credited a top-up): `refused` whole, and `hooksOnly`
  * (the identity simulator) for anything but its `/sandbox/hooks/{name}` receiver. Outside the sandbox
  * loopback is refused anyway.
+ *
+ * `hostAddresses`: this host's own interface addresses (os.networkInterfaces()). The API and the
+ * metrics listen on every interface (HOST=0.0.0.0), so `http://<an interface's address>:<the API's
+ * port>/` reaches this service as surely as loopback does: such an address is judged as loopback is,
+ * in every mode (allowed in the sandbox except on the ports above, refused outside it).
  */
-export type OwnPorts = { refused: readonly number[]; hooksOnly: readonly number[] };
+export type OwnPorts = { refused: readonly number[]; hooksOnly: readonly number[]; hostAddresses?: readonly string[] };
 
 /**
  * The one detail of every refused address: a name that does not resolve, a name or a literal that
@@ -79,16 +84,56 @@ const NOT_PUBLIC = list([
   ['2001::', 32, 'ipv6'],
 ]);
 
-/** Why an address may not be reached, or null when it may. IPv4-mapped IPv6 addresses are judged as IPv4. */
-export function addressRefusal(address: string, mode: TargetMode): string | null {
+/**
+ * The address and its family, an IPv6 address in one spelling (`::0:1` and `::1` alike, as the WHATWG
+ * URL parser writes it) and an IPv4-mapped one (`::ffff:10.1.2.3`, `::ffff:a01:203`) as its IPv4
+ * address; null when not an address.
+ */
+function parsed(address: string): { a: string; type: 'ipv4' | 'ipv6' } | null {
   const bare = address.replace(/^\[|\]$/g, '');
   const family = isIP(bare);
-  if (!family) return 'not an IP address';
-  const mapped = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1] : undefined;
-  const [a, type] = mapped ? [mapped, 'ipv4' as const] : [bare, family === 6 ? ('ipv6' as const) : ('ipv4' as const)];
-  if (NEVER.check(a, type)) return 'a link-local or cloud metadata address';
-  if (LOOPBACK.check(a, type)) return mode.sandbox ? null : 'a loopback address';
-  if (NOT_PUBLIC.check(a, type)) return 'not a public address';
+  if (!family) return null;
+  if (family === 4) return { a: bare, type: 'ipv4' };
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
+  if (dotted) return { a: dotted, type: 'ipv4' };
+  let a = bare;
+  try {
+    a = new URL(`http://[${bare}]/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    // A zone (`fe80::1%eth0`) the URL parser does not take: judged as written.
+  }
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
+  if (hex) {
+    const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return { a: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, type: 'ipv4' };
+  }
+  return { a, type: 'ipv6' };
+}
+
+/**
+ * Whether the address is this host itself: loopback, or one of `hostAddresses` (the interfaces'
+ * addresses, an IPv6 one possibly with its `%zone`).
+ */
+function isSelf(address: string, hostAddresses: readonly string[] = []): boolean {
+  const p = parsed(address);
+  if (!p) return false;
+  if (LOOPBACK.check(p.a, p.type)) return true;
+  return hostAddresses.some((h) => {
+    const q = parsed(h.replace(/%.*$/, ''));
+    return q !== null && q.type === p.type && q.a === p.a;
+  });
+}
+
+/**
+ * Why an address may not be reached, or null when it may. IPv4-mapped IPv6 addresses are judged as
+ * IPv4; this host's own addresses (`hostAddresses`) as loopback.
+ */
+export function addressRefusal(address: string, mode: TargetMode, hostAddresses?: readonly string[]): string | null {
+  const p = parsed(address);
+  if (!p) return 'not an IP address';
+  if (NEVER.check(p.a, p.type)) return 'a link-local or cloud metadata address';
+  if (isSelf(address, hostAddresses)) return mode.sandbox ? null : 'a loopback address';
+  if (NOT_PUBLIC.check(p.a, p.type)) return 'not a public address';
   return null;
 }
 
@@ -159,18 +204,12 @@ export async function resolveChecked(host: string, mode: TargetMode, resolver: R
   return addresses;
 }
 
-/** addressRefusal, and this service's own ports on a loopback address. */
+/** addressRefusal, and this service's own ports on an address of this host (loopback or an interface's). */
 export function targetAddressRefusal(address: string, mode: TargetMode, target?: { url: URL; own: OwnPorts | undefined }): string | null {
-  const why = addressRefusal(address, mode);
+  const hostAddresses = target?.own?.hostAddresses;
+  const why = addressRefusal(address, mode, hostAddresses);
   if (why || !target) return why;
-  return isLoopback(address) ? ownPortRefusal(target.url, target.own) : null;
-}
-
-function isLoopback(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-  if (mapped) return LOOPBACK.check(mapped, 'ipv4');
-  return LOOPBACK.check(bare, isIP(bare) === 6 ? 'ipv6' : 'ipv4');
+  return isSelf(address, hostAddresses) ? ownPortRefusal(target.url, target.own) : null;
 }
 
 /** Registration: the URL's rules, then its host's addresses as they resolve now (and, with `own`, not this service). */

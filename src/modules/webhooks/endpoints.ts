@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import type { DatabasePool } from 'slonik';
 import { realStackReason, type Config } from '../../config.ts';
 import { open, seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
 import { z } from 'zod';
+import { auditContext, recordAudit } from '../audit/index.ts';
 import { checkTarget, TargetRefused, type OwnPorts, type TargetMode } from './address-guard.ts';
 import { recordWebhookEvent } from './record.ts';
 import { newSecret } from './signing.ts';
@@ -35,16 +37,19 @@ function portOf(text: string): number | null {
  * The ports this stack listens on, which a loopback receiver may not name in the sandbox: the API
  * (PORT, and `apiPort`, the port a request actually came in on), the payment simulator, the mail sink,
  * the workers' metrics, and PostgreSQL and Redis as configured; the identity simulator's port is
- * allowed for its /sandbox/hooks/{name} receiver only. The API checks at registration and PATCH, the
+ * allowed for its /sandbox/hooks/{name} receiver only; `interfaces` (this host's, by default) give the
+ * addresses judged as loopback (address-guard.ts OwnPorts). The API checks at registration and PATCH, the
  * workers again at every delivery, each from its own configuration.
  */
-export function ownPorts(config: Config, apiPort?: number): OwnPorts {
+export function ownPorts(config: Config, apiPort?: number, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): OwnPorts {
   const workerMetrics = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => config.WORKER_METRICS_PORT + i);
   const refused = [config.PORT, apiPort, portOf(config.paystackBaseUrl), config.sandboxSwitches?.SANDBOX_SMTP_PORT, portOf(config.SMTP_URL), ...workerMetrics, portOf(config.DATABASE_URL), portOf(config.REDIS_URL)];
   const hooks = portOf(config.identityBaseUrl);
   return {
     refused: [...new Set(refused.filter((p): p is number => typeof p === 'number' && p > 0 && p !== hooks))],
     hooksOnly: hooks ? [hooks] : [],
+    // Read when asked (each registration, each delivery), so an interface that came up since counts.
+    hostAddresses: Object.values(interfaces).flatMap((list) => (list ?? []).map((i) => i.address)),
   };
 }
 
@@ -147,7 +152,14 @@ export const pingLimit = (perHour: number) => `at most ${perHour} test pings to 
  * endpoint. Unlike a redelivery a pending ping does not hold the next back: a ping is how one checks a
  * receiver just fixed, while the previous ping may still be waiting for its next retry.
  */
-export async function sendTestEvent(deps: EndpointDeps, orgId: number, id: string) {
+/**
+ * Who asked for a ping or a redelivery, for the trail: we send to a receiver on the caller's word.
+ * The event is recorded in the transaction that queues the delivery, as its last statement, so a
+ * delivery is never queued without its event (nor an event written for a delivery not queued).
+ */
+export type AskedBy = ReturnType<typeof auditContext>;
+
+export async function sendTestEvent(deps: EndpointDeps, orgId: number, id: string, by: AskedBy) {
   const row = await repo.findEndpoint(deps.db, orgId, id);
   if (!row) throw new AppError('not_found', NOT_FOUND);
   if (!row.enabled) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
@@ -155,7 +167,9 @@ export async function sendTestEvent(deps: EndpointDeps, orgId: number, id: strin
     const p = await repo.lockPings(tx, orgId, id);
     const max = deps.config.WEBHOOK_PINGS_PER_HOUR;
     if (p.recent >= max) throw new AppError('rate_limited', pingLimit(max), { headers: { 'Retry-After': String(Math.max(1, p.window_left_s)) }, extra: { code: 'ping_limit' } });
-    return recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id });
+    const queued = await recordWebhookEvent(tx, { orgId, type: 'ping', data: { endpoint_id: id }, endpointId: id });
+    if (queued) await recordAudit(tx, { ...by, action: 'webhook_endpoint.pinged', target: `webhook_endpoint:${id}`, details: { event_id: queued } });
+    return queued;
   });
   if (!eventId) throw new AppError('conflict', 'the endpoint is disabled: enable it first (PATCH enabled: true)');
   return { event_id: eventId, type: 'ping' as const };
@@ -184,7 +198,7 @@ export const REDELIVERY_LIMIT = `at most ${REDELIVERIES_PER_HOUR} redeliveries o
  * times an hour (429 `redelivery_limit`). Counted per event and endpoint, not per delivery id, so
  * redelivering a redelivery counts too; the automatic retries of the first delivery do not count.
  */
-export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: string) {
+export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: string, by: AskedBy) {
   const n = Number(deliveryId);
   const owner = await repo.deliveryEndpoint(deps.db, orgId, n);
   if (!owner || owner.deleted) throw new AppError('not_found', 'delivery not found');
@@ -195,6 +209,7 @@ export async function redeliver(deps: EndpointDeps, orgId: number, deliveryId: s
     if (r.recent >= REDELIVERIES_PER_HOUR) throw new AppError('rate_limited', REDELIVERY_LIMIT, { headers: { 'Retry-After': String(Math.max(1, r.window_left_s)) }, extra: { code: 'redelivery_limit' } });
     const row = await repo.insertRedelivery(tx, orgId, n);
     if (!row) throw new AppError('not_found', 'delivery not found');
+    await recordAudit(tx, { ...by, action: 'webhook_endpoint.redelivered', target: `webhook_endpoint:${owner.endpoint_id}`, details: { event_id: row.event_id, delivery_id: row.id, redelivery_of: deliveryId } });
     return { delivery: row, endpointId: owner.endpoint_id };
   });
 }

@@ -11,7 +11,7 @@ const CREATE = md(
   '',
   '- The URL must be `https` and its host must resolve only to public addresses (400 otherwise), checked here and again at every ' +
     'delivery against the address actually connected. Link-local and cloud metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) are ' +
-    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback, but not the stack\'s own ports ' +
+    'refused everywhere; the sandbox (`npm start` with no real upstream) also accepts `http` and loopback (this host\'s own interface addresses judged as loopback), but not the stack\'s own ports ' +
     '(the API, the payment simulator, the mail sink, the metrics; on the identity simulator\'s port only its `/sandbox/hooks/{name}` receiver). ' +
     `Every refused address answers the same detail, whatever the reason (a name that does not resolve included): \`${TARGET_REFUSED}\`.`,
   '- An organisation has at most 20 endpoints (`WEBHOOK_MAX_ENDPOINTS`; switched off ones count): 409 beyond.',

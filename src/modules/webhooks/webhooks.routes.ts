@@ -71,9 +71,9 @@ export function webhooksRoutes(ctx: AppContext): Router {
   r.post('/webhook-endpoints/:id/test', ...auth, async (req, res) => {
     const orgId = requireOrgAdmin(principalOf(req));
     const id = endpointId(req.params.id);
-    const sent = await endpoints.sendTestEvent(ctx, orgId, id);
-    // Pings and redeliveries make us send to a receiver on the caller's word: who asked is on the trail.
-    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.pinged', target: `webhook_endpoint:${id}`, details: { event_id: sent.event_id } });
+    // Pings and redeliveries make us send to a receiver on the caller's word: who asked is on the
+    // trail, recorded in the transaction that queues the delivery.
+    const sent = await endpoints.sendTestEvent(ctx, orgId, id, auditContext(principalOf(req)));
     res.status(202).json(sent);
   });
 
@@ -87,8 +87,7 @@ export function webhooksRoutes(ctx: AppContext): Router {
     const orgId = requireOrgAdmin(principalOf(req));
     const id = String(req.params.delivery_id);
     if (!DELIVERY_ID_RE.test(id)) throw new AppError('not_found', 'delivery not found');
-    const { delivery, endpointId: owner } = await endpoints.redeliver(ctx, orgId, id);
-    await recordAudit(ctx.db, { ...auditContext(principalOf(req)), action: 'webhook_endpoint.redelivered', target: `webhook_endpoint:${owner}`, details: { event_id: delivery.event_id, delivery_id: delivery.id, redelivery_of: id } });
+    const { delivery } = await endpoints.redeliver(ctx, orgId, id, auditContext(principalOf(req)));
     res.status(202).json(delivery);
   });
 

@@ -68,10 +68,10 @@ export function linkPageRoutes(ctx: AppContext): Router {
     sendCompressed(req, res, a.type, a);
   });
 
-  /** The link behind a token, with its organisation; null when none (or its organisation is gone). */
-  async function linkOf(token: string): Promise<{ link: repo.LinkRow; org: LinkOrganisation } | null> {
+  /** The link behind a token as it stands at `now`, with its organisation; null when none (or its organisation is gone). */
+  async function linkOf(token: string, now: Date): Promise<{ link: repo.LinkRow; org: LinkOrganisation } | null> {
     if (!TOKEN_RE.test(token)) return null;
-    const link = await repo.findLinkByToken(ctx.db, tokenHash(token));
+    const link = await repo.findLinkByToken(ctx.db, tokenHash(token), now);
     if (!link) return null;
     const org = await getOrganisation(ctx.db, link.org_id);
     if (!org || org.deleted_at) return null;
@@ -88,10 +88,10 @@ export function linkPageRoutes(ctx: AppContext): Router {
 
   r.get('/v/:token', async (req, res) => {
     const nonce = randomBytes(16).toString('base64');
-    const found = await linkOf(req.params.token);
+    const now = ctx.clock.now();
+    const found = await linkOf(req.params.token, now);
     if (!found) return html(res, 404, renderGone('not_found', { nonce, assets: { css: names.css } }), nonce, req);
     const { link, org } = found;
-    const now = ctx.clock.now();
     const gone = goneReason(link, now);
     if (gone) return html(res, 410, renderGone(gone, { nonce, assets: { css: names.css } }), nonce, req);
     const reasonLabel = (await listReasons(ctx)).find((x) => x.key === link.reason)?.label ?? link.reason;
@@ -111,12 +111,13 @@ export function linkPageRoutes(ctx: AppContext): Router {
   // A selfie makes this body large: 2 MiB decoded is under 3 MB as base64 (as POST /verify-nin/face).
   r.post('/v/:token/submit', requireContentType('json'), express.json({ limit: '3mb' }), async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    const found = await linkOf(String(req.params.token));
+    const now = ctx.clock.now();
+    const found = await linkOf(String(req.params.token), now);
     if (!found) {
       res.status(404).json({ detail: MESSAGES.gone.not_found, code: 'not_found', step: 'result' });
       return;
     }
-    const gone = goneReason(found.link, ctx.clock.now());
+    const gone = goneReason(found.link, now);
     if (gone) throw goneError(gone);
     res.json(await submitOnPage(submitDeps, req, found.link, found.org));
   });

@@ -36,8 +36,13 @@ const body = z.object({
 
 const VNIN = /^[A-Z0-9]{16}$/;
 const VNIN_REFUSALS = new Set(['vnin_used', 'vnin_expired', 'vnin_not_found', 'vnin_wrong_enterprise']);
-/** A face worker not answering in time or failing: at the selfie's check (503) or at the comparison (the verification failed). */
-const FACE_FAULTS = new Set(['face_timeout', 'face_failed', 'face_unavailable']);
+/**
+ * A face worker not answering in time or failing: at the selfie's check (503) or at the comparison (the
+ * verification failed); or the organisation's face matches all taken (429 `face_in_flight_cap`,
+ * nothing charged): to the person the same comparison that cannot be made just now, not a limit on
+ * their own tries.
+ */
+const FACE_FAULTS = new Set(['face_timeout', 'face_failed', 'face_unavailable', 'face_in_flight_cap']);
 
 /** An answer for the page: the person's own words, what it is (`code`), and the step to go back to. */
 function refusal(status: AppError['code'], words: string, code: string, step: Step, headers?: Record<string, string>): AppError {
@@ -84,14 +89,13 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
     ]);
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
-    const seconds = Number(err.headers?.['Retry-After'] ?? '60');
-    throw refusal('rate_limited', words(MESSAGES.errors.too_many, { minutes: Math.max(1, Math.ceil(seconds / 60)) }), 'rate_limited', 'send', err.headers);
+    throw tooMany(err, words);
   }
 
   const submission: PendingSubmission = { linkId: link.id, orgId: link.org_id, clientRef: link.client_ref, referenceId: newReferenceId() };
   if (!(await repo.takeUse(ctx.db, { linkId: link.id, referenceId: submission.referenceId, at: now }))) {
     // Revoked, expired, used up or its maker disabled since the page was read; or every use is held by submissions in flight.
-    const current = await repo.findLink(ctx.db, link.org_id, link.id);
+    const current = await repo.findLink(ctx.db, link.org_id, link.id, now);
     throw goneError((current && goneReason(current, now)) ?? 'used_up');
   }
 
@@ -143,6 +147,14 @@ async function settleOnPage(d: SubmitDeps, s: PendingSubmission, end: Submission
   if (!(await settleSubmission(d.ctx.db, s, end))) d.ctx.logger.warn({ referenceId: s.referenceId, linkId: s.linkId }, 'link submission already settled by the sweep');
 }
 
+/** A limit's 429 as the person reads it: how long to wait, in whole minutes from its Retry-After ("a minute" for one). */
+export function tooMany(err: AppError, words: (text: string, vars?: Record<string, string | number>) => string): AppError {
+  const seconds = Number(err.headers?.['Retry-After'] ?? '60');
+  const minutes = Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds / 60)) : 1;
+  const text = minutes === 1 ? MESSAGES.errors.too_many_one : words(MESSAGES.errors.too_many, { minutes });
+  return refusal('rate_limited', text, 'rate_limited', 'send', err.headers);
+}
+
 /** What the API would have answered, as the page says it: the person's words and the step to act on. */
 function forThePerson(err: AppError, words: (text: string, vars?: Record<string, string | number>) => string, withSelfie: boolean): AppError {
   const code = typeof err.extra?.code === 'string' ? err.extra.code : null;
@@ -159,7 +171,7 @@ function forThePerson(err: AppError, words: (text: string, vars?: Record<string,
     case 'forbidden':
       return refusal(err.code, words(e.org_unavailable), 'org_unavailable', 'result');
     case 'rate_limited':
-      return refusal('rate_limited', words(e.too_many, { minutes: 1 }), 'rate_limited', 'send', err.headers);
+      return tooMany(err, words);
     // The selfie as sent could not be taken (not base64, over 2 MiB): the page takes another.
     case 'bad_request':
     case 'payload_too_large':
