@@ -150,11 +150,17 @@ export async function startNpmStart(o: { ports?: Partial<NpmStart['ports']>; env
 /** `npm start` with the demo accounts seeded, once the API and the workers are up, and the administrator's printed password. */
 export async function startSeededSandbox(): Promise<{ sandbox: NpmStart; adminPassword: string }> {
   const sandbox = await startNpmStart({ env: { SANDBOX_SEED: 'true' } });
-  await sandbox.waitForOutput('api listening', 90_000);
-  await sandbox.waitForOutput('workers started', 90_000);
-  const printed = /administrator: username=demo-admin password=(\S+)/.exec(sandbox.output());
-  if (!printed) throw new Error(`npm start printed no demo-admin password:\n${sandbox.output().slice(-3000)}`);
-  return { sandbox, adminPassword: printed[1]! };
+  try {
+    await sandbox.waitForOutput('api listening', 90_000);
+    await sandbox.waitForOutput('workers started', 90_000);
+    const printed = /administrator: username=demo-admin password=(\S+)/.exec(sandbox.output());
+    if (!printed) throw new Error(`npm start printed no demo-admin password:\n${sandbox.output().slice(-3000)}`);
+    return { sandbox, adminPassword: printed[1]! };
+  } catch (e) {
+    // The caller never gets the sandbox to stop: a start that failed must not leave its tree running.
+    await sandbox.cleanup();
+    throw e;
+  }
 }
 
 /** Stops it as an operator would (SIGTERM, then waits for the exit), then cleans up what is left. */
