@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../setup/harness.ts';
-import { run, toolchain } from '../clients/toolchain.ts';
+import { run, toolchain } from '../clients/helpers.ts';
 
 /*
  * Go integrators generate their client with oapi-codegen, which reads the document through kin-openapi.
