@@ -57,27 +57,25 @@ export async function scenarioFixture(o: RunOptions): Promise<ScenarioReport> {
     ],
     targets: [
       infoTarget('fixture_vs_hello_throughput', m.result.throughput / Math.max(0.001, hello.result.throughput), `fixture ${m.result.throughput} / hello ${hello.result.throughput} 2xx/s at ${CONNECTIONS} connections.`),
-      target('fixture_vs_floor_throughput', {
-        value: m.result.throughput / Math.max(0.001, floor.result.throughput),
-        goal: 0.7,
+      // The goals are measured against the floor that does the same writes (a fair baseline does the
+      // same work minus what is measured); the bare floor, which skips them, is printed for information.
+      target('fixture_vs_same_writes_floor_throughput', {
+        value: m.result.throughput / Math.max(0.001, writes.result.throughput),
+        goal: 1.0,
         op: '>=',
-        how: `fixture ${m.result.throughput} / floor ${floor.result.throughput} 2xx/s at ${CONNECTIONS} connections, measured in ${ROUNDS} alternating rounds each; met also needs fixture_vs_floor_p99 <= 1.5 (${Math.round(p99Ratio * 1000) / 1000}).${d.ok ? '' : ' Durability check failed: see Checks.'}`,
-        runs: [['fixture', m.result], ['floor', floor.result]],
-        also: p99Ratio <= 1.5 && d.ok,
+        how: `fixture ${m.result.throughput} / floor with the verification row ${writes.result.throughput} 2xx/s at ${CONNECTIONS} connections, measured in ${ROUNDS} alternating rounds each; met also needs fixture_vs_same_writes_floor_p99 <= 1.0 (${Math.round(writesP99 * 1000) / 1000}).${d.ok ? '' : ' Durability check failed: see Checks.'}`,
+        runs: [['fixture', m.result], ['floor with the verification row', writes.result]],
+        also: writesP99 <= 1.0 && d.ok,
       }),
-      target('fixture_vs_floor_p99', {
-        value: p99Ratio,
-        goal: 1.5,
+      target('fixture_vs_same_writes_floor_p99', {
+        value: writesP99,
+        goal: 1.0,
         op: '<=',
-        how: `fixture ${m.result.latencyMs.p99} ms / floor ${floor.result.latencyMs.p99} ms p99 of 2xx at ${CONNECTIONS} connections.`,
-        runs: [['fixture', m.result], ['floor', floor.result]],
+        how: `fixture ${m.result.latencyMs.p99} ms / floor with the verification row ${writes.result.latencyMs.p99} ms p99 of 2xx at ${CONNECTIONS} connections.`,
+        runs: [['fixture', m.result], ['floor with the verification row', writes.result]],
       }),
-      infoTarget(
-        'fixture_vs_same_writes_floor_throughput',
-        m.result.throughput / Math.max(0.001, writes.result.throughput),
-        `fixture ${m.result.throughput} / floor with the verification row ${writes.result.throughput} 2xx/s at ${CONNECTIONS} connections (p99 ${Math.round(writesP99 * 1000) / 1000}x).`,
-      ),
-      infoTarget('fixture_vs_same_writes_floor_p99', writesP99, `fixture ${m.result.latencyMs.p99} ms / floor with the verification row ${writes.result.latencyMs.p99} ms p99 of 2xx.`),
+      infoTarget('fixture_vs_floor_throughput', m.result.throughput / Math.max(0.001, floor.result.throughput), `fixture ${m.result.throughput} / bare floor ${floor.result.throughput} 2xx/s at ${CONNECTIONS} connections (p99 ${Math.round(p99Ratio * 1000) / 1000}x).`),
+      infoTarget('fixture_vs_floor_p99', p99Ratio, `fixture ${m.result.latencyMs.p99} ms / bare floor ${floor.result.latencyMs.p99} ms p99 of 2xx.`),
     ],
     checks: [
       {

@@ -63,27 +63,25 @@ export async function scenarioRequery(o: RunOptions): Promise<ScenarioReport> {
     ],
     targets: [
       infoTarget('requery_vs_hello_throughput', m.result.throughput / Math.max(0.001, hello.result.throughput), `requery ${m.result.throughput} / hello ${hello.result.throughput} 2xx/s at ${CONNECTIONS} connections.`),
-      target('requery_vs_floor_throughput', {
-        value: m.result.throughput / Math.max(0.001, floor.result.throughput),
-        goal: 0.7,
+      // The goals are measured against the floor that does the same writes (a fair baseline does the
+      // same work minus what is measured); the bare floor, which skips them, is printed for information.
+      target('requery_vs_same_writes_floor_throughput', {
+        value: m.result.throughput / Math.max(0.001, writes.result.throughput),
+        goal: 1.0,
         op: '>=',
-        how: `requery ${m.result.throughput} / floor ${floor.result.throughput} 2xx/s at ${CONNECTIONS} connections, measured in ${ROUNDS} alternating rounds each; met also needs requery_vs_floor_p99 <= 1.5 (${Math.round(p99Ratio * 1000) / 1000}).`,
-        runs: [['requery', m.result], ['floor', floor.result]],
-        also: p99Ratio <= 1.5,
+        how: `requery ${m.result.throughput} / floor with its audit row ${writes.result.throughput} 2xx/s at ${CONNECTIONS} connections, measured in ${ROUNDS} alternating rounds each; met also needs requery_vs_same_writes_floor_p99 <= 1.0 (${Math.round(writesP99 * 1000) / 1000}).`,
+        runs: [['requery', m.result], ['floor with its audit row', writes.result]],
+        also: writesP99 <= 1.0,
       }),
-      target('requery_vs_floor_p99', {
-        value: p99Ratio,
-        goal: 1.5,
+      target('requery_vs_same_writes_floor_p99', {
+        value: writesP99,
+        goal: 1.0,
         op: '<=',
-        how: `requery ${m.result.latencyMs.p99} ms / floor ${floor.result.latencyMs.p99} ms p99 of 2xx at ${CONNECTIONS} connections.`,
-        runs: [['requery', m.result], ['floor', floor.result]],
+        how: `requery ${m.result.latencyMs.p99} ms / floor with its audit row ${writes.result.latencyMs.p99} ms p99 of 2xx at ${CONNECTIONS} connections.`,
+        runs: [['requery', m.result], ['floor with its audit row', writes.result]],
       }),
-      infoTarget(
-        'requery_vs_same_writes_floor_throughput',
-        m.result.throughput / Math.max(0.001, writes.result.throughput),
-        `requery ${m.result.throughput} / floor with its audit row ${writes.result.throughput} 2xx/s at ${CONNECTIONS} connections (p99 ${Math.round(writesP99 * 1000) / 1000}x).`,
-      ),
-      infoTarget('requery_vs_same_writes_floor_p99', writesP99, `requery ${m.result.latencyMs.p99} ms / floor with its audit row ${writes.result.latencyMs.p99} ms p99 of 2xx.`),
+      infoTarget('requery_vs_floor_throughput', m.result.throughput / Math.max(0.001, floor.result.throughput), `requery ${m.result.throughput} / bare floor ${floor.result.throughput} 2xx/s at ${CONNECTIONS} connections (p99 ${Math.round(p99Ratio * 1000) / 1000}x).`),
+      infoTarget('requery_vs_floor_p99', p99Ratio, `requery ${m.result.latencyMs.p99} ms / bare floor ${floor.result.latencyMs.p99} ms p99 of 2xx.`),
     ],
     checks: [{ name: 'all 200, nothing charged by a requery', pass: m.result.non2xx === 0 && light.result.non2xx === 0 && units === 999, value: `non-2xx ${m.result.non2xx + light.result.non2xx}, units ${units} (one live verification: 999)` }],
     diagnostics: [diagnose('service', m), diagnose(`service, light (${LIGHT} connections)`, light), diagnose('requery floor', floor), diagnose('requery floor with its audit row', writes), diagnose('hello-world', hello)].flat(),
