@@ -12,15 +12,18 @@ export { register as registerVerificationHistoryOpenApi } from './history.openap
 export { eraseSubjectData, exportSubject, type WaitingBatchRow, type WaitingQueries } from './subjects.ts';
 export { subjectHash } from './subject.ts';
 export { resealIdempotencyAnswers, resealVerifications, sealedVerificationCounts } from './reseal.ts';
-// Another module's lookups (the batches' rows): started, cancelled and read here; each one's end is
-// reported by its job (the catalog's batch.lookup-settled), never by a call out of this module.
-export { cancelLookup, startLookup, type LookupQuery } from './start.ts';
-export { lookupOutcomes, type LookupOutcome } from './outcomes.ts';
+// The one way to start a verification (a route's, a batch row's, a link's), and to cancel a queued
+// one; how they ended is read here. A batch lookup's end is reported by its job (the catalog's
+// batch.lookup-settled), never by a call out of this module.
+export { startVerification, type Asker, type LinkMaker } from './entrance.ts';
+export type { VerifyDeps } from './run.ts';
+export { cancelLookup, type LookupQuery } from './start.ts';
+export { faceResultsOf, lookupOutcomes, type LookupOutcome } from './outcomes.ts';
+export type { FaceAnswer } from './face-kept.ts';
+export type { VerificationStatus } from './verification.schemas.ts';
 export { isFixtureNin, isFixtureVnin } from './fixtures.ts';
-export { VNIN_REFUSAL_DETAIL, vninHash } from './vnin.ts';
+export { isVninRefusal, VNIN_REFUSAL_DETAIL, vninHash } from './vnin.ts';
 export { ninBody, phoneBody, VNIN_INVALID } from './verification.schemas.ts';
 export { newReferenceId } from './run.ts';
 export { SUBSCRIPTION_REQUIRED } from './verify.ts';
-export { consentSchema, type Consent } from './consent.ts';
-// A verification link's submission: run under a reference the links module chose, and read back by its sweep.
-export { faceResultsOf, linkEndsOf, longestLinkRunMs, verifyForLink, type LinkOutcome, type LinkStatus } from './link-run.ts';
+export { consentSchema, type Consent, type PersonsOwnConsent } from './consent.ts';
