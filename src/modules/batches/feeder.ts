@@ -8,7 +8,7 @@ import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane } from '../../lib/background-lane.ts';
 import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { cancelLookup, lookupOutcomes, startLookup, type LookupOutcome } from '../verification/index.ts';
+import { cancelLookup, lookupOutcomes, startVerification, type LookupOutcome } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';
 import { reportBatchStatus } from './events.ts';
 import { tokensOf } from './vnin-tokens.ts';
@@ -150,7 +150,7 @@ const PARALLEL = 16;
 type Fed = 'queued' | 'decided' | 'no_units' | 'skipped';
 
 async function feedOne(deps: FeedDeps, batch: repo.BatchRow, w: repo.WaitingLookup): Promise<Fed> {
-  const s = await startLookup(deps, {
+  const s = await startVerification(deps, {
     delivery: 'batch',
     batch: { id: batch.id, lookup: w.idx },
     orgId: batch.org_id,
@@ -243,7 +243,7 @@ async function reconcileQueued(deps: FeedDeps, conn: CommonQueryMethods, batchId
     }
     try {
       const again = { referenceId: q.reference_id, mode: q.kind, reason: q.reason, acceptedAt: o?.queuedAt ?? deps.clock.now() };
-      const s = await startLookup(deps, { delivery: 'batch', batch: { id: batchId }, orgId: q.org_id, again });
+      const s = await startVerification(deps, { delivery: 'batch', batch: { id: batchId }, orgId: q.org_id, again });
       if (s.kind !== 'lost') continue;
       // A vNIN's job took its token with it; one still in Redis (the feeder died before queuing the
       // job) goes into the new job. Without a token the job ends the lookup failed, unit released.

@@ -3,7 +3,7 @@ import type { Config } from '../../config.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { linkEndsOf, longestLinkRunMs, type LinkStatus } from '../verification/index.ts';
+import { linkEndsOf, longestLinkRunMs, type LinkStatus } from './link-run.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
 import * as repo from './links.repository.ts';
 

@@ -1,24 +1,16 @@
-import { createHash } from 'node:crypto';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
-import { requireOrgMember, type Principal } from '../auth/index.ts';
 import { checkSelfie, compareWithPhoto, faceClientDeps, isAcceptedImage, sealedImage, selfieRefused } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
-import { requireKnownReason } from '../reasons/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import { answerOf, type Answer } from './answer.ts';
-import type { Consent } from './consent.ts';
 import { faceAnswerOf, faceBody, type FaceAnswer, type FaceKept } from './face-kept.ts';
 import { acceptedAnswer, runAsyncLive, runFixtureAsync } from './async-run.ts';
 import { recordFixture, runFixture } from './fixture-run.ts';
-import { fixtureOutcome, fixtureVninOutcome, type FixtureOutcome } from './fixtures.ts';
-import * as idem from './idempotency.ts';
+import type { FixtureOutcome } from './fixtures.ts';
 import { runLive } from './live-run.ts';
 import type { PersonRecord } from './person.ts';
-import { newReferenceId, type Run, type VerifyDeps } from './run.ts';
-import type { VerificationQuery } from './verification.schemas.ts';
-import { afterFailure, resumeLinked, SUBSCRIPTION_REQUIRED } from './verify.ts';
-import { carriesVnin, normaliseVnin, storedQueryOf } from './vnin.ts';
+import { newReferenceId, type Run, type VerifyDeps, type Who } from './run.ts';
 
 /** At most this many bytes of selfie, decoded (413 beyond). */
 export const MAX_SELFIE_BYTES = 2 * 1024 * 1024;
@@ -26,9 +18,6 @@ export const MAX_SELFIE_BYTES = 2 * 1024 * 1024;
 export const SELFIE_TOO_LARGE = `selfie is larger than ${MAX_SELFIE_BYTES} bytes once decoded`;
 export const SELFIE_NOT_BASE64 = 'selfie must be base64 (a data: prefix is allowed)';
 export const FACE_CONSENT_REQUIRED = 'consent is required for a face match (a face is biometric data)';
-export const FACE_NEEDS_ONE_IDENTIFIER = 'Send exactly one of nin or vnin';
-
-export type FaceInput = { nin?: string | undefined; vnin?: string | undefined; selfie: string; reason: string; consent: Consent; match_only: boolean };
 
 /** The selfie's bytes: base64, an optional `data:<type>;base64,` prefix, whitespace ignored. */
 export function decodeSelfie(text: string): Buffer {
@@ -43,63 +32,22 @@ export function decodeSelfie(text: string): Buffer {
 }
 
 /**
- * POST /verify-nin/face. Order: the request's own checks, then the selfie (a face worker says whether
- * it shows one usable face: a refusal is a 422 with nothing looked up or charged), then the lookup as
- * a NIN or vNIN verification does it (fixtures free; live: the unit held, captured when found), then
- * the comparison with the record's photo, stored with its extra units in one statement. The selfie
- * lives in this request's memory and, sealed, in its face jobs (removed as they end); never stored.
+ * POST /verify-nin/face (and a link's face submission), after the request's checks and its
+ * Idempotency-Key claim (entrance.ts). Order: the wallet (one comparison's units), the selfie (a face
+ * worker says whether it shows one usable face: a refusal is a 422 with nothing looked up or charged),
+ * then the lookup as a NIN or vNIN verification does it (fixtures free; live: the unit held, captured
+ * when found), then the comparison with the record's photo, stored with its extra units in one
+ * statement. The selfie lives in this request's memory and, sealed, in its face jobs (removed as they
+ * end); never stored.
  */
-export async function verifyFace(deps: VerifyDeps, req: { principal: Principal; body: FaceInput; idempotencyKey: string | null; requestId: string; respondAsync?: boolean; ref?: string; signal?: AbortSignal }): Promise<Answer> {
-  const orgId = requireOrgMember(req.principal);
-  const b = req.body;
-  if ((b.nin === undefined) === (b.vnin === undefined)) throw new AppError('bad_request', FACE_NEEDS_ONE_IDENTIFIER);
-  const selfie = decodeSelfie(b.selfie);
-  const matchOnly = b.match_only;
-  const query: VerificationQuery = b.nin !== undefined ? { mode: 'face', nin: b.nin, reason: b.reason, matchOnly } : { mode: 'face', vnin: normaliseVnin(b.vnin!), reason: b.reason, matchOnly };
-  await requireKnownReason(deps, query.reason);
-  const fixture = 'nin' in query ? fixtureOutcome(query.nin) : fixtureVninOutcome(query.vnin);
-  if (!fixture && !req.principal.subscriptionActive) {
-    deps.metrics.verifications.inc({ mode: 'face', outcome: 'subscription_inactive' });
-    throw new AppError('forbidden', SUBSCRIPTION_REQUIRED);
-  }
-  let claim: idem.Claim | null = null;
-  if (req.idempotencyKey !== null) {
-    // The selfie is part of what was asked (the same key with another selfie is another request): its
-    // SHA-256 enters the request's keyed hash, which is all that is kept of the body.
-    const c = await idem.claimKey(deps.db, deps.config.encryptionKeys, {
-      orgId,
-      key: req.idempotencyKey,
-      endpoint: 'face',
-      body: { ...storedQueryOf(deps.config, query), consent: b.consent, selfie: createHash('sha256').update(selfie).digest('hex') },
-      now: deps.clock.now(),
-    });
-    if (c.kind === 'replay') {
-      deps.metrics.verifications.inc({ mode: 'face', outcome: 'replayed' });
-      return c.answer;
-    }
-    if (c.kind === 'linked') return resumeLinked(deps, c.claim, c.referenceId);
-    claim = c.claim;
-  }
-  try {
-    const answer = await matchFace(deps, req.principal, { orgId, query, selfie, consent: b.consent, matchOnly, fixture, claim, requestId: req.requestId, respondAsync: req.respondAsync === true, ref: req.ref, signal: req.signal });
-    // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay reads
-    // the verification (202 while it waits, the final answer once it has ended), as verify.ts does.
-    if (claim && !req.respondAsync) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);
-    return answer;
-  } catch (err) {
-    if (claim) await afterFailure(deps, claim, err, carriesVnin(query));
-    throw err;
-  }
-}
-
-/** The face match after the request's checks (and its Idempotency-Key claim): admission, selfie, lookup, comparison. */
-async function matchFace(
+export async function matchFace(
   deps: VerifyDeps,
-  principal: Principal,
-  m: { orgId: number; query: VerificationQuery; selfie: Buffer; consent: Consent; matchOnly: boolean; fixture: FixtureOutcome | null; claim: idem.Claim | null; requestId: string; respondAsync: boolean; ref?: string | undefined; signal?: AbortSignal | undefined },
+  who: Who,
+  m: { run: Run; selfie: Buffer; fixture: FixtureOutcome | null; respondAsync: boolean; signal?: AbortSignal | undefined },
 ): Promise<Answer> {
-  const { orgId, query, selfie, matchOnly, fixture } = m;
-  const req = { principal, requestId: m.requestId };
+  const { selfie, fixture } = m;
+  const { orgId, query } = m.run;
+  const matchOnly = query.mode === 'face' && query.matchOnly;
   const units = deps.config.FACE_MATCH_UNITS;
   // A comparison costs FACE_MATCH_UNITS: refused at once when the wallet could not pay for one. (The
   // lookup then holds its own unit; the rest is debited with the comparison, see settleFaceOutcome.)
@@ -110,19 +58,20 @@ async function matchFace(
       throw new AppError('insufficient_units', INSUFFICIENT_UNITS);
     }
   }
-  const ref = m.ref ?? newReferenceId();
+  const ref = m.run.ref ?? newReferenceId();
   const faceDeps = faceClientDeps(deps.config, deps.producer);
-  await checkSelfie(faceDeps, orgId, ref, selfie, req.requestId, m.signal);
+  const requestId = m.run.requestId;
+  await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
 
   const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
   // A fixture's comparison is made here (nothing is charged for it, so nothing to give back).
-  const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, req.requestId, m.signal), threshold);
+  const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, requestId, m.signal), threshold);
   const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => (matchOnly ? { face } : { record, face });
   const done = async (face: FaceAnswer) => {
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
-    await recordAudit(deps.db, { ...auditContext(req.principal), action: 'verification.face_matched', target: ref });
+    await recordAudit(deps.db, { ...auditContext(who), action: 'verification.face_matched', target: ref });
   };
-  const run: Run = { orgId, userId: principal.userId, apiClientId: principal.apiClientId, query, consent: m.consent, claim: m.claim, requestId: m.requestId, maxInFlight: principal.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT, ref };
+  const run: Run = { ...m.run, ref };
 
   if (fixture) {
     if (fixture.kind !== 'found') return m.respondAsync ? runFixtureAsync(deps, run, fixture) : runFixture(deps, run, fixture);
@@ -137,7 +86,7 @@ async function matchFace(
     // The selfie (checked above) goes sealed into the lookup job, which compares it with the found
     // record's photo and settles both at once; the event names who asked, at acceptance.
     const answer = await runAsyncLive(deps, run, { ref, selfie: sealedImage(deps.config.encryptionKeys, ref, selfie) });
-    await recordAudit(deps.db, { ...auditContext(req.principal), action: 'verification.face_matched', target: ref });
+    await recordAudit(deps.db, { ...auditContext(who), action: 'verification.face_matched', target: ref });
     return answer;
   }
 

@@ -1,8 +1,14 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../lib/clock.ts';
 import { openJson, type KeyRing } from '../../lib/crypto.ts';
+import { failing } from '../../lib/rule.ts';
+import type { FaceAnswer, FaceKept } from './face-kept.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
+import { SERVED, servedFields } from './served.ts';
+import * as repo from './verification.repository.ts';
 import { STATUSES, type VerificationStatus } from './verification.schemas.ts';
 
 const outcomeRow = z.object({
@@ -32,6 +38,25 @@ export async function lookupOutcomes(deps: { db: CommonQueryMethods; ring: KeyRi
   for (const r of rows) {
     const record = r.record_enc && r.key_id ? openJson<PersonRecord>(keyRing(deps.ring, r.key_id), { keyId: r.key_id, data: r.record_enc }, r.reference_id) : null;
     out.set(r.reference_id, { status: r.status, failureCode: r.failure_code, fixture: r.fixture, record, queuedAt: r.created_at });
+  }
+  return out;
+}
+
+/**
+ * The face results of an organisation's face verifications, by reference: read from the sealed
+ * verification each time (never copied), so the retention period and subject erasure end them too. A
+ * verification no longer served (erased, expired) or without a comparison has none.
+ */
+export async function faceResultsOf(deps: { db: CommonQueryMethods; config: Config; clock: Clock }, orgId: number, refs: readonly string[]): Promise<Map<string, FaceAnswer>> {
+  const out = new Map<string, FaceAnswer>();
+  if (refs.length === 0) return out;
+  const rows = await repo.faceVerificationsOf(deps.db, orgId, refs);
+  const now = deps.clock.now();
+  const keyIds = deps.config.encryptionKeys.map((k) => k.id);
+  for (const row of rows) {
+    if (failing(SERVED, servedFields(row, now, keyIds)) !== null) continue;
+    const kept = openJson<FaceKept>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc! }, row.reference_id);
+    if (kept.face) out.set(row.reference_id, kept.face);
   }
   return out;
 }

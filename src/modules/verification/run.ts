@@ -25,8 +25,11 @@ export type VerifyDeps = ReasonsDeps & { db: DatabasePool; producer: Producer; c
  */
 export type Run = { orgId: number; userId: number | null; apiClientId: number | null; query: VerificationQuery; consent: Consent | null; claim: idem.Claim | null; requestId: string; maxInFlight: number; ref?: string };
 
-/** Who asks for a verification, and what they stated with it. */
-export type Asker = Pick<Run, 'orgId' | 'userId' | 'apiClientId' | 'consent'> & { requestId: string | null };
+/** What the steps need of the asker (entrance.ts): whose verification it is, and what their organisation may do. */
+export type Who = { orgId: number; userId: number | null; apiClientId: number | null; clientId: string | null; subscriptionActive: boolean; maxInFlight: number | null };
+
+/** Who asks for a verification, as its row records them, and what they stated with it. */
+export type AskedBy = Pick<Run, 'orgId' | 'userId' | 'apiClientId' | 'consent'> & { requestId: string | null };
 
 const REF_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
@@ -50,7 +53,7 @@ export function expiresAt(config: Config, from: Date): Date {
  * the asynchronous and the batch path (start.ts). The row keeps what may be kept of the query (a vNIN as its keyed hash);
  * the job carries the query itself, sealed, and a vNIN's job is use-once (erased as its lookup starts).
  */
-export function pendingOf(deps: Pick<VerifyDeps, 'config'>, run: Asker & { query: VerificationQuery }, ref: string, now: Date) {
+export function pendingOf(deps: Pick<VerifyDeps, 'config'>, run: AskedBy & { query: VerificationQuery }, ref: string, now: Date) {
   const { query } = run;
   const queryEnc = sealJson(deps.config.encryptionKeys, storedQueryOf(deps.config, query), ref);
   const useOnce = carriesVnin(query);

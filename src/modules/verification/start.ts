@@ -7,7 +7,7 @@ import type { FairShare } from '../../lib/fair-share.ts';
 import { recordFixtureCalls } from '../wallet/index.ts';
 import { enqueueBackgroundLookup } from './background.ts';
 import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
-import { expiresAt, newReferenceId, pendingOf, type Asker } from './run.ts';
+import { expiresAt, newReferenceId, pendingOf, type AskedBy } from './run.ts';
 import { settle } from './settle.ts';
 import * as repo from './verification.repository.ts';
 import type { StoredVninQuery, VerificationQuery } from './verification.schemas.ts';
@@ -22,7 +22,7 @@ import type { StoredVninQuery, VerificationQuery } from './verification.schemas.
  */
 export type LookupQuery = Extract<VerificationQuery, { mode: 'nin' | 'phone' | 'vnin' }> | StoredVninQuery;
 
-type StartDeps = { db: CommonQueryMethods; config: Config; producer: Producer; fairShare: FairShare };
+export type StartDeps = { db: CommonQueryMethods; config: Config; producer: Producer; fairShare: FairShare };
 
 /**
  * A lookup to start. `delivery: 'batch'`: a batch's row, in the background lane like an asynchronous
@@ -31,8 +31,8 @@ type StartDeps = { db: CommonQueryMethods; config: Config; producer: Producer; f
  * whose job may have gone missing (Redis lost it, it failed on our own fault).
  */
 export type LookupStart = NewLookup | LookupAgain;
-type NewLookup = Asker & { delivery: 'batch'; batch: { id: string; lookup: number }; query: LookupQuery; now: Date };
-type LookupAgain = { delivery: 'batch'; batch: { id: string }; orgId: number; again: { referenceId: string; mode: LookupQuery['mode']; reason: string; acceptedAt: Date } };
+export type NewLookup = AskedBy & { delivery: 'batch'; batch: { id: string; lookup: number }; query: LookupQuery; now: Date };
+export type LookupAgain = { delivery: 'batch'; batch: { id: string }; orgId: number; again: { referenceId: string; mode: LookupQuery['mode']; reason: string; acceptedAt: Date } };
 
 /**
  * How it started. `decided`: at once, nothing queued (a fixture, free with its zero ledger line; a
@@ -43,13 +43,13 @@ type LookupAgain = { delivery: 'batch'; batch: { id: string }; orgId: number; ag
  * without one its job ends it failed, unit given back).
  */
 export type LookupStarted = Started | StartedAgain;
-type Started =
+export type Started =
   | { kind: 'decided'; referenceId: string; status: 'found' | 'not_found' | 'failed'; code: string | null }
   | { kind: 'no_units' }
   | { kind: 'held'; referenceId: string; queue(): Promise<void> };
-type StartedAgain = { kind: 'queued'; referenceId: string } | { kind: 'lost'; referenceId: string; queue(vnin: string | null): Promise<void> };
+export type StartedAgain = { kind: 'queued'; referenceId: string } | { kind: 'lost'; referenceId: string; queue(vnin: string | null): Promise<void> };
 
-/** The one way another module starts a lookup (see LookupStart and LookupStarted). */
+/** A batch's lookup, as the entrance starts it (see LookupStart and LookupStarted). */
 export async function startLookup(deps: StartDeps, s: NewLookup): Promise<Started>;
 export async function startLookup(deps: StartDeps, s: LookupAgain): Promise<StartedAgain>;
 export async function startLookup(deps: StartDeps, s: LookupStart): Promise<LookupStarted> {

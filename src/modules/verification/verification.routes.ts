@@ -11,8 +11,8 @@ import { requeryOf, type Answer } from './answer.ts';
 import { servedByRequery, verificationOf, verificationOfOrgQuery } from './verification.repository.ts';
 import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
-import { verify, type VerifyInput } from './verify.ts';
-import { FACE_CONSENT_REQUIRED, verifyFace } from './face-run.ts';
+import { startVerification, type VerificationAsk } from './entrance.ts';
+import { FACE_CONSENT_REQUIRED } from './face-run.ts';
 import { vninInstructions } from './vnin.ts';
 
 /**
@@ -56,11 +56,11 @@ export function verificationRoutes(ctx: AppContext): Router {
   const match = matchBody(ctx.clock).extend(consent);
   registerPendingGauge(ctx.metrics, ctx.db);
 
-  const verifyRoute = (parse: (body: unknown) => VerifyInput) => async (req: Request, res: Response) => {
-    const input = parse(req.body);
+  const verifyRoute = (parse: (body: unknown) => VerificationAsk) => async (req: Request, res: Response) => {
+    const query = parse(req.body);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
-    const respondAsync = prefersAsync(req.get('prefer'));
-    send(res, await verify(ctx, { principal: principalOf(req), input, idempotencyKey, requestId: req.id, respondAsync }));
+    const delivery = prefersAsync(req.get('prefer')) ? 'async' : 'sync';
+    send(res, await startVerification(ctx, { delivery, query, idempotencyKey, asker: { kind: 'principal', principal: principalOf(req) }, requestId: req.id }));
   };
 
   r.post('/verify-nin', ...guard, verifyRoute((b) => ({ mode: 'nin', body: parseInput(nin, b) })));
@@ -78,7 +78,19 @@ export function verificationRoutes(ctx: AppContext): Router {
     // A face is biometric data (NDPA): no face match without the person's consent.
     if (!body.consent) throw new AppError('bad_request', FACE_CONSENT_REQUIRED);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
-    send(res, await verifyFace(ctx, { principal: principalOf(req), body: { ...body, consent: body.consent }, idempotencyKey, requestId: req.id, respondAsync: prefersAsync(req.get('prefer')), signal: callerGone(req) }));
+    const { selfie, ...asked } = body;
+    send(
+      res,
+      await startVerification(ctx, {
+        delivery: prefersAsync(req.get('prefer')) ? 'async' : 'sync',
+        query: { mode: 'face', body: { ...asked, consent: body.consent } },
+        face: { kind: 'selfie', selfie },
+        idempotencyKey,
+        asker: { kind: 'principal', principal: principalOf(req) },
+        requestId: req.id,
+        signal: callerGone(req),
+      }),
+    );
   });
 
   // The hottest read: the token is checked first, then (one Redis call) the deny-list and the rate

@@ -1,23 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import type { Config } from '../../config.ts';
-import type { Clock } from '../../lib/clock.ts';
-import { openJson } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
-import { failing } from '../../lib/rule.ts';
-import { ORG_MEMBER } from '../../lib/roles.ts';
-import type { Principal } from '../auth/index.ts';
-import type { Consent, PersonsOwnConsent } from './consent.ts';
-import type { FaceAnswer, FaceKept } from './face-kept.ts';
-import { verifyFace } from './face-run.ts';
 import { lookupWaitMs } from '../../lib/job-budgets.ts';
-import type { VerifyDeps } from './run.ts';
-import { keyRing } from './sealing.ts';
-import { SERVED, servedFields } from './served.ts';
-import { lookupOutcomes } from './outcomes.ts';
-import * as repo from './verification.repository.ts';
-import type { VerificationStatus } from './verification.schemas.ts';
-import { verify } from './verify.ts';
-import { isVninRefusal } from './vnin.ts';
+import { isVninRefusal, lookupOutcomes, startVerification, type Asker, type Consent, type FaceAnswer, type LinkMaker, type PersonsOwnConsent, type VerificationStatus, type VerifyDeps } from '../verification/index.ts';
 
 /**
  * A verification asked on a verification link's page: the person gave a vNIN (and a selfie) for the
@@ -25,7 +10,7 @@ import { isVninRefusal } from './vnin.ts';
  */
 export type LinkVerification = {
   orgId: number;
-  maker: { userId: number | null; apiClientId: number | null; clientId: string | null };
+  maker: LinkMaker;
   subscriptionActive: boolean;
   maxInFlight: number | null;
   reason: string;
@@ -98,58 +83,29 @@ export function longestLinkRunMs(config: Pick<Config, 'VERIFY_WAIT_MS' | 'FACE_W
  * thrown as the API call throws it.
  */
 export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Promise<LinkOutcome> {
-  const principal: Principal = {
-    userId: v.maker.userId,
-    apiClientId: v.maker.apiClientId,
-    clientId: v.maker.clientId,
-    orgId: v.orgId,
-    username: 'verification link',
-    // Only the organisation and the maker count here: no route, scope or capability is asked.
-    role: ORG_MEMBER,
-    subscriptionActive: v.subscriptionActive,
-    maxInFlight: v.maxInFlight,
-    mustChangePassword: false,
-    scopes: null,
-    allowedIps: null,
-    mfaEnrolmentRequired: false,
-    tokenId: `link:${v.requestId}`,
-    tokenExpiresAt: 0,
-  };
   const ref = v.ref;
-  const common = { principal, idempotencyKey: null, requestId: v.requestId, ref };
+  // The link asks, as an asker of its own kind: recorded as its maker's, for its organisation.
+  const asker: Asker = { kind: 'link', orgId: v.orgId, maker: v.maker, subscriptionActive: v.subscriptionActive, maxInFlight: v.maxInFlight };
+  const common = { delivery: 'link' as const, asker, idempotencyKey: null, requestId: v.requestId, ref };
   try {
     const answer =
       v.selfie === null
-        ? await verify(deps, { ...common, input: { mode: 'vnin', body: { vnin: v.vnin, reason: v.reason, consent: v.consent } } })
-        : await verifyFace(deps, { ...common, body: { vnin: v.vnin, selfie: v.selfie, reason: v.reason, consent: v.consent, match_only: false }, ...(v.signal ? { signal: v.signal } : {}) });
+        ? await startVerification(deps, { ...common, query: { mode: 'vnin', body: { vnin: v.vnin, reason: v.reason, consent: v.consent } } })
+        : await startVerification(deps, {
+            ...common,
+            query: { mode: 'face', body: { vnin: v.vnin, reason: v.reason, consent: v.consent, match_only: false } },
+            face: { kind: 'selfie', selfie: v.selfie },
+            ...(v.signal ? { signal: v.signal } : {}),
+          });
     const face = (answer.body as { face?: FaceAnswer | null }).face ?? null;
     return { referenceId: ref, status: 'found', code: null, face, error: null };
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    const row = await repo.findVerification(deps.db, ref, v.orgId);
+    const row = (await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [ref], { records: false })).get(ref);
     if (!row) throw err;
-    const end = linkEndOf(row);
+    const end = linkEndOf({ status: row.status, failure_code: row.failureCode });
     // Still pending when the wait ran out: its end comes later (the links sweep reads it).
     const code = end.status === 'pending' ? null : (end.code ?? (typeof err.extra?.code === 'string' ? err.extra.code : null));
     return { referenceId: ref, status: end.status, code, face: null, error: err };
   }
-}
-
-/**
- * The face results of an organisation's face verifications, by reference: read from the sealed
- * verification each time (never copied), so the retention period and subject erasure end them too. A
- * verification no longer served (erased, expired) or without a comparison has none.
- */
-export async function faceResultsOf(deps: { db: CommonQueryMethods; config: Config; clock: Clock }, orgId: number, refs: readonly string[]): Promise<Map<string, FaceAnswer>> {
-  const out = new Map<string, FaceAnswer>();
-  if (refs.length === 0) return out;
-  const rows = await repo.faceVerificationsOf(deps.db, orgId, refs);
-  const now = deps.clock.now();
-  const keyIds = deps.config.encryptionKeys.map((k) => k.id);
-  for (const row of rows) {
-    if (failing(SERVED, servedFields(row, now, keyIds)) !== null) continue;
-    const kept = openJson<FaceKept>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc! }, row.reference_id);
-    if (kept.face) out.set(row.reference_id, kept.face);
-  }
-  return out;
 }
