@@ -268,11 +268,6 @@ export async function runFeed(deps: FeedDeps, p: { batchId?: string; orgId?: num
   return { batches: ids.length, queued };
 }
 
-/** Wakes an organisation's paused batches after its wallet was credited (best effort: the schedule also does). */
-export async function wakeBatches(producer: Producer, orgId: number, reference: string): Promise<void> {
-  await producer.enqueue('batch.feed', { orgId }, { jobId: jobIds.batchWake(orgId, reference) });
-}
-
 /**
  * `batch.lookup-settled`: a lookup of the batch has settled, as its job reported (that report is
  * queued by the job once its lookup is decided, so this runs off the authority's slots: bookkeeping

@@ -2,13 +2,12 @@ import type { DatabasePool } from 'slonik';
 import { ProcessorError, type VerifyStatus } from '../../adapters/payment-processor/paystack.ts';
 import { jobIds, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
-import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { recordAudit } from '../audit/index.ts';
-import { queueSealedMail, type SealedMail } from '../mail/index.ts';
+import { deliverSoon, queueSealedMail, type SealedMail } from '../mail/index.ts';
 import { getOrganisation, lowBalanceRecipients } from '../organisations/index.ts';
 import * as repo from './auto.repository.ts';
-import { settleTopup } from './credit.ts';
+import { failFastOnFinalProcessorError, settleTopup } from './credit.ts';
 import type { TopupDeps } from './deps.ts';
 import { computeTopupPrice, validateTopupUnits } from './pricing.ts';
 import { cardLabel, findSavedCard, markCardDeclined, openSavedCard, type SavedCardRow } from './saved-card.ts';
@@ -27,6 +26,10 @@ export type AutoChargeResult = JobResult<'topup.auto_charge'>;
  * when the processor did not answer (BullMQ tries again; the top-up sweep settles what is left).
  */
 export async function runAutoCharge(deps: TopupDeps, chargeId: number, log: Logger): Promise<AutoChargeResult> {
+  return failFastOnFinalProcessorError(() => autoCharge(deps, chargeId, log));
+}
+
+async function autoCharge(deps: TopupDeps, chargeId: number, log: Logger): Promise<AutoChargeResult> {
   const found = await repo.findCharge(deps.db, chargeId);
   if (!found) return { outcome: 'missing' };
   if (found.status === 'queued') {
@@ -155,16 +158,8 @@ async function declined(deps: TopupDeps, c: repo.ChargeRow, reason: string, log:
   if (outboxId === null) return { outcome: 'ended', detail: 'declined already' };
   deps.metrics.topups.inc({ state: 'auto_declined' });
   log.warn({ orgId: c.org_id, reference: c.reference, chargeId: c.id }, 'automatic top-up declined: turned off, administrators told');
-  await deliverSoon(deps, outboxId, log);
+  await deliverSoon(deps.producer, outboxId, log, 'e-mail');
   return { outcome: 'declined', reference: c.reference!, detail: reason };
-}
-
-async function deliverSoon(deps: { producer: Producer }, outboxId: number, log: Logger): Promise<void> {
-  try {
-    await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
-  } catch (err) {
-    log.warn({ err: describe(err), outboxId }, 'e-mail not queued; the outbox sweep will send it');
-  }
 }
 
 const units = (n: number): string => n.toLocaleString('en-US');

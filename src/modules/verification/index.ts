@@ -1,9 +1,10 @@
 // The verification module's one door: its HTTP routes, and the jobs the workers run.
 export { verificationRoutes } from './verification.routes.ts';
 export { verificationHistoryRoutes } from './history.routes.ts';
-export { faceOfPayload, newLookupReport, releaseLookupSlot, runLookup, type AuthorityGuards } from './lookup.job.ts';
+export { type AuthorityGuards } from './lookup.job.ts';
+// The lookup job, as the worker runs it.
+export { runLookupJob } from './lookup.processor.ts';
 export { createInlineLookup } from './inline-lookup.ts';
-export { RetryLater } from './background.ts';
 export { reservePendingSlots } from './pending.ts';
 
 export { eraseExpired, sweepPending } from './maintenance.ts';
