@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { jobIds, type JobPayload, type JobResult } from '../../jobs/catalog.ts';
+import type { JobPayload, JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { describe } from '../../lib/errors.ts';
