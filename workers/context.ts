@@ -32,3 +32,6 @@ export type WorkerDeps = {
 export type Processor<N extends JobName> = (payload: JobPayload<N>, job: Job, deps: WorkerDeps, log: Logger, token?: string) => Promise<JobResult<N>>;
 
 export type ProcessorMap = { [N in JobName]?: Processor<N> };
+
+/** This attempt is the job's last one: what it leaves undone stays undone. */
+export const isFinalAttempt = (job: Pick<Job, 'attemptsMade' | 'opts'>): boolean => job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

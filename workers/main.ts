@@ -16,13 +16,14 @@ import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, s
 import type { ProcessorMap, WorkerDeps } from './context.ts';
 import { batchProcessors } from './processors/batches.ts';
 import { linkProcessors } from './processors/links.ts';
+import { mailProcessors } from './processors/mail.ts';
 import { statementProcessors } from './processors/statements.ts';
 import { topupProcessors } from './processors/topup.ts';
 import { verificationProcessors } from './processors/verification.ts';
 import { walletProcessors } from './processors/wallet.ts';
 import { webhookProcessors } from './processors/webhooks.ts';
 
-export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...batchProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors, ...statementProcessors, ...linkProcessors };
+export const PROCESSORS: ProcessorMap = { ...verificationProcessors, ...batchProcessors, ...topupProcessors, ...walletProcessors, ...webhookProcessors, ...statementProcessors, ...linkProcessors, ...mailProcessors };
 
 /** The queues this worker runs: all but the face queue, which has its own process (workers/face.ts). */
 export const MAIN_QUEUES: QueueName[] = Object.values(QUEUES).filter((q) => q !== QUEUES.face);

@@ -29,6 +29,12 @@ describe('a flow in one room', () => {
     expect(writesTo(['outbox'], outside(join('src', 'modules', 'mail') + '/'))).toEqual([]);
   });
 
+  it("only src/modules/mail queues an e-mail's delivery (outbox.deliver): the others call its deliverSoon", () => {
+    const queues = (files: { path: string; text: string }[]) => files.filter(({ text }) => /enqueue(AndWait)?\(\s*'outbox\.deliver'/.test(text)).map(({ path }) => path);
+    expect(queues(sources()).length).toBeGreaterThan(0);
+    expect(queues(outside(join('src', 'modules', 'mail') + '/'))).toEqual([]);
+  });
+
   it('only src/modules/wallet writes wallets, the ledger (wallet_transactions) and ledger_audits', () => {
     expect(writesTo(['wallets', 'wallet_transactions', 'ledger_audits'], sources()).length).toBeGreaterThan(0);
     expect(writesTo(['wallets', 'wallet_transactions', 'ledger_audits'], outside(join('src', 'modules', 'wallet') + '/'))).toEqual([]);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatNgn } from '../../src/modules/mail/receipt.ts';
+import { formatNgn } from '../../src/modules/mail/templates/format.ts';
 import { createUser } from '../../src/modules/organisations/index.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { decodeQuotedPrintable, startSmtpSink, type CapturedMail, type SmtpSink } from '../setup/smtp.ts';

@@ -4,7 +4,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPaystackClient, ProcessorError } from '../../src/adapters/payment-processor/paystack.ts';
-import { QUEUES } from '../../src/jobs/catalog.ts';
+import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
 import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { redisTarget } from '../../src/lib/redis.ts';
@@ -73,6 +73,15 @@ describe('topup.credit job', () => {
     expect(row).toEqual({ status: 'credited', credited: true, paid_amount: t.total_amount, paid_currency: 'NGN' });
     const metric = await stack.workers!.deps.metrics.registry.getSingleMetric('wallet_units_credited_total')!.get();
     expect(metric.values[0]!.value).toBeGreaterThanOrEqual(300);
+  });
+
+  it("When a top-up is credited, then its organisation's paused batches are woken: a batch.feed job for the organisation of the top-up's row", async () => {
+    const org = await stack.createOrg({ units: 0 });
+    const t = await initialize(org.admin.token, 200);
+    await simulator(t.reference, 'pay', { webhook: 'none' });
+    expect(await runCredit(t.reference)).toMatchObject({ outcome: 'credited' });
+    const wake = await stack.workers!.deps.producer.queue(QUEUES.batches).getJob(jobIds.batchWake(org.orgId, t.reference));
+    expect(wake).toMatchObject({ name: 'batch.feed', data: { orgId: org.orgId } });
   });
 
   it('When the processor reports a different amount, then nothing is credited and the top-up is held as amount_mismatch', async () => {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { setLowBalanceUnits } from '../../src/modules/organisations/low-balance.ts';
-import { runLookup } from '../../src/modules/verification/index.ts';
+import { runLookup } from '../../src/modules/verification/lookup.job.ts';
 import { verificationProcessors } from '../../workers/processors/verification.ts';
 import { startWorkerHarness, type WorkerHarness } from '../setup/worker-harness.ts';
 

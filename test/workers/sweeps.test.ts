@@ -3,6 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
+import { mailProcessors } from '../../workers/processors/mail.ts';
 import { topupProcessors } from '../../workers/processors/topup.ts';
 import { walletProcessors } from '../../workers/processors/wallet.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
@@ -139,7 +140,7 @@ describe('outbox.sweep', () => {
     const id = await stack.db.oneFirst(q`
       INSERT INTO outbox (kind, dedupe_key, payload, created_at)
       VALUES ('receipt_email', 'receipt-lost-test', ${sql.jsonb(payload)}, now() - interval '5 minutes') RETURNING id`);
-    const r = await topupProcessors['outbox.sweep']!({}, job, stack.workers!.deps, log);
+    const r = await mailProcessors['outbox.sweep']!({}, job, stack.workers!.deps, log);
     expect(r.enqueued).toBeGreaterThanOrEqual(1);
     const end = Date.now() + 8000;
     while ((await stack.db.oneFirst(q`SELECT status FROM outbox WHERE id = ${id}`)) !== 'sent' && Date.now() < end) {
@@ -147,7 +148,7 @@ describe('outbox.sweep', () => {
     }
     expect(await stack.db.oneFirst(q`SELECT status FROM outbox WHERE id = ${id}`)).toBe('sent');
     // Sent is final: delivering again sends nothing.
-    expect(await topupProcessors['outbox.deliver']!({ outboxId: Number(id) }, { attemptsMade: 0, opts: { attempts: 10 } } as Job, stack.workers!.deps, log)).toEqual({
+    expect(await mailProcessors['outbox.deliver']!({ outboxId: Number(id) }, { attemptsMade: 0, opts: { attempts: 10 } } as Job, stack.workers!.deps, log)).toEqual({
       outcome: 'already_sent',
     });
   });

@@ -1,70 +1,11 @@
-import { DelayedError } from 'bullmq';
-import { jobIds } from '../../src/jobs/catalog.ts';
-import { describe } from '../../src/lib/errors.ts';
-import { eraseExpired, faceOfPayload, newLookupReport, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
 import { followDebit } from '../../src/modules/alerts/index.ts';
+import { eraseExpired, runLookupJob, sweepPending } from '../../src/modules/verification/index.ts';
 import type { ProcessorMap } from '../context.ts';
 
+// Queues: lookups (verification.lookup), maintenance (verification.sweep, retention.erase).
 export const verificationProcessors: ProcessorMap = {
-  'verification.lookup': async (payload, job, deps, log, token) => {
-    const firstRun = job.attemptsStarted <= 1 && job.stalledCounter === 0;
-    // Asynchronous and batch lookups wait in the queue on purpose: only synchronous waits are measured.
-    const background = payload.delivery !== undefined && payload.acceptedAt !== undefined ? { acceptedAt: payload.acceptedAt, tries: Math.max(1, job.attemptsStarted), delivery: payload.delivery } : undefined;
-    if (firstRun && !background && job.processedOn) deps.metrics.lookupWait.observe(Math.max(0, job.processedOn - job.timestamp) / 1000);
-    // The virtual time of the fair queuing moves up to this lookup's tag (its priority).
-    if (job.opts.priority) await deps.fairShare.started(job.opts.priority);
-    const started = Date.now();
-    // A vNIN is erased from the job before it is used: from here it lives in this process only, and a
-    // rerun of the job (a stalled worker: the call may have gone out) finds nothing to look up.
-    const { query: _token, ...withoutToken } = payload;
-    if (payload.useOnce && payload.query) await job.updateData(withoutToken);
-    let result;
-    const report = newLookupReport();
-    try {
-      result = await runLookup(deps, payload.referenceId, log, {
-        sealedQuery: payload.query,
-        firstRun,
-        useOnce: payload.useOnce === true,
-        ...(background ? { background } : {}),
-        // A face match: its selfie, compared with the found record's photo before settling.
-        ...faceOfPayload(payload),
-        report,
-      });
-    } catch (err) {
-      // The authority is down: back to the delayed set, keeping its priority and freeing its slot
-      // (a delayed job does not count against the queue's global concurrency).
-      if (err instanceof RetryLater && token) {
-        log.debug({ referenceId: payload.referenceId, code: err.code, retryInMs: Math.round(err.delayMs) }, 'background lookup waits for the authority');
-        // A one-shot lookup is tried again only when its call never left (RetryLater says so): its
-        // sealed token goes back into the job for that next try.
-        if (payload.useOnce && payload.query) await job.updateData(payload);
-        await job.moveToDelayed(Date.now() + err.delayMs, token);
-        throw new DelayedError();
-      }
-      throw err;
-    }
-    // Settled, whatever the outcome: the organisation's in-flight slot goes back. A throw (our own
-    // fault) keeps it, since BullMQ runs the job again.
-    const orgId = payload.orgId;
-    const afterSettled = async () => {
-      // A face comparison's time is the face worker's, not the authority's: kept out of the slots' mean.
-      if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started + report.faceMs, background: !!background }, log);
-      // This run's debit may have crossed the low-balance line or queued an automatic top-up.
-      if (report.followUp && orgId !== undefined) await followDebit(deps, orgId, report.followUp, log);
-    };
-    // For a background lookup, one more step of the background lane (background-lane.ts).
-    await (background ? deps.lane.run(afterSettled) : afterSettled());
-    // A batch row: its settlement is reported to the batches module as a job of its own (it notes the
-    // row's end and feeds the batch, workers/processors/batches.ts), queued before this job completes
-    // so that a crash in between reports it again. A report not queued is made up by the periodic feed.
-    if (payload.batchId) {
-      const settled = { batchId: payload.batchId, referenceId: payload.referenceId, outcome: result.outcome, ...(result.code ? { code: result.code } : {}) };
-      await deps.producer
-        .enqueue('batch.lookup-settled', settled, { jobId: jobIds.batchSettled(payload.referenceId), removeOnComplete: true, removeOnFail: true })
-        .catch((err: unknown) => log.warn({ err: describe(err), referenceId: payload.referenceId }, 'batch not told of its lookup; the periodic feed makes it up'));
-    }
-    return result;
-  },
+  'verification.lookup': (payload, job, deps, log, token) =>
+    runLookupJob({ ...deps, followDebit: (orgId, followUp, l) => followDebit(deps, orgId, followUp, l) }, payload, job, log, token),
   'verification.sweep': (_payload, _job, deps, log) => sweepPending(deps, log),
   'retention.erase': (_payload, _job, deps) => eraseExpired(deps),
 };

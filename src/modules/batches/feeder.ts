@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { jobIds, type JobPayload, type JobResult } from '../../jobs/catalog.ts';
+import type { JobPayload, JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { describe } from '../../lib/errors.ts';
@@ -266,11 +266,6 @@ export async function runFeed(deps: FeedDeps, p: { batchId?: string; orgId?: num
   let queued = 0;
   for (const id of ids) queued += await feedBatch(deps, id, { reconcile: !p.batchId });
   return { batches: ids.length, queued };
-}
-
-/** Wakes an organisation's paused batches after its wallet was credited (best effort: the schedule also does). */
-export async function wakeBatches(producer: Producer, orgId: number, reference: string): Promise<void> {
-  await producer.enqueue('batch.feed', { orgId }, { jobId: jobIds.batchWake(orgId, reference) });
 }
 
 /**

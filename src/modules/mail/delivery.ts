@@ -7,7 +7,7 @@ import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import * as repo from './outbox.repository.ts';
 import { receiptPayload } from './mail.schemas.ts';
-import { renderReceipt } from './receipt.ts';
+import { renderReceipt } from './templates/receipt.ts';
 import { openReceiptRecipients, openSealedMail } from './sealed-mail.ts';
 
 /** SMTP when SMTP_URL is set (its query string carries options such as ignoreTLS); otherwise JSON only. */

@@ -4,7 +4,7 @@ import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
 import type { ReceiptPayload, SealedMailKind } from './mail.schemas.ts';
 import * as repo from './outbox.repository.ts';
 
-/** An e-mail another module has rendered whole; it waits in the outbox sealed, as nothing of it may be read there. */
+/** An e-mail worded whole (messages.ts); it waits in the outbox sealed, as nothing of it may be read there. */
 export const sealedMail = z.object({ to: z.string(), subject: z.string(), text: z.string() });
 export type SealedMail = z.infer<typeof sealedMail>;
 
@@ -12,10 +12,7 @@ export type SealedMail = z.infer<typeof sealedMail>;
 export const sealedMailAad = (dedupeKey: string) => `outbox:${dedupeKey}`;
 const aad = sealedMailAad;
 
-/**
- * Queues the mail in the caller's transaction; the caller enqueues `outbox.deliver` after commit
- * (the outbox sweep sends it if that enqueue is lost).
- */
+/** Queues the mail, worded whole (messages.ts), in the caller's transaction. */
 export async function queueSealedMail(db: CommonQueryMethods, ring: KeyRing, m: { kind: SealedMailKind; dedupeKey: string; mail: SealedMail }): Promise<number> {
   const sealed = sealJson(ring, m.mail, aad(m.dedupeKey));
   return repo.insertSealedMail(db, { kind: m.kind, dedupeKey: m.dedupeKey, keyId: sealed.keyId, body: sealed.data });

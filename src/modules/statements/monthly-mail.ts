@@ -5,30 +5,13 @@ import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { lagosMonth, previousLagosMonth } from '../../lib/lagos-month.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { deliverSoon, queueSealedMail, type SealedMail } from '../mail/index.ts';
+import { deliverSoon, queueMail } from '../mail/index.ts';
 import { financeOfficers, type FinanceOfficer } from '../organisations/index.ts';
 
 export type MonthlyMailDeps = { db: DatabasePool; config: Config; clock: Clock; producer?: Producer };
 
 // Officers read per page: a run's reads stay bounded however many organisations there are.
 const PAGE = 200;
-
-const monthName = (month: string) => new Date(`${month}-15T12:00:00Z`).toLocaleString('en-GB', { month: 'long', year: 'numeric', timeZone: 'UTC' });
-
-/** The e-mail names the portal page (a reader clicks; the API's path needs a token and an Accept header). */
-export function renderStatementMail(portal: string, officer: FinanceOfficer, month: string): SealedMail {
-  const text = [
-    `The statement of ${officer.organisation} for ${monthName(month)} (Lagos time) is ready: the opening balance, the month's`,
-    'verifications, top-ups (with their invoices), adjustments and refunds, and the closing balance.',
-    '',
-    'Download it (PDF or CSV) in the portal:',
-    `${portal}/portal/history?statement=${month}`,
-    '',
-    'You receive this because you are a finance officer of the organisation.',
-    '',
-  ].join('\n');
-  return { to: officer.email, subject: `Statement for ${monthName(month)}: ${officer.organisation}`, text };
-}
 
 /** The officers of a page who were not yet sent this month's statement e-mail. */
 async function notYetSent(db: CommonQueryMethods, page: readonly FinanceOfficer[], month: string): Promise<FinanceOfficer[]> {
@@ -61,8 +44,11 @@ export async function mailMonthlyStatements(deps: MonthlyMailDeps, log: Logger):
           ON CONFLICT (user_id, month) DO NOTHING
           RETURNING user_id`);
         if (claimed === null) return null;
-        const mail = renderStatementMail(deps.config.publicBaseUrl, officer, month);
-        const id = await queueSealedMail(tx, deps.config.encryptionKeys, { kind: 'statement_email', dedupeKey: `statement-${officer.user_id}-${month}`, mail });
+        const id = await queueMail(tx, deps.config, {
+          dedupeKey: `statement-${officer.user_id}-${month}`,
+          to: officer.email,
+          message: { template: 'statement', data: { organisation: officer.organisation, month } },
+        });
         await tx.query(sql.unsafe`UPDATE statement_mails SET outbox_id = ${id} WHERE user_id = ${officer.user_id} AND month = ${month}`);
         return id;
       });

@@ -2,16 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { Config } from '../../config.ts';
-import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, describe } from '../../lib/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { roles } from '../../lib/roles.ts';
 import { checkNewPassword } from '../accounts/index.ts';
 import { auditContext, recordAudit } from '../audit/index.ts';
 import type { Principal } from '../auth/index.ts';
-import { queueSealedMail, type SealedMail } from '../mail/index.ts';
+import { deliverSoon, queueMail } from '../mail/index.ts';
 import { createUser, findUserForLogin, requireOrganisation } from '../organisations/index.ts';
 import * as repo from './invitations.repository.ts';
 import type { InvitationRow } from './invitations.repository.ts';
@@ -68,27 +66,6 @@ function invitationLink(config: Config, token: string): string {
 }
 
 /**
- * The invitee's e-mail, for every role alike: the portal's page (or INVITATION_URL) where they choose
- * their password, in plain words; then how to sign in. No API call is named: the invitee is a person,
- * and an integrator who builds their own page (INVITATION_URL) reads the token from their own link.
- */
-export function renderInvitationMail(config: Config, i: { to: string; organisation: string; username: string; role: string; token: string }): SealedMail {
-  const hours = config.INVITATION_TTL_HOURS;
-  const text = [
-    `You are invited to join ${i.organisation} on the identity verification service, as ${roles.label(i.role)}, with the username "${i.username}".`,
-    '',
-    `To accept, open this link within ${hours} hours and choose your password (the link works once):`,
-    invitationLink(config, i.token),
-    '',
-    `Then sign in with the username "${i.username}" and the password you chose.`,
-    '',
-    'If you did not expect this, ignore this e-mail: no account is made until the link is used.',
-    '',
-  ].join('\n');
-  return { to: i.to, subject: `You are invited to ${i.organisation}`, text };
-}
-
-/**
  * POST /team/invitations: the invitation row and its sealed e-mail in one transaction, the e-mail's
  * job queued after commit (the outbox sweep sends it if that enqueue is lost).
  */
@@ -111,10 +88,14 @@ export async function inviteTeamMember(deps: Deps, p: Principal, input: NewInvit
         now,
         expiresAt: new Date(now.getTime() + deps.config.INVITATION_TTL_HOURS * 3600_000),
       });
-      const outboxId = await queueSealedMail(tx, deps.config.encryptionKeys, {
-        kind: 'invitation_email',
+      // The invitee's e-mail: the page (the portal's, or INVITATION_URL) where they choose their password.
+      const outboxId = await queueMail(tx, deps.config, {
         dedupeKey: `invitation-${row.id}`,
-        mail: renderInvitationMail(deps.config, { to: input.email, organisation: org.name, username: input.username, role: input.role, token }),
+        to: input.email,
+        message: {
+          template: 'invitation',
+          data: { organisation: org.name, username: input.username, role: input.role, link: invitationLink(deps.config, token), validHours: deps.config.INVITATION_TTL_HOURS },
+        },
       });
       // A role and the invitation's id: the address and the username stay in the invitation row.
       await recordAudit(tx, { ...auditContext(p), action: 'team.invitation_sent', target: `invitation:${row.id}`, details: { role: input.role } });
@@ -124,7 +105,7 @@ export async function inviteTeamMember(deps: Deps, p: Principal, input: NewInvit
     if (err instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', OPEN_INVITATION);
     throw err;
   }
-  await queueAfterCommit(deps, made.outboxId);
+  await deliverSoon(deps.producer, made.outboxId, deps.logger, 'invitation e-mail');
   return view(made.row, now);
 }
 
@@ -193,7 +174,7 @@ export async function acceptInvitation(deps: { config: Config; db: DatabasePool;
     return { made: { id: user.id, username: inv.username, role: inv.role } };
   });
   if ('made' in outcome) return outcome.made;
-  if (outcome.lost !== null) await queueAfterCommit(deps, outcome.lost);
+  if (outcome.lost !== null) await deliverSoon(deps.producer, outcome.lost, deps.logger, 'invitation e-mail');
   throw new AppError('conflict', USERNAME_TAKEN_SINCE);
 }
 
@@ -207,29 +188,9 @@ async function closeLostInvitation(deps: { config: Config }, tx: DatabaseTransac
   await recordAudit(tx, { orgId: inv.org_id, actor: 'system', action: 'team.invitation_revoked', target: `invitation:${inv.id}`, details: { reason: 'username_taken' } });
   const sender = await repo.invitationSender(tx, inv.id);
   if (!sender?.email) return null;
-  return queueSealedMail(tx, deps.config.encryptionKeys, {
-    kind: 'invitation_email',
+  return queueMail(tx, deps.config, {
     dedupeKey: `invitation-${inv.id}-username-taken`,
-    mail: renderUsernameTakenMail(deps.config, { to: sender.email, organisation: sender.organisation, username: inv.username, invitee: inv.email }),
+    to: sender.email,
+    message: { template: 'invitation_username_taken', data: { organisation: sender.organisation, username: inv.username, invitee: inv.email } },
   });
-}
-
-/** The sender's notice: which invitation could not be accepted, and what to do (invite again with another username). */
-export function renderUsernameTakenMail(config: Config, i: { to: string; organisation: string; username: string; invitee: string }): SealedMail {
-  const text = [
-    `Your invitation of ${i.invitee} to ${i.organisation}, with the username "${i.username}", could not be accepted: that username was taken by another account before the invitation was accepted.`,
-    '',
-    'The invitation is now closed. To invite this person again, send a new invitation with another username:',
-    `${config.publicBaseUrl}/portal/team`,
-    '',
-  ].join('\n');
-  return { to: i.to, subject: `An invitation to ${i.organisation} could not be accepted`, text };
-}
-
-async function queueAfterCommit(deps: { producer: Producer; logger: Logger }, outboxId: number): Promise<void> {
-  try {
-    await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
-  } catch (err) {
-    deps.logger.warn({ err: describe(err), outboxId }, 'invitation e-mail not queued; the outbox sweep will send it');
-  }
 }

@@ -2,13 +2,12 @@ import type { DatabasePool } from 'slonik';
 import { ProcessorError, type VerifyStatus } from '../../adapters/payment-processor/paystack.ts';
 import { jobIds, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
-import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { recordAudit } from '../audit/index.ts';
-import { queueSealedMail, type SealedMail } from '../mail/index.ts';
+import { deliverSoon, queueMail } from '../mail/index.ts';
 import { getOrganisation, lowBalanceRecipients } from '../organisations/index.ts';
 import * as repo from './auto.repository.ts';
-import { settleTopup } from './credit.ts';
+import { failFastOnFinalProcessorError, settleTopup } from './credit.ts';
 import type { TopupDeps } from './deps.ts';
 import { computeTopupPrice, validateTopupUnits } from './pricing.ts';
 import { cardLabel, findSavedCard, markCardDeclined, openSavedCard, type SavedCardRow } from './saved-card.ts';
@@ -27,6 +26,10 @@ export type AutoChargeResult = JobResult<'topup.auto_charge'>;
  * when the processor did not answer (BullMQ tries again; the top-up sweep settles what is left).
  */
 export async function runAutoCharge(deps: TopupDeps, chargeId: number, log: Logger): Promise<AutoChargeResult> {
+  return failFastOnFinalProcessorError(() => autoCharge(deps, chargeId, log));
+}
+
+async function autoCharge(deps: TopupDeps, chargeId: number, log: Logger): Promise<AutoChargeResult> {
   const found = await repo.findCharge(deps.db, chargeId);
   if (!found) return { outcome: 'missing' };
   if (found.status === 'queued') {
@@ -144,10 +147,10 @@ async function declined(deps: TopupDeps, c: repo.ChargeRow, reason: string, log:
     if (c.card_reference) await markCardDeclined(tx, c.org_id, c.card_reference, now);
     const { organisation, recipients } = await lowBalanceRecipients(tx, c.org_id);
     const to = recipients.length > 0 ? recipients : [deps.config.MAIL_FALLBACK_TO];
-    const id = await queueSealedMail(tx, deps.config.encryptionKeys, {
-      kind: 'auto_topup_declined_email',
+    const id = await queueMail(tx, deps.config, {
       dedupeKey: `auto-topup-declined-${c.id}`,
-      mail: renderDeclinedMail(deps.config.publicBaseUrl, to, { organisation, units: c.units, below: c.below_units, card: c.card ?? 'saved card', reason }),
+      to,
+      message: { template: 'auto_topup_declined', data: { organisation, units: c.units, below: c.below_units, card: c.card ?? 'saved card', reason } },
     });
     await recordAudit(tx, { orgId: c.org_id, actor: 'system', action: 'auto_topup.declined', target: c.reference!, details: { units: c.units, card: c.card, reason } });
     return id;
@@ -155,30 +158,8 @@ async function declined(deps: TopupDeps, c: repo.ChargeRow, reason: string, log:
   if (outboxId === null) return { outcome: 'ended', detail: 'declined already' };
   deps.metrics.topups.inc({ state: 'auto_declined' });
   log.warn({ orgId: c.org_id, reference: c.reference, chargeId: c.id }, 'automatic top-up declined: turned off, administrators told');
-  await deliverSoon(deps, outboxId, log);
+  await deliverSoon(deps.producer, outboxId, log, 'e-mail');
   return { outcome: 'declined', reference: c.reference!, detail: reason };
-}
-
-async function deliverSoon(deps: { producer: Producer }, outboxId: number, log: Logger): Promise<void> {
-  try {
-    await deps.producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) });
-  } catch (err) {
-    log.warn({ err: describe(err), outboxId }, 'e-mail not queued; the outbox sweep will send it');
-  }
-}
-
-const units = (n: number): string => n.toLocaleString('en-US');
-
-/** `portal`: the service's public address, whose Top up page the e-mail names. */
-export function renderDeclinedMail(portal: string, to: string[], m: { organisation: string; units: number; below: number; card: string; reason: string }): SealedMail {
-  const text = [
-    `The balance of ${m.organisation} fell below ${units(m.below)} units, and the automatic top-up of ${units(m.units)} units was declined on the ${m.card} (the processor said: ${m.reason}).`,
-    '',
-    'Automatic top-up is now turned off, and that card will not be charged again. To turn it back on, top up once with a card that works (it becomes the saved card), then switch automatic top-up on with your password:',
-    `${portal}/portal/top-up`,
-    '',
-  ].join('\n');
-  return { to: to.join(', '), subject: `Automatic top-up turned off: the card was declined (${m.organisation})`, text };
 }
 
 /** After a debit: starts the organisation's queued charge, if the debit queued one (a read of the small in-flight index otherwise). */

@@ -1,8 +1,10 @@
+import { UnrecoverableError } from 'bullmq';
 import type { DatabasePool } from 'slonik';
-import type { VerifyResult, VerifyStatus } from '../../adapters/payment-processor/paystack.ts';
+import { ProcessorError, type VerifyResult, type VerifyStatus } from '../../adapters/payment-processor/paystack.ts';
 import { jobIds, type JobResult } from '../../jobs/catalog.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { deliverSoon } from '../mail/index.ts';
 import { getOrganisation, receiptRecipients } from '../organisations/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import { bookCredit, RetiredOrganisation } from './book.ts';
@@ -21,12 +23,22 @@ const TERMINAL_UNPAID = new Set<VerifyStatus>(['failed', 'reversed', 'not_found'
 export type Settled = { result: CreditResult; closed: boolean };
 
 /**
- * Decides and, when paid, credits one top-up. Safe to run any number of times concurrently for one
- * reference: the conditional UPDATE in `claimCredit` lets exactly one run credit. Throws a
- * ProcessorError when the processor could not answer (retryable ones are retried by BullMQ).
+ * The `topup.credit` job: decides and, when paid, credits one top-up. Safe to run any number of times
+ * concurrently for one reference: the conditional UPDATE in `claimCredit` lets exactly one run credit.
+ * Throws a ProcessorError when the processor could not answer (retryable ones are retried by BullMQ).
  */
 export async function creditTopup(deps: TopupDeps, reference: string, source: CreditSource, log: Logger): Promise<CreditResult> {
-  return (await settleTopup(deps, reference, source, log)).result;
+  return failFastOnFinalProcessorError(async () => (await settleTopup(deps, reference, source, log)).result);
+}
+
+/** A refused key or a malformed answer will not fix itself by waiting: the job fails now, loudly. */
+export async function failFastOnFinalProcessorError<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ProcessorError && !err.retryable) throw new UnrecoverableError(`processor ${err.code}: ${err.message}`);
+    throw err;
+  }
 }
 
 export async function settleTopup(deps: TopupDeps, reference: string, source: CreditSource, log: Logger): Promise<Settled> {
@@ -111,14 +123,15 @@ async function decideAndCredit(deps: TopupDeps, reference: string, source: Credi
   deps.metrics.unitsCredited.inc(unitsAdded);
   deps.metrics.topups.inc({ state: 'credited' });
   log.info({ reference, orgId: credited.claimed.org_id, unitsAdded, source }, 'top-up credited');
-  if (credited.outboxId !== null) {
-    try {
-      await deps.producer.enqueue('outbox.deliver', { outboxId: credited.outboxId }, { jobId: jobIds.outbox(credited.outboxId) });
-    } catch (err) {
-      // The credit is committed; the outbox sweep sends a receipt whose job was never queued.
-      log.warn({ err: describe(err), outboxId: credited.outboxId }, 'receipt not queued; the outbox sweep will send it');
-    }
-  }
+  // The credit is committed; the outbox sweep sends a receipt whose job was never queued.
+  if (credited.outboxId !== null) await deliverSoon(deps.producer, credited.outboxId, log, 'receipt');
+  // A credited wallet resumes its organisation's paused batches at once (the periodic feed would,
+  // later). Told as the batches' own job (the catalog's batch.feed), the organisation read from the
+  // top-up's row: top-up does not import batches, whose lookups end in debits that may top up.
+  const orgId = credited.claimed.org_id;
+  await deps.producer
+    .enqueue('batch.feed', { orgId }, { jobId: jobIds.batchWake(orgId, reference) })
+    .catch((err: unknown) => log.warn({ err: describe(err) }, 'batches not woken; the periodic feed resumes them'));
   return {
     result: { outcome: 'credited', unitsAdded, newBalance: credited.moved.units_after, pricePaid: credited.claimed.base_amount },
     closed: false,

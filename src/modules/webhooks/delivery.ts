@@ -6,11 +6,10 @@ import pg from 'pg';
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { queueSealedMail } from '../mail/index.ts';
+import { deliverSoon, queueMail } from '../mail/index.ts';
 import { lowBalanceRecipients } from '../organisations/index.ts';
 import { checkedLookup, TARGET_REFUSED, targetAddressRefusal, TargetRefused, urlRefusal, type OwnPorts, type TargetMode } from './address-guard.ts';
 import { openSecret, ownPorts, targetMode } from './endpoints.ts';
@@ -223,27 +222,14 @@ async function recordOutcome(deps: DispatcherDeps, d: Claimed, o: Outcome): Prom
     await failPending(tx, d.endpoint_id, 'endpoint disabled: every try failed for the retry window');
     const { organisation, recipients } = await lowBalanceRecipients(tx, d.org_id);
     const to = recipients.length > 0 ? recipients : [deps.config.MAIL_FALLBACK_TO];
-    return queueSealedMail(tx, deps.config.encryptionKeys, {
-      kind: 'webhook_disabled_email',
+    return queueMail(tx, deps.config, {
       dedupeKey: `webhook-disabled-${d.endpoint_id}-${randomUUID()}`,
-      mail: {
-        to: to.join(', '),
-        subject: `Webhook endpoint ${d.endpoint_id} of ${organisation} disabled`,
-        text: [
-          `Every delivery to the webhook endpoint ${d.endpoint_id} failed for ${Math.round(windowMs / 3_600_000)} hours (last: ${o.error}), so it has been disabled.`,
-          '',
-          'Fix the receiver, then switch it on again with PATCH /v1/webhook-endpoints/' + d.endpoint_id + ' {"enabled": true};',
-          'past events can be sent again with POST /v1/webhook-endpoints/deliveries/{delivery_id}/redeliver.',
-          '',
-        ].join('\n'),
-      },
+      to,
+      message: { template: 'webhook_disabled', data: { organisation, endpointId: d.endpoint_id, failingHours: Math.round(windowMs / 3_600_000), lastError: o.error } },
     });
   });
   log.warn({ status: o.status, error: o.error, endpointDisabled: outboxId !== null }, 'webhook delivery failed for good');
-  const producer = deps.producer?.();
-  if (outboxId !== null && producer) {
-    await producer.enqueue('outbox.deliver', { outboxId }, { jobId: jobIds.outbox(outboxId) }).catch((err: unknown) => log.warn({ err: describe(err), outboxId }, 'e-mail not queued; the outbox sweep will send it'));
-  }
+  if (outboxId !== null) await deliverSoon(deps.producer?.() ?? undefined, outboxId, log, 'e-mail');
 }
 
 async function failDelivery(tx: CommonQueryMethods, id: number, o: Outcome & { ok: false }): Promise<void> {

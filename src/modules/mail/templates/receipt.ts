@@ -1,15 +1,7 @@
-import type { ReceiptPayload } from './mail.schemas.ts';
+import type { ReceiptPayload } from '../mail.schemas.ts';
+import { formatNgn, units } from './format.ts';
 
 export type Mail = { subject: string; text: string; html: string };
-
-/** Integer kobo as `NGN 11,015.23`. */
-export function formatNgn(kobo: number): string {
-  const sign = kobo < 0 ? '-' : '';
-  const abs = Math.abs(kobo);
-  return `${sign}NGN ${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
-}
-
-const units = (n: number): string => n.toLocaleString('en-US');
 // Receipts are read in Nigeria: the date is the Lagos calendar day, whatever the server's zone.
 const lagosDate = new Intl.DateTimeFormat('en-GB', { timeZone: 'Africa/Lagos', day: 'numeric', month: 'long', year: 'numeric' });
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
