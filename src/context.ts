@@ -9,7 +9,7 @@ import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Metrics } from './lib/metrics.ts';
 import type { RedisClient } from './lib/redis.ts';
-import type { FairShare } from './lib/fair-share.ts';
+import type { FairShare } from './modules/capacity/index.ts';
 import type { CsvExportSlots } from './lib/csv-export.ts';
 
 /** What the HTTP layer is built from; createApp receives it whole, tests build their own. */

@@ -1,5 +1,5 @@
 import { loadConfigOrExit, type Config } from './config.ts';
-import { longestJobMs } from './lib/job-budgets.ts';
+import { longestJobMs } from './jobs/budgets.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 
 /**

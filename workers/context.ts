@@ -8,8 +8,7 @@ import type { Producer } from '../src/jobs/producer.ts';
 import type { Clock } from '../src/lib/clock.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import type { Metrics } from '../src/lib/metrics.ts';
-import type { BackgroundLane } from '../src/lib/background-lane.ts';
-import type { FairShare } from '../src/lib/fair-share.ts';
+import type { BackgroundLane, FairShare } from '../src/modules/capacity/index.ts';
 import type { AuthorityGuards } from '../src/modules/verification/index.ts';
 
 export type WorkerDeps = {

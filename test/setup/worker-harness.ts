@@ -2,7 +2,8 @@ import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
 import { redisTarget } from '../../src/lib/redis.ts';
-import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../../src/runtime.ts';
+import { createAuthorityAccess, startBackgroundLane } from '../../src/modules/capacity/index.ts';
+import { createIdentityAdapter, createProcessorAdapter } from '../../src/runtime.ts';
 import type { WorkerDeps } from '../../workers/context.ts';
 import { startStack, type Stack, type StackOptions } from './harness.ts';
 

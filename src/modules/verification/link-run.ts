@@ -9,7 +9,7 @@ import type { Principal } from '../auth/index.ts';
 import type { Consent, PersonsOwnConsent } from './consent.ts';
 import type { FaceAnswer, FaceKept } from './face-kept.ts';
 import { verifyFace } from './face-run.ts';
-import { lookupWaitMs } from '../../lib/job-budgets.ts';
+import { lookupWaitMs } from '../../jobs/budgets.ts';
 import type { VerifyDeps } from './run.ts';
 import { keyRing } from './sealing.ts';
 import { SERVED, servedFields } from './served.ts';

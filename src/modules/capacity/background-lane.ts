@@ -1,4 +1,4 @@
-import type { RedisClient } from './redis.ts';
+import type { RedisClient } from '../../lib/redis.ts';
 
 /**
  * Background work (batch feeding and bookkeeping, the settlement of asynchronous and batch lookups)

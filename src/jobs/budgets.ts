@@ -1,5 +1,8 @@
 import type { Config } from '../config.ts';
 
+// How long the catalog's jobs may rightly run, beside the catalog that defines them: the API waits a
+// synchronous lookup this long, and a stopping worker lets its jobs finish within it.
+
 type Budgets = Pick<Config, 'VERIFY_WAIT_MS' | 'FACE_WAIT_MS' | 'WEBHOOK_TIMEOUT_MS' | 'PAYSTACK_TIMEOUT_MS'>;
 
 /** How long a synchronous lookup is waited for: VERIFY_WAIT_MS, and for a face match its comparison's face job too. */

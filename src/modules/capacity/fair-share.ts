@@ -1,4 +1,4 @@
-import { defineScript, type RedisClient } from './redis.ts';
+import { defineScript, type RedisClient } from '../../lib/redis.ts';
 
 /**
  * Who gets the identity authority next, and who is refused at the door.
