@@ -1,16 +1,20 @@
+import type { Job } from 'bullmq';
 import type { Request, RequestHandler } from 'express';
 import type { DatabasePool, FragmentSqlToken } from 'slonik';
 import type { IdentityAuthority } from './adapters/identity-authority/types.ts';
 import type { PaystackClient } from './adapters/payment-processor/paystack.ts';
 import type { Config } from './config.ts';
-import type { JobPayload } from './jobs/catalog.ts';
+import type { JobName, JobPayload, JobResult } from './jobs/catalog.ts';
 import type { Producer, WaitOutcome } from './jobs/producer.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Metrics } from './lib/metrics.ts';
 import type { RedisClient } from './lib/redis.ts';
-import type { FairShare } from './modules/capacity/index.ts';
+import type { AuthorityAccess, BackgroundLane, FairShare } from './modules/capacity/index.ts';
 import type { CsvExportSlots } from './lib/csv-export.ts';
+
+// What each process kind hands its modules: the API's routes receive an AppContext, the workers'
+// processors a WorkerDeps. Built in src/wiring.ts (the shared wiring) and the start-up files.
 
 /** What the HTTP layer is built from; createApp receives it whole, tests build their own. */
 export type AppDeps = {
@@ -71,3 +75,25 @@ export type AppContext = AppDeps & {
   /** The CSV exports running in this process, shared by every list that exports. */
   csvExports: CsvExportSlots;
 };
+
+/** What a worker process hands its processors (workers/main.ts builds it). */
+export type WorkerDeps = {
+  config: Config;
+  db: DatabasePool;
+  logger: Logger;
+  identity: IdentityAuthority;
+  processor: PaystackClient;
+  producer: Producer;
+  metrics: Metrics;
+  clock: Clock;
+  /** The authority's shared breaker and call rate. */
+  authority: Pick<AuthorityAccess, 'breaker' | 'spacer'>;
+  fairShare: FairShare;
+  /** The gate background steps pass, narrowed while interactive lookups are in flight. */
+  lane: BackgroundLane;
+};
+
+/** `token` is the worker's lock on the job (to move it back to the delayed set from inside). */
+export type Processor<N extends JobName> = (payload: JobPayload<N>, job: Job, deps: WorkerDeps, log: Logger, token?: string) => Promise<JobResult<N>>;
+
+export type ProcessorMap = { [N in JobName]?: Processor<N> };

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { shutdownDeadlineMs, startProcess, type ProcessKind } from './entry.ts';
+import { shutdownDeadlineMs, type ProcessKind } from './jobs/budgets.ts';
+import { startProcess } from './lib/process.ts';
 import { createDb, ensureDatabase } from './lib/db.ts';
 import { EX_CONFIG, ListenFailure, listenAs } from './lib/listen.ts';
 import { migrate } from './lib/migrate.ts';

@@ -1,7 +1,8 @@
 import { getPriority, setPriority } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.ts';
-import { shutdownDeadlineMs, startProcess, stopOnSignals } from '../src/entry.ts';
+import { shutdownDeadlineMs } from '../src/jobs/budgets.ts';
+import { startProcess, stopOnSignals } from '../src/lib/process.ts';
 import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';

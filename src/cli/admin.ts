@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../config.ts';
-import { startProcess } from '../entry.ts';
+import { startProcess } from '../lib/process.ts';
 import { createDb, ensureDatabase } from '../lib/db.ts';
 import { AppError } from '../lib/errors.ts';
 import { isUnavailable } from '../lib/http.ts';

@@ -1,7 +1,7 @@
 import { ensureDatabase } from '../lib/db.ts';
 import { describe } from '../lib/errors.ts';
 import { migrate } from '../lib/migrate.ts';
-import { startProcess } from '../entry.ts';
+import { startProcess } from '../lib/process.ts';
 
 // The Procfile's `release` step: create the database if needed and apply pending migrations. A
 // failure is one log line (its stack with --debug) and exit 1, never an unhandled rejection.

@@ -12,7 +12,7 @@ import { isBackgroundPriority } from '../../src/modules/capacity/fair-share.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { redisTarget } from '../../src/lib/redis.ts';
-import type { WorkerDeps } from '../../workers/context.ts';
+import type { WorkerDeps } from '../../src/context.ts';
 import { verificationProcessors } from '../../workers/processors/verification.ts';
 
 const log = createLogger({ level: 'silent' });

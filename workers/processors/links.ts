@@ -1,5 +1,5 @@
 import { sweepSubmissions } from '../../src/modules/links/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 export const linkProcessors: ProcessorMap = {
   'links.sweep': (_payload, _job, deps, log) => sweepSubmissions(deps, log),

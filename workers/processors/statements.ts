@@ -1,5 +1,5 @@
 import { mailMonthlyStatements } from '../../src/modules/statements/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 export const statementProcessors: ProcessorMap = {
   'statements.mail': async (_payload, _job, deps, log) => mailMonthlyStatements(deps, log),

@@ -5,7 +5,7 @@ import { wakeBatches } from '../../src/modules/batches/index.ts';
 import { deliverMail, sweepOutbox } from '../../src/modules/mail/index.ts';
 import { creditTopup, recheckAbandoned, runAutoCharge, sweepTopups } from '../../src/modules/topup/index.ts';
 import type { Logger } from '../../src/lib/logger.ts';
-import type { ProcessorMap, WorkerDeps } from '../context.ts';
+import type { ProcessorMap, WorkerDeps } from '../../src/context.ts';
 
 /** A refused key or a malformed answer will not fix itself by waiting: fail now, loudly. */
 async function failFastOnFinalProcessorError<T>(run: () => Promise<T>): Promise<T> {

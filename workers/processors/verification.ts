@@ -3,7 +3,7 @@ import { jobIds } from '../../src/jobs/catalog.ts';
 import { describe } from '../../src/lib/errors.ts';
 import { eraseExpired, faceOfPayload, newLookupReport, releaseLookupSlot, RetryLater, runLookup, sweepPending } from '../../src/modules/verification/index.ts';
 import { followDebit } from '../../src/modules/alerts/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 export const verificationProcessors: ProcessorMap = {
   'verification.lookup': async (payload, job, deps, log, token) => {

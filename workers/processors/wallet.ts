@@ -1,5 +1,5 @@
 import { auditLedger } from '../../src/modules/wallet/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 export const walletProcessors: ProcessorMap = {
   'ledger.audit': async (_payload, _job, deps, log) => auditLedger(deps, log),

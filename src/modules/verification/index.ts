@@ -1,7 +1,7 @@
 // The verification module's one door: its HTTP routes, and the jobs the workers run.
 export { verificationRoutes } from './verification.routes.ts';
 export { verificationHistoryRoutes } from './history.routes.ts';
-export { faceOfPayload, newLookupReport, releaseLookupSlot, runLookup, type AuthorityGuards } from './lookup.job.ts';
+export { faceOfPayload, newLookupReport, releaseLookupSlot, runLookup } from './lookup.job.ts';
 export { createInlineLookup } from './inline-lookup.ts';
 export { RetryLater } from './background.ts';
 export { reservePendingSlots } from './pending.ts';

@@ -1,3 +1,5 @@
+// The shared wiring: the API and worker processes build their connections and adapters here, from
+// the configuration, and nowhere else (what they hand their modules is typed in src/context.ts).
 import type { DatabasePool } from 'slonik';
 import { createIdentityAuthority } from './adapters/identity-authority/index.ts';
 import { createPaystackClient } from './adapters/payment-processor/paystack.ts';

@@ -1,6 +1,5 @@
-import { loadConfigOrExit, type Config } from './config.ts';
-import { longestJobMs } from './jobs/budgets.ts';
-import { createLogger, type Logger } from './lib/logger.ts';
+import { loadConfigOrExit, type Config } from '../config.ts';
+import { createLogger, type Logger } from './logger.ts';
 
 /**
  * What every process entry point (web, worker, release, launcher, admin CLI) does first: read a
@@ -15,18 +14,6 @@ export function startProcess(name: string): { config: Config; logger: Logger } {
   }
   const config = loadConfigOrExit();
   return { config, logger: createLogger({ level: config.LOG_LEVEL, name }) };
-}
-
-export type ProcessKind = 'api' | 'worker';
-
-/**
- * How long a process may take to stop before it exits by itself (the launcher's SIGKILL is the
- * backstop): what it has in flight may finish (an API's requests, SHUTDOWN_GRACE_MS; a worker's
- * jobs, the longest a job may rightly run), then 5 s for the closes after them.
- */
-export function shutdownDeadlineMs(config: Parameters<typeof longestJobMs>[0] & Pick<Config, 'SHUTDOWN_GRACE_MS'>, kind: ProcessKind): number {
-  const drain = kind === 'api' ? config.SHUTDOWN_GRACE_MS : Math.max(config.SHUTDOWN_GRACE_MS, longestJobMs(config));
-  return drain + 5000;
 }
 
 /**
