@@ -33,7 +33,7 @@ import { linkPageRoutes, linksRoutes } from './modules/links/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
 import { faceReadiness } from './modules/face/index.ts';
 import type { Server } from 'node:http';
-import type { Config } from './config.ts';
+import { loadConfigOrExit, type Config } from './config.ts';
 import { shutdownDeadlineMs } from './jobs/budgets.ts';
 import { startProcess, stopOnSignals } from './lib/process.ts';
 import { createHttpServer, LISTEN_BACKLOG } from './lib/http-server.ts';
@@ -234,7 +234,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 }
 
 if (import.meta.main) {
-  const { config, logger } = startProcess('api');
+  const { config, logger } = startProcess('api', loadConfigOrExit);
   const running = await start(config, logger).catch(exitOnListenFailure);
   stopOnSignals(() => running.stop(), logger, shutdownDeadlineMs(config, 'api'));
 }

@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Config } from '../src/config.ts';
+import { loadConfigOrExit, type Config } from '../src/config.ts';
 import { shutdownDeadlineMs } from '../src/jobs/budgets.ts';
 import { startProcess, stopOnSignals } from '../src/lib/process.ts';
 import { JOBS, QUEUES, SCHEDULES, queuePrefix, type JobName, type QueueName } from '../src/jobs/catalog.ts';
@@ -168,7 +168,7 @@ export async function startWorkers(
 }
 
 if (import.meta.main) {
-  const { config, logger } = startProcess('worker');
+  const { config, logger } = startProcess('worker', loadConfigOrExit);
   const running = await startWorkers(config, logger);
   // The worker's own registry (jobs, upstream calls, credits, ledger audit), behind the API's metrics token.
   const metricsServer = config.METRICS_TOKEN

@@ -1,18 +1,17 @@
-import { loadConfigOrExit, type Config } from '../config.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 /**
  * What every process entry point (web, worker, release, launcher, admin CLI) does first: read a
- * `.env` file when there is one, parse the configuration once (exit naming the variable when it is
- * bad) and make the process's logger.
+ * `.env` file when there is one, parse the configuration once with `load` (src/config.ts's
+ * loadConfigOrExit, which exits naming the variable when it is bad) and make the process's logger.
  */
-export function startProcess(name: string): { config: Config; logger: Logger } {
+export function startProcess<C extends { LOG_LEVEL: string }>(name: string, load: () => C): { config: C; logger: Logger } {
   try {
     process.loadEnvFile();
   } catch {
     // No .env file: the environment alone configures the process.
   }
-  const config = loadConfigOrExit();
+  const config = load();
   return { config, logger: createLogger({ level: config.LOG_LEVEL, name }) };
 }
 

@@ -5,7 +5,7 @@ import { jobIds, type JobPayload, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { describe } from '../../lib/errors.ts';
-import type { BackgroundLane, FairShare } from '../capacity/index.ts';
+import type { BackgroundLane, FairShare } from '../../context.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { cancelLookup, lookupOutcomes, startLookup, type LookupOutcome } from '../verification/index.ts';
 import * as repo from './batches.repository.ts';

@@ -1,11 +1,12 @@
 import type { Config } from '../../config.ts';
+import type { BackgroundLane, FairShare } from '../../context.ts';
 import { createSharedBreaker, type SharedBreaker } from '../../adapters/identity-authority/breaker.ts';
 import { createCallSpacer, type CallSpacer } from '../../lib/call-spacing.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { createWorkerRedis, redisTarget, reportConnection, type RedisClient } from '../../lib/redis.ts';
-import { createBackgroundLane, type BackgroundLane } from './background-lane.ts';
-import { createFairShare, interactiveChannel, type FairShare } from './fair-share.ts';
+import { createBackgroundLane } from './background-lane.ts';
+import { createFairShare, interactiveChannel } from './fair-share.ts';
 
 export type AuthorityAccess = { breaker: SharedBreaker; spacer: CallSpacer; fairShare: FairShare; close(): Promise<void> };
 

@@ -1,3 +1,4 @@
+import type { BackgroundLane } from '../../context.ts';
 import type { RedisClient } from '../../lib/redis.ts';
 
 /**
@@ -28,20 +29,6 @@ import type { RedisClient } from '../../lib/redis.ts';
  * and whenever `refresh()` is called (the periodic batch feed does), and a stale count only ever
  * narrows the gate, never closes it.
  */
-export type BackgroundLane = {
-  /** Runs one background step when the gate lets it through. */
-  run<T>(step: () => Promise<T>): Promise<T>;
-  /** Interactive lookups in flight, as this process last heard. */
-  readonly interactive: number;
-  /** Interactive lookups in flight, or one heard of less than `quietMs` ago. */
-  readonly busy: boolean;
-  /** Steps waiting at the gate. */
-  readonly waiting: number;
-  /** Reads the count again (after a reconnect, or from the periodic feed). */
-  refresh(): Promise<void>;
-  close(): Promise<void>;
-};
-
 export function createBackgroundLane(o: {
   subscriber: RedisClient;
   channel: string;

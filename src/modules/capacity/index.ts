@@ -3,6 +3,5 @@
 // shared between interactive lookups and background steps (background-lane.ts). The policy's numbers
 // (how long a lookup counts, which connection each gate listens on) are set in authority.ts, for the
 // API and worker processes alike.
-export { createAuthorityAccess, startBackgroundLane, type AuthorityAccess } from './authority.ts';
-export { createFairShare, predictedFinishMs, type FairShare } from './fair-share.ts';
-export type { BackgroundLane } from './background-lane.ts';
+export { createAuthorityAccess, startBackgroundLane } from './authority.ts';
+export { createFairShare, predictedFinishMs } from './fair-share.ts';

@@ -10,7 +10,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import { openJson, type Sealed } from '../../lib/crypto.ts';
 import { compareBeforeSettling, FACE_LOST_DETAIL, type FaceSettlement } from './face-settle.ts';
 import { describe } from '../../lib/errors.ts';
-import type { BackgroundLane, FairShare } from '../capacity/index.ts';
+import type { BackgroundLane, FairShare } from '../../context.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { afterFailedTry, deadlineOf, oneShotOnceSent, RetryLater } from './background.ts';
