@@ -1,6 +1,7 @@
 // The API process (Procfile `web`, `npm run web`): the HTTP application (createApp, which tests build
 // on deps of their own) and the process that serves it (start/stop). What it is wired from is
 // src/wiring.ts, shared with the worker processes.
+import type { Server } from 'node:http';
 import express, { Router, type Express } from 'express';
 import helmet from 'helmet';
 import { sql } from 'slonik';
@@ -32,7 +33,6 @@ import { webhooksRoutes } from './modules/webhooks/index.ts';
 import { linkPageRoutes, linksRoutes } from './modules/links/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
 import { faceReadiness } from './modules/face/index.ts';
-import type { Server } from 'node:http';
 import { loadConfigOrExit, type Config } from './config.ts';
 import { shutdownDeadlineMs } from './jobs/budgets.ts';
 import { startProcess, stopOnSignals } from './lib/process.ts';
@@ -40,8 +40,6 @@ import { createHttpServer, LISTEN_BACKLOG } from './lib/http-server.ts';
 import { exitOnListenFailure, listenAs } from './lib/listen.ts';
 import type { Logger } from './lib/logger.ts';
 import { createApiDeps } from './wiring.ts';
-
-export type { AppDeps };
 
 /** Builds the HTTP application; it owns no connections, so tests and the server share it. */
 export function createApp(deps: AppDeps): Express {
