@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { shutdownDeadlineMs, startProcess, type ProcessKind } from './entry.ts';
+import { shutdownDeadlineMs, type ProcessKind } from './jobs/budgets.ts';
+import { loadConfigOrExit } from './config.ts';
+import { startProcess } from './lib/process.ts';
 import { createDb, ensureDatabase } from './lib/db.ts';
 import { EX_CONFIG, ListenFailure, listenAs } from './lib/listen.ts';
 import { migrate } from './lib/migrate.ts';
@@ -18,7 +20,7 @@ import { startMailSink, type MailSink } from './simulators/mail-sink/sink.ts';
  * A port that cannot be opened (here or in a child, which exits 78 saying which) stops everything
  * the same way, and the launcher exits 78: restarting would only meet the same taken port.
  */
-const { config, logger } = startProcess('launcher');
+const { config, logger } = startProcess('launcher', loadConfigOrExit);
 
 type Child = { name: string; kind: ProcessKind; entry: string; env: NodeJS.ProcessEnv; proc?: ChildProcess; restarts: number[] };
 const children: Child[] = [];

@@ -1,7 +1,8 @@
 import { getPriority, setPriority } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Config } from '../src/config.ts';
-import { shutdownDeadlineMs, startProcess, stopOnSignals } from '../src/entry.ts';
+import { loadConfigOrExit, type Config } from '../src/config.ts';
+import { shutdownDeadlineMs } from '../src/jobs/budgets.ts';
+import { startProcess, stopOnSignals } from '../src/lib/process.ts';
 import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
@@ -80,7 +81,7 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
 }
 
 if (import.meta.main) {
-  const { config, logger } = startProcess('face');
+  const { config, logger } = startProcess('face', loadConfigOrExit);
   const running = await startFaceWorker(config, logger);
   stopOnSignals(() => running.close(), logger, shutdownDeadlineMs(config, 'worker'));
 }

@@ -1,6 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Config } from '../src/config.ts';
-import { shutdownDeadlineMs, startProcess, stopOnSignals } from '../src/entry.ts';
+import { loadConfigOrExit, type Config } from '../src/config.ts';
+import { shutdownDeadlineMs } from '../src/jobs/budgets.ts';
+import { startProcess, stopOnSignals } from '../src/lib/process.ts';
 import { JOBS, QUEUES, SCHEDULES, queuePrefix, type JobName, type QueueName } from '../src/jobs/catalog.ts';
 import { createProducer, type Producer } from '../src/jobs/producer.ts';
 import { systemClock, type Clock } from '../src/lib/clock.ts';
@@ -12,8 +13,9 @@ import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from '../src/lib/redis.ts';
 import { startMetricsServer } from '../src/modules/ops/index.ts';
 import { startWebhookDispatcher } from '../src/modules/webhooks/index.ts';
-import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../src/runtime.ts';
-import type { ProcessorMap, WorkerDeps } from './context.ts';
+import { createIdentityAdapter, createProcessorAdapter } from '../src/wiring.ts';
+import { createAuthorityAccess, startBackgroundLane } from '../src/modules/capacity/index.ts';
+import type { ProcessorMap, WorkerDeps } from '../src/context.ts';
 import { batchProcessors } from './processors/batches.ts';
 import { linkProcessors } from './processors/links.ts';
 import { mailProcessors } from './processors/mail.ts';
@@ -167,7 +169,7 @@ export async function startWorkers(
 }
 
 if (import.meta.main) {
-  const { config, logger } = startProcess('worker');
+  const { config, logger } = startProcess('worker', loadConfigOrExit);
   const running = await startWorkers(config, logger);
   // The worker's own registry (jobs, upstream calls, credits, ledger audit), behind the API's metrics token.
   const metricsServer = config.METRICS_TOKEN

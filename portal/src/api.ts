@@ -1,6 +1,11 @@
 // The portal's only way to the service: the API's own routes under /portal/api, with the session
 // cookie (sent by the browser, unreadable here) and the CSRF token (kept in memory, never stored).
 
+// The API's shapes are the OpenAPI document's, generated into clients/typescript (`npm run gen:client`):
+// the pages name them as `Schemas['Batch']`, never a copy of their own. Imported as types only, so not
+// a byte of the client reaches the portal's bundle.
+export type { Schemas } from '../../clients/typescript/src/types.ts';
+
 export const API = '/portal/api';
 
 let csrfToken: string | null = null;
@@ -88,6 +93,8 @@ export function setCsrfToken(token: string | null): void {
 export async function loadSession(): Promise<boolean> {
   const r = await reach('/portal/session', { credentials: 'same-origin' });
   if (!r.ok) throw new ApiError(r.status, errorBody(r.status, await r.text()));
+  // GET /portal/session is the portal's own route (src/modules/portal/session.ts), not the API's:
+  // it is in no OpenAPI document, so its shape is declared here.
   const body = (await r.json()) as { signed_in: boolean; csrf_token: string | null; expires_in?: number | null };
   csrfToken = body.csrf_token;
   setSessionExpiry(body.expires_in);
@@ -96,7 +103,7 @@ export async function loadSession(): Promise<boolean> {
 
 type Body = { json?: unknown; form?: Record<string, string>; text?: string; contentType?: string };
 
-export async function call<T = any>(method: string, path: string, body: Body = {}, opts: { headers?: Record<string, string>; quiet401?: boolean } = {}): Promise<{ status: number; data: T; headers: Headers }> {
+export async function call<T = unknown>(method: string, path: string, body: Body = {}, opts: { headers?: Record<string, string>; quiet401?: boolean } = {}): Promise<{ status: number; data: T; headers: Headers }> {
   const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
   let payload: string | undefined;
   if (body.json !== undefined) {
@@ -125,7 +132,7 @@ export async function call<T = any>(method: string, path: string, body: Body = {
   return { status: r.status, data: data as T, headers: r.headers };
 }
 
-export const get = <T = any>(path: string) => call<T>('GET', path).then((r) => r.data);
+export const get = <T = unknown>(path: string) => call<T>('GET', path).then((r) => r.data);
 
 /** A query string from the filters that are set. */
 export function query(params: Record<string, string | number | undefined | null>): string {
@@ -177,6 +184,8 @@ export async function download(path: string, filename: string, accept: string): 
 export async function passwordSignIn(username: string, password: string, otp: string): Promise<{ requirePasswordChange: boolean }> {
   const form: Record<string, string> = { grant_type: 'password', username, password };
   if (otp) form.otp = otp;
+  // Not the API's TokenResponse: the portal's bridge keeps the token in its cookie and answers with
+  // the CSRF token instead (src/modules/portal/session.ts), an answer no OpenAPI document describes.
   const r = await call<{ csrf_token: string; expires_in: number; require_password_change: boolean }>('POST', '/login', { form }, { quiet401: true });
   setCsrfToken(r.data.csrf_token);
   setSessionExpiry(r.data.expires_in);

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from './api.ts';
+import { get, type Schemas } from './api.ts';
 
 /** GET /topup/quote: the server's price of a top-up, all in kobo (its one pricing rule; the portal computes none). */
-export type Quote = { units: number; unit_cost: number; base_amount: number; vat_amount: number; service_charge: number; total_amount: number; bonus_units: number };
+export type Quote = Schemas['TopupQuote'];
 
 /** How long typing must pause before the price is asked (one request per pause, not per keystroke). */
 export const QUOTE_DELAY_MS = 350;

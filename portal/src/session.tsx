@@ -1,23 +1,9 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
+import type { Schemas } from './api.ts';
 
-export type Me = {
-  id: number;
-  username: string | null;
-  role: 'org_admin' | 'member' | 'finance' | 'platform_admin';
-  /** Whether this person's two-factor sign-in is on. */
-  mfa_enabled?: boolean;
-  organisation: null | {
-    id: number;
-    name: string;
-    subscription_active: boolean;
-    units?: number;
-    reserved_units?: number;
-    loyalty_badge?: string | null;
-    /** Kobo a unit: only for those who keep the accounts. */
-    unit_cost?: number;
-  };
-};
+/** GET /me: who is signed in, with their organisation (units, badge; the unit cost only for those who keep the accounts). */
+export type Me = Schemas['Me'];
 
 export type Session = { me: Me; refresh(): Promise<void>; signOut(reason?: string): Promise<void> };
 

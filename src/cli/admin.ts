@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../config.ts';
-import { startProcess } from '../entry.ts';
+import { loadConfigOrExit, type Config } from '../config.ts';
+import { startProcess } from '../lib/process.ts';
 import { createDb, ensureDatabase } from '../lib/db.ts';
 import { AppError } from '../lib/errors.ts';
 import { isUnavailable } from '../lib/http.ts';
@@ -199,7 +199,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${secretsText(parsed.values)}\n`);
     return 0;
   }
-  const { config } = startProcess('admin');
+  const { config } = startProcess('admin', loadConfigOrExit);
   const debug = parsed.values.debug === true;
   let db: DatabasePool | undefined;
   try {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { inject, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createApiDeps } from '../../src/runtime.ts';
+import { createApiDeps } from '../../src/wiring.ts';
 import { startTcpProxy } from '../chaos/tcp-proxy.ts';
 import { createTestDatabase, testConfig } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
@@ -38,7 +38,7 @@ it("When Redis is cut and the API's connections are reconnecting, then closing t
 
 it('When a process is asked to stop and its stopping never ends, then it logs why and exits 1 at its deadline', async () => {
   const script = [
-    "import { stopOnSignals } from './src/entry.ts';",
+    "import { stopOnSignals } from './src/lib/process.ts';",
     "import { createLogger } from './src/lib/logger.ts';",
     "stopOnSignals(() => new Promise(() => {}), createLogger({ level: 'info', name: 'stuck' }), 200);",
     'setInterval(() => {}, 1000);',

@@ -3,11 +3,11 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/server.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { createHttpServer } from '../../src/lib/http-server.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createApiDeps } from '../../src/runtime.ts';
+import { createApiDeps } from '../../src/wiring.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
 

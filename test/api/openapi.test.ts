@@ -3,10 +3,10 @@ import { promisify } from 'node:util';
 import type { Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { buildOpenApiDocument, SANDBOX_BASE_URL } from '../../src/openapi/document.ts';
-import { createApiDeps } from '../../src/runtime.ts';
+import { createApiDeps } from '../../src/wiring.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

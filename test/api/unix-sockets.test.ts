@@ -8,13 +8,13 @@ import { Redis } from 'ioredis';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/server.ts';
 import { createDb, type DatabasePool } from '../../src/lib/db.ts';
 import { createHttpServer } from '../../src/lib/http-server.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createOrganisation, createUser } from '../../src/modules/organisations/index.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
-import { createApiDeps } from '../../src/runtime.ts';
+import { createApiDeps } from '../../src/wiring.ts';
 import { createTestDatabase, testConfig } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createFairShare } from '../../src/lib/fair-share.ts';
+import { createFairShare } from '../../src/modules/capacity/fair-share.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 // LOOKUP_INLINE is the benchmark's yardstick: the same live path with the lookup run in the API

@@ -160,9 +160,9 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     ]);
   });
 
-  it('when a processor file imports anything but module doors and the workers\' context, then processors-are-wiring is reported', async () => {
-    const context = { 'workers/context.ts': 'export type Deps = { n: number };\n' };
-    const wiring = { 'workers/processors/b.ts': "import type { Deps } from '../context.ts';\nimport { b } from '../../src/modules/b/index.ts';\nexport const p = (d: Deps) => b + d.n;\n" };
+  it('when a processor file imports anything but module doors and the shared context, then processors-are-wiring is reported', async () => {
+    const context = { 'src/context.ts': 'export type Deps = { n: number };\n' };
+    const wiring = { 'workers/processors/b.ts': "import type { Deps } from '../../src/context.ts';\nimport { b } from '../../src/modules/b/index.ts';\nexport const p = (d: Deps) => b + d.n;\n" };
     expect(await violationsOf({ ...context, ...wiring })).toEqual([]);
     const logic = { 'workers/processors/b.ts': "import { x } from '../../src/lib/x.ts';\nexport const p = x;\n" };
     expect(await violationsOf({ ...context, ...logic })).toEqual(['processors-are-wiring: workers/processors/b.ts -> src/lib/x.ts']);

@@ -2,8 +2,9 @@ import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
 import { redisTarget } from '../../src/lib/redis.ts';
-import { createAuthorityAccess, createIdentityAdapter, createProcessorAdapter, startBackgroundLane } from '../../src/runtime.ts';
-import type { WorkerDeps } from '../../workers/context.ts';
+import { createAuthorityAccess, startBackgroundLane } from '../../src/modules/capacity/index.ts';
+import { createIdentityAdapter, createProcessorAdapter } from '../../src/wiring.ts';
+import type { WorkerDeps } from '../../src/context.ts';
 import { startStack, type Stack, type StackOptions } from './harness.ts';
 
 export type WorkerHarness = { stack: Stack; producer: Producer; deps: WorkerDeps; close(): Promise<void> };

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { createBackgroundLane } from '../../src/lib/background-lane.ts';
+import { createBackgroundLane } from '../../src/modules/capacity/background-lane.ts';
 import type { RedisClient } from '../../src/lib/redis.ts';
 
 /** A subscriber connection that hears what the test publishes. */

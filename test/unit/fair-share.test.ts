@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createFairShare, isBackgroundPriority, predictedFinishMs, SYNC_MAX_TAG } from '../../src/lib/fair-share.ts';
+import { createFairShare, isBackgroundPriority, predictedFinishMs, SYNC_MAX_TAG } from '../../src/modules/capacity/fair-share.ts';
 
 let redis: Redis;
 const prefixes: string[] = [];

@@ -1,6 +1,5 @@
 import { expect, it } from 'vitest';
-import { shutdownDeadlineMs } from '../../src/entry.ts';
-import { lookupWaitMs } from '../../src/lib/job-budgets.ts';
+import { lookupWaitMs, shutdownDeadlineMs } from '../../src/jobs/budgets.ts';
 import { testConfig } from '../setup/harness.ts';
 
 it("When a process stops, then the API's deadline is its grace for requests plus 5 s, and a worker's outlasts its longest job (a face match's lookup) by 5 s", () => {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { SCHEDULES } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { PROCESSORS } from '../../workers/main.ts';
-import type { WorkerDeps } from '../../workers/context.ts';
+import type { WorkerDeps } from '../../src/context.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { waitFor } from '../setup/wait.ts';
 

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, queuePrefix, type QueueName } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { PROCESSORS, startWorkers, type RunningWorkers } from '../../workers/main.ts';
-import type { ProcessorMap } from '../../workers/context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { finishedJob } from '../setup/jobs.ts';
 

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createIdentityAuthority } from '../../src/adapters/identity-authority/index.ts';
 import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
-import { isBackgroundPriority } from '../../src/lib/fair-share.ts';
+import { isBackgroundPriority } from '../../src/modules/capacity/fair-share.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createProducer, type Producer } from '../../src/jobs/producer.ts';
 import { redisTarget } from '../../src/lib/redis.ts';
-import type { WorkerDeps } from '../../workers/context.ts';
+import type { WorkerDeps } from '../../src/context.ts';
 import { verificationProcessors } from '../../workers/processors/verification.ts';
 
 const log = createLogger({ level: 'silent' });

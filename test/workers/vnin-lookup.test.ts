@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { jobIds, QUEUES } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import type { Producer } from '../../src/jobs/producer.ts';
-import type { WorkerDeps } from '../../workers/context.ts';
+import type { WorkerDeps } from '../../src/context.ts';
 import { verificationProcessors } from '../../workers/processors/verification.ts';
 import type { OrgFixture, Stack } from '../setup/harness.ts';
 import { startWorkerHarness, type WorkerHarness } from '../setup/worker-harness.ts';

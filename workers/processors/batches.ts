@@ -1,5 +1,5 @@
 import { lookupSettled, runFeed } from '../../src/modules/batches/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queue: batches (batch.feed, batch.lookup-settled). The batch flow's jobs: feeding batches, and the
 // lookups' settlements their jobs report.

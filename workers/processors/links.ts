@@ -1,5 +1,5 @@
 import { sweepSubmissions } from '../../src/modules/links/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queue: maintenance (links.sweep).
 export const linkProcessors: ProcessorMap = {

@@ -1,5 +1,5 @@
 import { deliverMail, sweepOutbox } from '../../src/modules/mail/index.ts';
-import { isFinalAttempt, type ProcessorMap } from '../context.ts';
+import { isFinalAttempt, type ProcessorMap } from '../../src/context.ts';
 
 // Queues: emails (outbox.deliver), maintenance (outbox.sweep).
 export const mailProcessors: ProcessorMap = {

@@ -1,5 +1,5 @@
 import { mailMonthlyStatements } from '../../src/modules/statements/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queue: maintenance (statements.mail).
 export const statementProcessors: ProcessorMap = {

@@ -1,5 +1,5 @@
 import { creditTopup, recheckAbandoned, runAutoCharge, sweepTopups } from '../../src/modules/topup/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queues: credits (topup.credit, topup.auto_charge), maintenance (topup.sweep, topup.recheck).
 export const topupProcessors: ProcessorMap = {

@@ -1,6 +1,6 @@
 import { followDebit } from '../../src/modules/alerts/index.ts';
 import { eraseExpired, runLookupJob, sweepPending } from '../../src/modules/verification/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queues: lookups (verification.lookup), maintenance (verification.sweep, retention.erase).
 export const verificationProcessors: ProcessorMap = {

@@ -1,5 +1,5 @@
 import { auditLedger } from '../../src/modules/wallet/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queue: maintenance (ledger.audit).
 export const walletProcessors: ProcessorMap = {

@@ -1,5 +1,5 @@
 import { pruneWebhookHistory } from '../../src/modules/webhooks/index.ts';
-import type { ProcessorMap } from '../context.ts';
+import type { ProcessorMap } from '../../src/context.ts';
 
 // Queue: maintenance (webhooks.prune). Deliveries themselves are not BullMQ jobs (the dispatcher
 // claims them from PostgreSQL); only the retention of their log is.

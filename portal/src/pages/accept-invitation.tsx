@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from '../api.ts';
+import { call, type Schemas } from '../api.ts';
 import { ErrorText, Field, FieldError, Form, useAction } from '../ui.tsx';
 
 /**
@@ -13,7 +13,7 @@ function takeToken(): string {
   return token;
 }
 
-type Preview = { organisation: string; role: string; username: string; expires_at: string };
+type Preview = Schemas['InvitationPreview'];
 
 /** The roles as the team page names them. */
 const ROLE_LABELS: Record<string, string> = { member: 'team member', finance: 'finance officer', org_admin: 'administrator' };
@@ -36,7 +36,7 @@ export function AcceptInvitation({ onAccepted }: { onAccepted(username: string):
       return;
     }
     void action.run(async () => {
-      const r = await call<{ username: string }>('POST', '/invitations/accept', { json: { token, password } }, { quiet401: true });
+      const r = await call<Schemas['AcceptedInvitation']>('POST', '/invitations/accept', { json: { token, password } }, { quiet401: true });
       // The invitation is spent: on to the sign-in page, at its own address.
       history.replaceState(null, '', '/portal');
       onAccepted(r.data.username);

@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import { useState } from 'preact/hooks';
-import { call } from '../api.ts';
+import { call, type Schemas } from '../api.ts';
 import { ROLE_NAMES, useSession } from '../session.tsx';
 import { ErrorText, Field, Form, Page, useAction } from '../ui.tsx';
 
@@ -51,14 +51,14 @@ function TwoFactor({ on }: { on: boolean }) {
   const action = useAction();
   const start = () =>
     void action.run(async () => {
-      const r = await call<{ secret: string; otpauth_uri: string }>('POST', '/me/mfa/totp');
+      const r = await call<Schemas['TotpEnrolment']>('POST', '/me/mfa/totp');
       setEnrolment({ secret: r.data.secret, qr: await QRCode.toDataURL(r.data.otpauth_uri, { margin: 1, width: 200 }) });
       setRecovery(null);
     });
   const confirm = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
-      const r = await call<{ recovery_codes: string[] }>('POST', '/me/mfa/totp/confirm', { json: { code } });
+      const r = await call<Schemas['RecoveryCodes']>('POST', '/me/mfa/totp/confirm', { json: { code } });
       setRecovery(r.data.recovery_codes);
       setEnrolment(null);
       setCode('');

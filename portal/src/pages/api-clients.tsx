@@ -1,27 +1,16 @@
 import { useState } from 'preact/hooks';
-import { call, get } from '../api.ts';
+import { call, get, type Schemas } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
 import { ErrorText, Field, Form, Notice, Page, Select, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
-type Client = {
-  client_id: string;
-  name: string;
-  role: 'org_admin' | 'member';
-  status?: string;
-  scopes?: string[];
-  allowed_ips?: string[];
-  expires_at?: string | null;
-  created_by?: { id: number; username: string } | null;
-  created_at: string;
-  last_used_at: string | null;
-};
+type Client = Schemas['ApiClient'];
 
 const SCOPES = ['verify', 'requery', 'history:read', 'topup', 'webhooks', 'links'];
 // The scopes only an administrator client may hold (src/lib/roles.ts): offered to an administrator client only.
 const ADMIN_ONLY = ['topup', 'webhooks', 'links'];
 
 export function ApiClients() {
-  const clients = useLoad(() => get<{ data: Client[] }>('/api-clients'), []);
+  const clients = useLoad(() => get<Schemas['ApiClientList']>('/api-clients'), []);
   const [name, setName] = useState('');
   const [role, setRole] = useState('member');
   const [scopes, setScopes] = useState<string[]>(['verify', 'requery', 'history:read']);
@@ -43,7 +32,7 @@ export function ApiClients() {
       if (allowed.length) body.allowed_ips = allowed;
       if (allowAny) body.allow_any = true;
       if (expires) body.expires_at = new Date(expires).toISOString();
-      const r = await call<{ client_id: string; client_secret: string }>('POST', '/api-clients', { json: body });
+      const r = await call<Schemas['CreatedApiClient']>('POST', '/api-clients', { json: body });
       setResult(null);
       setSecret(r.data);
       setName('');
@@ -53,7 +42,7 @@ export function ApiClients() {
   const rotate = (c: Client) =>
     void action.run(async () => {
       setResult(null);
-      setSecret((await call<{ client_id: string; client_secret: string }>('POST', `/api-clients/${c.client_id}/rotate`)).data);
+      setSecret((await call<Schemas['RotatedApiClient']>('POST', `/api-clients/${c.client_id}/rotate`)).data);
       clients.reload();
     });
   const revoke = async (c: Client) => {

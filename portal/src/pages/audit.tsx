@@ -1,15 +1,7 @@
 import { useState } from 'preact/hooks';
-import { downloadCsv, get, query } from '../api.ts';
+import { downloadCsv, get, query, type Schemas } from '../api.ts';
 import { AccountsOnly } from '../layout.tsx';
 import { ErrorText, Pager, Field, Page, useAction, useLoad, when } from '../ui.tsx';
-
-type Event = { id: number; at: string; actor: string | { type: string; id?: number; name?: string } | null; action: string; target: string | null; ip: string | null; details: Record<string, unknown> | null };
-
-function actorText(a: Event['actor']): string {
-  if (!a) return '';
-  if (typeof a === 'string') return a;
-  return [a.type, a.name ?? a.id].filter((x) => x !== undefined).join(' ');
-}
 
 export function Audit() {
   const [action, setAction] = useState('');
@@ -18,7 +10,7 @@ export function Audit() {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const filters = { action, from, to };
-  const page = useLoad(() => get<{ data: Event[]; next_cursor: string | null }>(`/audit-events${query({ ...filters, limit: 50, cursor })}`), [action, from, to, cursor]);
+  const page = useLoad(() => get<Schemas['AuditEventPage']>(`/audit-events${query({ ...filters, limit: 50, cursor })}`), [action, from, to, cursor]);
   const dl = useAction();
   return (
     <AccountsOnly>
@@ -48,7 +40,7 @@ export function Audit() {
               <tr key={e.id}>
                 <td>{when(e.at)}</td>
                 <td>{e.action}</td>
-                <td>{actorText(e.actor)}</td>
+                <td>{e.actor}</td>
                 <td>{e.target ?? ''}</td>
                 <td>{e.ip ?? ''}</td>
               </tr>

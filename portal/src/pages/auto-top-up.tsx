@@ -1,19 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, formatNaira, formatUnits, get } from '../api.ts';
+import { call, formatNaira, formatUnits, get, type Schemas } from '../api.ts';
 import { useQuote } from '../quote.ts';
 import { ErrorText, Field, Notice, useAction, useLoad, when } from '../ui.tsx';
 
-type Charge = { status: string; units: number; reference: string | null; card: string | null; total_amount_kobo: number | null; detail: string | null; created_at: string };
-type AutoSettings = {
-  enabled: boolean;
-  below_units: number | null;
-  units: number | null;
-  max_per_day: number | null;
-  turned_off: { reason: 'card_declined'; at: string } | null;
-  card: { card_type: string; last4: string; from_reference: string; saved_at: string; declined_at: string | null } | null;
-  charges_today: number;
-  recent_charges: Charge[];
-};
+type AutoSettings = Schemas['AutoTopupSettings'];
 
 /**
  * The Top up page's automatic top-up (GET and PUT /settings/auto-topup): administrators and finance

@@ -1,23 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, downloadCsv, get, query } from '../api.ts';
+import { call, downloadCsv, get, query, type Schemas } from '../api.ts';
 import { ErrorText, Field, Form, Notice, Page, Select, TopUpHint, useAction, useLoad, when } from '../ui.tsx';
 import { CHANNELS } from './verify.tsx';
 
-type Batch = {
-  id: string;
-  status: 'queued' | 'running' | 'paused' | 'completed' | 'cancelled';
-  paused_reason: string | null;
-  total: number;
-  done: number;
-  found: number;
-  not_found: number;
-  failed: number;
-  invalid: number;
-  cancelled: number;
-  units_charged: number;
-  created_at: string;
-  finished_at: string | null;
-};
+type Batch = Schemas['Batch'];
 
 const PREVIEW_ROWS = 5;
 const FIXTURES = new Set(['12345678901', '12345678902', '99999999999', 'AA000000000001ZZ', 'AA000000000002ZZ', 'AA000000000008ZZ', 'AA000000000009ZZ']);
@@ -41,12 +27,12 @@ function preview(text: string) {
 }
 
 export function Batches() {
-  const list = useLoad(() => get<{ data: Batch[] }>('/verify-nin/batches'), []);
-  const reasons = useLoad(() => get<{ data: { key: string; label: string }[] }>('/nimc-reasons'), []);
+  const list = useLoad(() => get<Schemas['BatchList']>('/verify-nin/batches'), []);
+  const reasons = useLoad(() => get<Schemas['ReasonList']>('/nimc-reasons'), []);
   const [file, setFile] = useState<{ name: string; text: string } | null>(null);
   const [reason, setReason] = useState('corporate');
   const [current, setCurrent] = useState<string | null>(null);
-  const settings = useLoad(() => get<{ require_consent?: boolean }>('/me/organisation'), []);
+  const settings = useLoad(() => get<Schemas['OrganisationSettings']>('/me/organisation'), []);
   // The batch's consent statement: when and how the people in the file agreed (the API's
   // consent_obtained_at, consent_channel and consent_notice_version).
   const [consented, setConsented] = useState(false);

@@ -1,10 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { API, download, downloadCsv, formatNaira, get, query } from '../api.ts';
+import { API, download, downloadCsv, formatNaira, get, query, type Schemas } from '../api.ts';
 import { keepsAccounts, useSession } from '../session.tsx';
 import { ErrorText, Pager, Field, Form, Page, Select, useAction, useLoad, when } from '../ui.tsx';
 
 type Tab = 'verifications' | 'transactions' | 'topups';
-type PageOf<T> = { data: T[]; next_cursor: string | null };
+/** Each tab's rows, as the API declares them. */
+type Rows = { verifications: Schemas['VerificationSummary']; transactions: Schemas['LedgerLine']; topups: Schemas['Topup'] };
+type Pages = { verifications: Schemas['VerificationPage']; transactions: Schemas['LedgerPage']; topups: Schemas['TopupPage'] };
 
 const FILTERS: Record<Tab, { name: string; label: string; options: string[] }> = {
   verifications: { name: 'status', label: 'Status', options: ['', 'pending', 'found', 'not_found', 'failed', 'expired'] },
@@ -12,7 +14,8 @@ const FILTERS: Record<Tab, { name: string; label: string; options: string[] }> =
   topups: { name: 'status', label: 'Status', options: ['', 'pending', 'credited', 'failed', 'abandoned', 'amount_mismatch', 'refund_due', 'refunded'] },
 };
 
-const COLUMNS: Record<Tab, [string, string][]> = {
+// A column names a field of its tab's rows (`money` is worked out from several, see paid()).
+const COLUMNS: { [T in Tab]: [keyof Rows[T] | 'money', string][] } = {
   verifications: [['reference_id', 'Reference'], ['kind', 'Looked up by'], ['mode', 'Mode'], ['status', 'Status'], ['charged', 'Charged'], ['username', 'Asked by'], ['created_at', 'When']],
   transactions: [['id', 'Line'], ['kind', 'Kind'], ['description', 'What'], ['units_delta', 'Units'], ['units_after', 'Balance after'], ['money', 'Paid'], ['reference', 'Reference'], ['created_at', 'When']],
   topups: [['reference', 'Reference'], ['status', 'Status'], ['units', 'Units'], ['base_amount', 'Base'], ['vat_amount', 'VAT'], ['service_charge', 'Processor fee'], ['total_amount', 'Total'], ['created_at', 'Started'], ['paid_at', 'Paid'], ['credited_at', 'Credited']],
@@ -53,7 +56,9 @@ export function History() {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const filters = { [FILTERS[tab].name]: filter, from, to };
-  const page = useLoad(() => get<PageOf<Record<string, unknown>>>(`/${tab}${query({ ...filters, limit: 25, cursor })}`), [tab, filter, from, to, cursor]);
+  const page = useLoad(() => get<Pages[Tab]>(`/${tab}${query({ ...filters, limit: 25, cursor })}`), [tab, filter, from, to, cursor]);
+  // The table reads each row's fields by column name, whichever tab it shows.
+  const rows: Record<string, unknown>[] = page.data?.data ?? [];
   const action = useAction();
   const switchTab = (t: Tab) => {
     setTab(t);
@@ -87,7 +92,7 @@ export function History() {
           </tr>
         </thead>
         <tbody>
-          {(page.data?.data ?? []).map((row, i) => (
+          {rows.map((row, i) => (
             <tr key={i}>
               {COLUMNS[tab].map(([k]) => <td key={k}>{cell(row, k)}</td>)}
               {tab === 'verifications' ? (

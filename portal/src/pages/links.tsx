@@ -1,31 +1,14 @@
 import { useState } from 'preact/hooks';
-import { call, get, query } from '../api.ts';
+import { call, get, query, type Schemas } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
 import { ErrorText, Field, Page, Pager, Select, ShownOnce, useAction, useLoad, when } from '../ui.tsx';
 
-type Link = {
-  id: string;
-  status: 'active' | 'expired' | 'used_up' | 'revoked' | 'suspended';
-  reason: string;
-  purpose: string;
-  require_face: boolean;
-  expires_at: string;
-  max_uses: number;
-  uses: number;
-  client_ref: string | null;
-  created_at: string;
-  revoked_at: string | null;
-};
-
-type Face = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; threshold: number } | null;
-
-type Submission = { reference_id: string; status: 'pending' | 'found' | 'not_found' | 'failed' | 'refused' | 'abandoned'; code: string | null; face: Face; submitted_at: string };
-
-type Reason = { key: string; label: string };
+type Link = Schemas['VerificationLink'];
+type Submission = Schemas['VerificationLinkDetail']['submissions'][number];
 
 const STATUS = { active: 'Active', expired: 'Expired', used_up: 'Used up', revoked: 'Revoked', suspended: 'Suspended (its maker may no longer make links)' } as const;
 
-function faceText(f: Face): string {
+function faceText(f: Submission['face']): string {
   if (!f) return '';
   if (f.status === 'no_reference_photo') return 'No reference photo';
   return `${f.match ? 'Match' : 'No match'} (${f.confidence ?? '?'} / threshold ${f.threshold})`;
@@ -44,7 +27,7 @@ function UrlOnce({ url, onDone }: { url: string; onDone(): void }) {
 }
 
 function Submissions({ link, onClose }: { link: Link; onClose(): void }) {
-  const detail = useLoad(() => get<Link & { submissions: Submission[] }>(`/verification-links/${link.id}`), [link.id]);
+  const detail = useLoad(() => get<Schemas['VerificationLinkDetail']>(`/verification-links/${link.id}`), [link.id]);
   const subs = detail.data?.submissions ?? [];
   return (
     <section class="deliveries" aria-labelledby="submissions-title">
@@ -94,8 +77,8 @@ function Submissions({ link, onClose }: { link: Link; onClose(): void }) {
 export function Links() {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
-  const links = useLoad(() => get<{ data: Link[]; next_cursor: string | null }>(`/verification-links${query({ limit: 20, cursor })}`), [cursor]);
-  const reasons = useLoad(() => get<{ data: Reason[] }>('/nimc-reasons'), []);
+  const links = useLoad(() => get<Schemas['VerificationLinkPage']>(`/verification-links${query({ limit: 20, cursor })}`), [cursor]);
+  const reasons = useLoad(() => get<Schemas['ReasonList']>('/nimc-reasons'), []);
   const [purpose, setPurpose] = useState('');
   const [reason, setReason] = useState('corporate');
   const [requireFace, setRequireFace] = useState(true);
@@ -114,7 +97,7 @@ export function Links() {
       setResult(null);
       const body: Record<string, unknown> = { reason, purpose, require_face: requireFace, expires_in_hours: Number(hours), max_uses: Number(maxUses) };
       if (clientRef.trim()) body.client_ref = clientRef.trim();
-      const r = await call<Link & { url: string }>('POST', '/verification-links', { json: body });
+      const r = await call<Schemas['VerificationLinkWithUrl']>('POST', '/verification-links', { json: body });
       setUrl(r.data.url);
       setPurpose('');
       setClientRef('');

@@ -1,13 +1,11 @@
 import { useEffect } from 'preact/hooks';
-import { formatNaira, formatUnits, get } from '../api.ts';
+import { formatNaira, formatUnits, get, type Schemas } from '../api.ts';
 import { keepsAccounts, useSession } from '../session.tsx';
 import { ErrorText, Page, useLoad } from '../ui.tsx';
 
-type Day = { day: string; units: number; verifications: number; fixture_verifications: number };
-type Settings = { require_consent?: boolean; require_mfa?: boolean; low_balance_units?: number | null };
 
 /** Units per day as bars; the same numbers are in a table for screen readers. */
-function UsageChart({ days, line }: { days: Day[]; line: number | null }) {
+function UsageChart({ days, line }: { days: Schemas['DailyUsage']['data']; line: number | null }) {
   const max = Math.max(1, ...days.map((d) => d.units));
   const w = 600;
   const h = 160;
@@ -53,8 +51,8 @@ function UsageChart({ days, line }: { days: Day[]; line: number | null }) {
 export function Overview() {
   const { me, refresh } = useSession();
   const accounts = keepsAccounts(me);
-  const usage = useLoad(() => (accounts ? get<{ data: Day[] }>('/usage/daily?days=30') : Promise.resolve(null)), [accounts]);
-  const settings = useLoad(() => get<Settings>('/me/organisation'), []);
+  const usage = useLoad(() => (accounts ? get<Schemas['DailyUsage']>('/usage/daily?days=30') : Promise.resolve(null)), [accounts]);
+  const settings = useLoad(() => get<Schemas['OrganisationSettings']>('/me/organisation'), []);
   useEffect(() => {
     void refresh();
   }, []);

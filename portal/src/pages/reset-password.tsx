@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { call } from '../api.ts';
+import { call, type Schemas } from '../api.ts';
 import { ErrorText, Field, Form, Notice, useAction } from '../ui.tsx';
 
 /** The page a reset e-mail links to (PASSWORD_RESET_URL = <portal>/portal/reset-password?token={token}). */
@@ -11,7 +11,7 @@ export function ResetPassword() {
   const submit = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
-      const r = await call<{ detail: string }>('POST', '/reset-password', { json: { token, new_password: password } }, { quiet401: true });
+      const r = await call<Schemas['Detail']>('POST', '/reset-password', { json: { token, new_password: password } }, { quiet401: true });
       // The token has done its work: keep it out of the history.
       history.replaceState(null, '', '/portal/reset-password');
       setDone(r.data.detail);

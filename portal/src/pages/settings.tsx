@@ -1,17 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, get } from '../api.ts';
+import { call, get, type Schemas } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
 import { ErrorText, Field, Form, Notice, Page, useAction, useLoad } from '../ui.tsx';
 
-type Settings = {
-  require_consent: boolean;
-  require_mfa?: boolean;
-  low_balance_units?: number | null;
-  face_match_threshold?: number;
-  alert_emails?: string[];
-  address?: string | null;
-  tin?: string | null;
-};
+type Settings = Schemas['OrganisationSettings'];
 
 /** The alert addresses as typed: separated by commas, spaces or new lines. */
 const addresses = (text: string) => text.split(/[\s,;]+/).filter(Boolean);

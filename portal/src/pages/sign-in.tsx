@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, call, passwordSignIn as signIn } from '../api.ts';
+import { ApiError, call, passwordSignIn as signIn, type Schemas } from '../api.ts';
 import { ErrorText, Field, Form, Notice, useAction } from '../ui.tsx';
 
 /** `username`: filled in when known (just made by accepting an invitation). */
@@ -50,7 +50,7 @@ export function SignIn({ reason, username: known, mustChange, onSignedIn }: Prop
   const forgot = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
-      const r = await call<{ detail: string }>('POST', '/forgot-password', { json: { username } }, { quiet401: true });
+      const r = await call<Schemas['Detail']>('POST', '/forgot-password', { json: { username } }, { quiet401: true });
       setSent(r.data.detail);
     });
   };

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import { call, get } from '../api.ts';
+import { call, get, type Schemas } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
 import { ErrorText, Field, Form, Notice, Page, Select, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
-type Member = { id: number; username: string; email: string | null; role: 'org_admin' | 'member' | 'finance'; disabled: boolean; created_at: string };
-type Invitation = { id: number; email: string; username: string; role: Member['role']; status: 'pending' | 'accepted' | 'revoked' | 'expired'; created_at: string; expires_at: string };
+type Member = Schemas['TeamMember'];
+type Invitation = Schemas['Invitation'];
 const ROLES = [
   { value: 'member', label: 'Team member' },
   { value: 'finance', label: 'Finance officer' },
@@ -14,7 +14,7 @@ const roleLabel = (role: string) => ROLES.find((r) => r.value === role)?.label ?
 
 /** Invite by e-mail: the invitee chooses their own password from the e-mail's link (valid 72 hours, usable once). */
 function Invitations() {
-  const list = useLoad(() => get<{ data: Invitation[] }>('/team/invitations'), []);
+  const list = useLoad(() => get<Schemas['InvitationList']>('/team/invitations'), []);
   const [email, setEmail] = useState('');
   const [username, setUsername] = useState('');
   const [role, setRole] = useState('member');
@@ -94,7 +94,7 @@ function Invitations() {
 }
 
 export function Team() {
-  const team = useLoad(() => get<{ data: Member[] }>('/team'), []);
+  const team = useLoad(() => get<Schemas['TeamList']>('/team'), []);
   const [result, setResult] = useState<string | null>(null);
   // A role chosen in a row's list, not yet applied: the change waits for its button and a confirmation.
   const [chosen, setChosen] = useState<Record<number, Member['role']>>({});

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, formatNaira, formatUnits, get } from '../api.ts';
+import { call, formatNaira, formatUnits, get, type Schemas } from '../api.ts';
 import { AccountsOnly } from '../layout.tsx';
 import { AutoTopUp } from './auto-top-up.tsx';
 import { useQuote } from '../quote.ts';
@@ -24,7 +24,7 @@ export function TopUp() {
   };
   const pay = () =>
     void paying.run(async () => {
-      const r = await call<{ authorization_url: string }>('POST', '/topup/initialize', { form: { units } });
+      const r = await call<Schemas['TopupInitialization']>('POST', '/topup/initialize', { form: { units } });
       // The processor's checkout page brings the payer back to /portal/top-up/return.
       location.assign(r.data.authorization_url);
     });
@@ -62,7 +62,7 @@ export function TopUp() {
   );
 }
 
-type TopupRow = { reference: string; status: string; units: number; bonus_units: number; credited_at: string | null };
+type TopupRow = Schemas['Topup'];
 
 /** Back from the checkout: waits for the credit to land (webhook or verify), without a reload by hand. */
 export function TopUpReturn() {

@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
-import { API, call, get } from '../api.ts';
+import { API, call, get, type Schemas } from '../api.ts';
 import { ErrorText, Field, Form, Page, Select, useAction, useLoad } from '../ui.tsx';
 
-type Reason = { key: string; label: string };
 type Kind = 'nin' | 'vnin' | 'phone' | 'demography' | 'face';
-type Person = Record<string, string> & { reference_id: string };
-type Face = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; threshold: number; liveness: string; model: string };
+/** A found record; a face match whose faces differ answers only its reference (FaceResponse). */
+type Person = Partial<Schemas['VerifiedPerson']> & { reference_id: string };
+type Face = Schemas['FaceResult'];
 
 const KINDS: { value: Kind; label: string }[] = [
   { value: 'nin', label: 'NIN' },
@@ -34,8 +34,8 @@ export const CHANNELS = [
 ];
 
 export function Verify() {
-  const reasons = useLoad(() => get<{ data: Reason[] }>('/nimc-reasons'), []);
-  const settings = useLoad(() => get<{ require_consent?: boolean }>('/me/organisation'), []);
+  const reasons = useLoad(() => get<Schemas['ReasonList']>('/nimc-reasons'), []);
+  const settings = useLoad(() => get<Schemas['OrganisationSettings']>('/me/organisation'), []);
   const [kind, setKind] = useState<Kind>('nin');
   const [value, setValue] = useState('');
   const [reason, setReason] = useState('corporate');
@@ -58,7 +58,7 @@ export function Verify() {
       const consent = consented ? { obtained_at: new Date().toISOString(), channel, notice_version: notice } : undefined;
       if (kind === 'face') {
         if (!selfie) throw new Error('Choose or take a selfie first');
-        const r = await call<{ data: Person; face: Face }>('POST', '/verify-nin/face', { json: { nin: value.trim(), reason, selfie: await readBase64(selfie), ...(consent ? { consent } : {}) } });
+        const r = await call<Schemas['FaceResponse']>('POST', '/verify-nin/face', { json: { nin: value.trim(), reason, selfie: await readBase64(selfie), ...(consent ? { consent } : {}) } });
         setPerson(r.data.data);
         setFace(r.data.face);
         return;
@@ -69,7 +69,7 @@ export function Verify() {
         kind === 'phone' ? { phone_no: value.trim(), reason } :
         { ...demo, reason: 'nyscCheck' };
       const path = kind === 'nin' ? '/verify-nin' : `/verify-nin/${kind}`;
-      const r = await call<{ data: Person }>('POST', path, { json: { ...body, ...(consent ? { consent } : {}) } });
+      const r = await call<Schemas['VerificationResponse']>('POST', path, { json: { ...body, ...(consent ? { consent } : {}) } });
       setPerson(r.data.data);
     });
   };

@@ -1,30 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, get, query } from '../api.ts';
+import { call, get, query, type Schemas } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
 import { ErrorText, Field, Form, Notice, Page, Pager, ShownOnce, useAction, useConfirm, useLoad, when } from '../ui.tsx';
 
-type Endpoint = {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: 'gone' | 'failing' | null;
-  created_at: string;
-};
-
-type Delivery = {
-  id: string;
-  event_id: string;
-  type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-  created_at: string;
-};
+type Endpoint = Schemas['WebhookEndpoint'];
 
 // The API's own list (webhooks.schemas.ts EVENT_TYPES); `*` is offered as "All events".
 const EVENTS = ['verification.completed', 'batch.completed', 'batch.paused', 'batch.cancelled', 'topup.credited', 'wallet.low_balance', 'ping', 'verification_link.submitted'];
@@ -51,7 +30,7 @@ function SecretOnce({ secret, onDone }: { secret: { endpoint: string; value: str
 function Deliveries({ endpoint, onClose }: { endpoint: Endpoint; onClose(): void }) {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
-  const list = useLoad(() => get<{ data: Delivery[]; next_cursor: string | null }>(`/webhook-endpoints/${endpoint.id}/deliveries${query({ limit: 20, cursor })}`), [endpoint.id, cursor]);
+  const list = useLoad(() => get<Schemas['WebhookDeliveryPage']>(`/webhook-endpoints/${endpoint.id}/deliveries${query({ limit: 20, cursor })}`), [endpoint.id, cursor]);
   const action = useAction();
   const [result, setResult] = useState<string | null>(null);
   const pending = (list.data?.data ?? []).some((d) => d.status === 'pending');
@@ -62,7 +41,7 @@ function Deliveries({ endpoint, onClose }: { endpoint: Endpoint; onClose(): void
     return () => clearTimeout(t);
   }, [list.data]);
 
-  const redeliver = (d: Delivery) =>
+  const redeliver = (d: Schemas['WebhookDelivery']) =>
     void action.run(async () => {
       setResult(null);
       await call('POST', `/webhook-endpoints/deliveries/${d.id}/redeliver`);
@@ -130,7 +109,7 @@ function Deliveries({ endpoint, onClose }: { endpoint: Endpoint; onClose(): void
 }
 
 export function Webhooks() {
-  const endpoints = useLoad(() => get<{ data: Endpoint[] }>('/webhook-endpoints'), []);
+  const endpoints = useLoad(() => get<Schemas['WebhookEndpointList']>('/webhook-endpoints'), []);
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>(['*']);
   const [description, setDescription] = useState('');
@@ -155,7 +134,7 @@ export function Webhooks() {
       setResult(null);
       const body: Record<string, unknown> = { url, events };
       if (description.trim()) body.description = description;
-      const r = await call<Endpoint & { secret: string }>('POST', '/webhook-endpoints', { json: body });
+      const r = await call<Schemas['WebhookEndpointWithSecret']>('POST', '/webhook-endpoints', { json: body });
       setSecret({ endpoint: r.data.url, value: r.data.secret });
       setUrl('');
       setDescription('');
@@ -171,7 +150,7 @@ export function Webhooks() {
     });
   const rotate = (ev: Endpoint) =>
     run(async () => {
-      const r = await call<{ secret: string }>('POST', `/webhook-endpoints/${ev.id}/rotate-secret`);
+      const r = await call<Schemas['WebhookEndpointWithSecret']>('POST', `/webhook-endpoints/${ev.id}/rotate-secret`);
       setSecret({ endpoint: ev.url, value: r.data.secret });
       return `New secret for ${ev.url}: for 24 hours deliveries carry a signature with each secret.`;
     });

@@ -3,7 +3,8 @@ import type { Producer, WaitOutcome } from '../../jobs/producer.ts';
 import { open, seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Config } from '../../config.ts';
-import { createFairShare, type FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
+import { createFairShare } from '../capacity/index.ts';
 import type { RedisClient } from '../../lib/redis.ts';
 import { faceAad } from './face.job.ts';
 import { isAcceptedImage, SELFIE_REFUSAL_DETAIL, SELFIE_REFUSALS, type SelfieRefusal } from './rules.ts';
@@ -26,7 +27,7 @@ const NO_CAP = 2 ** 31;
 const turns = new WeakMap<RedisClient, FairShare>();
 
 /**
- * The face workers' fair share: the lookups' scheme (lib/fair-share.ts) under its own keys. A member
+ * The face workers' fair share: the lookups' scheme (capacity/fair-share.ts) under its own keys. A member
  * lapses a minute after its wait could have ended, should the process holding it die.
  */
 export function faceTurns(redis: RedisClient, o: { prefix: string; waitMs: number }): FairShare {
@@ -40,7 +41,7 @@ export function faceTurns(redis: RedisClient, o: { prefix: string; waitMs: numbe
 
 /**
  * Face jobs take turns between organisations, and one organisation has at most FACE_ORG_MAX_IN_FLIGHT
- * of them queued or running: the lookups' fair share (lib/fair-share.ts) with its own keys. A job's
+ * of them queued or running: the lookups' fair share (capacity/fair-share.ts) with its own keys. A job's
  * BullMQ priority (lower runs sooner) is its start-time fair-queuing tag, so an organisation sending
  * 50 at once has its jobs tagged one after another, and another organisation's one job runs next
  * instead of after the 50; the face worker reports each start (the virtual time). A selfie check

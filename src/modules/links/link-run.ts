@@ -1,7 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
-import { lookupWaitMs } from '../../lib/job-budgets.ts';
+import { lookupWaitMs } from '../../jobs/budgets.ts';
 import { isVninRefusal, lookupOutcomes, startVerification, type Asker, type Consent, type FaceAnswer, type LinkMaker, type PersonsOwnConsent, type VerificationStatus, type VerifyDeps } from '../verification/index.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorResponse, json, TAGS, unversioned, type OpenAPIRegistry } from '../../openapi/common.ts';
 
-// Written by hand in app.ts; described here so the document covers every route the API answers.
+// Written by hand in createApp (src/server.ts); described here so the document covers every route the API answers.
 const health = z.object({ status: z.literal('ok') });
 const face = z.enum(['ready', 'no_worker']).meta({ description: 'Whether a face worker (model loaded) is taking face matches; it does not decide readiness: without one only `POST /verify-nin/face` fails (503)' });
 const ready = z.object({ status: z.literal('ready'), postgres: z.literal('ok'), redis: z.literal('ok'), face });

@@ -2,7 +2,8 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import { AppError, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import type { Metrics } from '../../lib/metrics.ts';
-import { predictedFinishMs, type FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
+import { predictedFinishMs } from '../capacity/index.ts';
 import { spendableAfterLetIn } from './verification.repository.ts';
 
 export const TOO_MANY_IN_FLIGHT = 'Too many live verifications in flight for this organisation; nothing was charged, retry later';

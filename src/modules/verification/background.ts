@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
 import { jobIds, type JobPayload } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
-import type { FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
 import type { StoredQuery, VerificationQuery } from './verification.schemas.ts';
 
 /**

@@ -12,7 +12,6 @@ export { cancelLookup, type LookupQuery } from './start.ts';
 // What the processes wire: the HTTP routes and their OpenAPI, and the jobs the workers run.
 export { verificationRoutes } from './verification.routes.ts';
 export { verificationHistoryRoutes } from './history.routes.ts';
-export { type AuthorityGuards } from './lookup.job.ts';
 // The lookup job, as the worker runs it.
 export { runLookupJob } from './lookup.processor.ts';
 export { createInlineLookup } from './inline-lookup.ts';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JOBS, type JobPayload } from '../../jobs/catalog.ts';
 import type { WaitOutcome } from '../../jobs/producer.ts';
 import { describe } from '../../lib/errors.ts';
-import type { FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createPriorityGate } from '../../lib/priority-gate.ts';
 import type { DebitFollowUp } from '../wallet/index.ts';

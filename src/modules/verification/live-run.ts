@@ -5,7 +5,7 @@ import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
 import { answerOf, QUEUE_UNAVAILABLE, UPSTREAM_CIRCUIT_OPEN, type Answer } from './answer.ts';
 import * as idem from './idempotency.ts';
-import { lookupWaitMs } from '../../lib/job-budgets.ts';
+import { lookupWaitMs } from '../../jobs/budgets.ts';
 import { newReferenceId, pendingOf, type Run, type VerifyDeps } from './run.ts';
 import { settle } from './settle.ts';
 import * as repo from './verification.repository.ts';

@@ -1,9 +1,8 @@
 import { DelayedError, type Job } from 'bullmq';
 import { jobIds, type JobPayload, type JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
-import type { BackgroundLane } from '../../lib/background-lane.ts';
+import type { BackgroundLane, FairShare } from '../../context.ts';
 import { describe } from '../../lib/errors.ts';
-import type { FairShare } from '../../lib/fair-share.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { DebitFollowUp } from '../wallet/index.ts';
 import { RetryLater } from './background.ts';

@@ -5,7 +5,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { describe } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
 import { deadlineOf, enqueueBackgroundLookup } from './background.ts';
 import * as idem from './idempotency.ts';
 import { FACE_LOST_DETAIL } from './face-settle.ts';

@@ -4,7 +4,7 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { ReasonsDeps } from '../reasons/index.ts';
 import type { CircuitView } from './admission.ts';

@@ -3,7 +3,7 @@ import type { Config } from '../../config.ts';
 import { jobIds, QUEUES } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import { sealJson } from '../../lib/crypto.ts';
-import type { FairShare } from '../../lib/fair-share.ts';
+import type { FairShare } from '../../context.ts';
 import { recordFixtureCalls } from '../wallet/index.ts';
 import { enqueueBackgroundLookup } from './background.ts';
 import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';

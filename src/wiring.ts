@@ -1,5 +1,6 @@
+// The shared wiring: the API and worker processes build their connections and adapters here, from
+// the configuration, and nowhere else (what they hand their modules is typed in src/context.ts).
 import type { DatabasePool } from 'slonik';
-import { createSharedBreaker, type SharedBreaker } from './adapters/identity-authority/breaker.ts';
 import { createIdentityAuthority } from './adapters/identity-authority/index.ts';
 import { createPaystackClient } from './adapters/payment-processor/paystack.ts';
 import type { Config } from './config.ts';
@@ -9,12 +10,9 @@ import { QUEUES } from './jobs/catalog.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { API_DB_CONNECT_TIMEOUT_MS, createDb } from './lib/db.ts';
 import type { Logger } from './lib/logger.ts';
-import { createCallSpacer, type CallSpacer } from './lib/call-spacing.ts';
-import type { Metrics } from './lib/metrics.ts';
 import { createMetrics } from './lib/metrics.ts';
-import { createWorkerRedis, redisTarget, reportConnection, type RedisClient } from './lib/redis.ts';
-import { createBackgroundLane, type BackgroundLane } from './lib/background-lane.ts';
-import { createFairShare, interactiveChannel, type FairShare } from './lib/fair-share.ts';
+import { redisTarget } from './lib/redis.ts';
+import { createAuthorityAccess } from './modules/capacity/index.ts';
 import { followDebit } from './modules/alerts/index.ts';
 import { createInlineLookup } from './modules/verification/index.ts';
 
@@ -72,59 +70,6 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
       if (!opts.db) await db.end();
     },
   };
-}
-
-export type AuthorityAccess = { breaker: SharedBreaker; spacer: CallSpacer; fairShare: FairShare; close(): Promise<void> };
-
-/**
- * The identity authority as a resource every process shares through Redis: its circuit breaker,
- * its calls-per-second limit and the per-organisation fair share. `redis` is the process's
- * producer connection (fail-fast in the API, patient in workers); the breaker also subscribes on a
- * connection of its own.
- */
-export async function createAuthorityAccess(config: Config, logger: Logger, metrics: Metrics, redis: RedisClient): Promise<AuthorityAccess> {
-  const tag = `${config.REDIS_PREFIX}:{authority}`;
-  const states = { closed: 0, half_open: 1, open: 2 } as const;
-  const breaker = await createSharedBreaker({
-    redis,
-    subscriber: reportConnection(createWorkerRedis(redisTarget(config)), logger, 'circuit breaker subscriber'),
-    keyPrefix: tag,
-    minimumCalls: config.IDENTITY_BREAKER_MIN_CALLS,
-    windowMs: config.IDENTITY_BREAKER_WINDOW_MS,
-    cooldownMs: config.IDENTITY_BREAKER_COOLDOWN_MS,
-    probes: config.IDENTITY_BREAKER_PROBES,
-    onStateChange: (state) => {
-      metrics.authorityCircuit.set(states[state]);
-      const log = state === 'open' ? logger.error.bind(logger) : logger.warn.bind(logger);
-      log({ circuit: state }, `identity authority circuit ${state}`);
-    },
-  });
-  // Present from the start (a process may start with the circuit closed and never see a change).
-  metrics.authorityCircuit.set(states[breaker.state()]);
-  return {
-    breaker,
-    spacer: createCallSpacer(redis, { key: `${tag}:next-call`, callsPerSecond: config.IDENTITY_MAX_RPS }),
-    fairShare: createFairShare(redis, {
-      prefix: config.REDIS_PREFIX,
-      // A lookup still counted after this long lost its job with a crashed worker; the sweep re-runs it.
-      staleMs: Math.max(4 * config.VERIFY_WAIT_MS, 120_000),
-      defaultLookupMs: 1000,
-      // Asynchronous and batch lookups count until they end, at the latest at their deadline.
-      backgroundStaleMs: config.ASYNC_MAX_WAIT_HOURS * 3600_000,
-    }),
-    close: () => breaker.close(),
-  };
-}
-
-/** A worker process's gate for background steps, on a subscriber connection of its own. */
-export function startBackgroundLane(config: Config, logger: Logger, fairShare: FairShare): Promise<BackgroundLane> {
-  return createBackgroundLane({
-    subscriber: reportConnection(createWorkerRedis(redisTarget(config)), logger, 'background lane subscriber'),
-    channel: interactiveChannel(config.REDIS_PREFIX),
-    busyLimit: config.BACKGROUND_STEPS_WHILE_INTERACTIVE,
-    quietMs: config.INTERACTIVE_QUIET_MS,
-    count: () => fairShare.interactiveInFlight(),
-  });
 }
 
 export function createIdentityAdapter(config: Config) {

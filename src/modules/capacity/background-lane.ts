@@ -1,4 +1,5 @@
-import type { RedisClient } from './redis.ts';
+import type { BackgroundLane } from '../../context.ts';
+import type { RedisClient } from '../../lib/redis.ts';
 
 /**
  * Background work (batch feeding and bookkeeping, the settlement of asynchronous and batch lookups)
@@ -28,20 +29,6 @@ import type { RedisClient } from './redis.ts';
  * and whenever `refresh()` is called (the periodic batch feed does), and a stale count only ever
  * narrows the gate, never closes it.
  */
-export type BackgroundLane = {
-  /** Runs one background step when the gate lets it through. */
-  run<T>(step: () => Promise<T>): Promise<T>;
-  /** Interactive lookups in flight, as this process last heard. */
-  readonly interactive: number;
-  /** Interactive lookups in flight, or one heard of less than `quietMs` ago. */
-  readonly busy: boolean;
-  /** Steps waiting at the gate. */
-  readonly waiting: number;
-  /** Reads the count again (after a reconnect, or from the periodic feed). */
-  refresh(): Promise<void>;
-  close(): Promise<void>;
-};
-
 export function createBackgroundLane(o: {
   subscriber: RedisClient;
   channel: string;

@@ -1,4 +1,5 @@
-import { defineScript, type RedisClient } from './redis.ts';
+import type { Admission, FairShare } from '../../context.ts';
+import { defineScript, type RedisClient } from '../../lib/redis.ts';
 
 /**
  * Who gets the identity authority next, and who is refused at the door.
@@ -26,44 +27,6 @@ import { defineScript, type RedisClient } from './redis.ts';
  * than `staleMs` (its job lost with a crashed worker and not yet re-run) stops counting, so the
  * counts heal by themselves. Keys share one hash tag so the scripts run on one Redis Cluster node.
  */
-
-export type Admission =
-  | { admitted: true; priority: number; ahead: number; meanLookupMs: number }
-  | { admitted: false; reason: 'cap'; inFlight: number; meanLookupMs: number };
-
-export type FairShare = {
-  admit(o: { orgId: number; referenceId: string; cap: number }): Promise<Admission>;
-  /** A lookup with this tag (its queue priority) starts: the virtual time moves up to it. */
-  started(tag: number): Promise<void>;
-  /**
-   * The lookup settled (any outcome) or was never queued; its duration feeds the running mean. A
-   * lookup refused after admission passes its tag as `unusedTag`, so its organisation's tags stay
-   * one after another.
-   */
-  finish(o: { orgId: number; referenceId: string; durationMs?: number; unusedTag?: number }): Promise<void>;
-  /** Lookups in flight per organisation id (for tests, metrics and the benchmark). */
-  snapshot(): Promise<Map<number, number>>;
-  /** The references of an organisation's synchronous lookups in flight (let in, not yet settled). */
-  inFlight(orgId: number): Promise<string[]>;
-  /**
-   * Synchronous (interactive) lookups in flight across every process, stale ones dropped. Every
-   * change is also published on `interactiveChannel(prefix)` as `a:<count>` (one admitted) or
-   * `f:<count>` (one settled), for the background lane (background-lane.ts).
-   */
-  interactiveInFlight(): Promise<number>;
-  /** The running mean of lookup durations (every lane's), or the default before any was measured. */
-  meanLookupMs(): Promise<number>;
-  /**
-   * Asynchronous and batch lookups: the same fair queuing in a lane of its own whose priorities
-   * all sort after every synchronous one, so they only use the authority's spare capacity. Never
-   * refused (no cap); a lookup counts until it ends, however many times it waits out an outage.
-   */
-  background: {
-    /** Tags the lookup; resolves to its queue priority. */
-    admit(o: { orgId: number; referenceId: string }): Promise<number>;
-    finish(o: { orgId: number; referenceId: string; durationMs?: number }): Promise<void>;
-  };
-};
 
 /** Synchronous lookups' tags run 1 .. SYNC_MAX_TAG; the background lane's priorities sit above. */
 export const SYNC_MAX_TAG = 2 ** 20 - 1;

@@ -1,32 +1,18 @@
-import { loadConfigOrExit, type Config } from './config.ts';
-import { longestJobMs } from './lib/job-budgets.ts';
-import { createLogger, type Logger } from './lib/logger.ts';
+import { createLogger, type Logger } from './logger.ts';
 
 /**
  * What every process entry point (web, worker, release, launcher, admin CLI) does first: read a
- * `.env` file when there is one, parse the configuration once (exit naming the variable when it is
- * bad) and make the process's logger.
+ * `.env` file when there is one, parse the configuration once with `load` (src/config.ts's
+ * loadConfigOrExit, which exits naming the variable when it is bad) and make the process's logger.
  */
-export function startProcess(name: string): { config: Config; logger: Logger } {
+export function startProcess<C extends { LOG_LEVEL: string }>(name: string, load: () => C): { config: C; logger: Logger } {
   try {
     process.loadEnvFile();
   } catch {
     // No .env file: the environment alone configures the process.
   }
-  const config = loadConfigOrExit();
+  const config = load();
   return { config, logger: createLogger({ level: config.LOG_LEVEL, name }) };
-}
-
-export type ProcessKind = 'api' | 'worker';
-
-/**
- * How long a process may take to stop before it exits by itself (the launcher's SIGKILL is the
- * backstop): what it has in flight may finish (an API's requests, SHUTDOWN_GRACE_MS; a worker's
- * jobs, the longest a job may rightly run), then 5 s for the closes after them.
- */
-export function shutdownDeadlineMs(config: Parameters<typeof longestJobMs>[0] & Pick<Config, 'SHUTDOWN_GRACE_MS'>, kind: ProcessKind): number {
-  const drain = kind === 'api' ? config.SHUTDOWN_GRACE_MS : Math.max(config.SHUTDOWN_GRACE_MS, longestJobMs(config));
-  return drain + 5000;
 }
 
 /**
