@@ -24,3 +24,5 @@ export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent } from './consent.ts';
 // A verification link's submission: run under a reference the links module chose, and read back by its sweep.
 export { faceResultsOf, linkEndsOf, longestLinkRunMs, verifyForLink, type LinkOutcome, type LinkStatus } from './link-run.ts';
+// A consent receipt's facts of a verification (the receipts module): never its record.
+export { receiptFactsOf, type NoReceipt, type ReceiptFacts } from './receipt-facts.ts';
