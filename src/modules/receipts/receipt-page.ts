@@ -34,7 +34,7 @@ function page(title: string, body: string, nonce: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${esc(title)}</title>
 <link rel="icon" href="/favicon.ico">
 <style nonce="${nonce}">${STYLE}</style>

@@ -42,6 +42,8 @@ export async function receiptOf(deps: ReceiptDeps, orgId: number, referenceId: s
   return build(facts, { org: org.name, supportContact, reasonLabel: label, purpose, processor: { name: deps.config.INVOICE_SELLER_NAME, url: deps.config.publicBaseUrl } });
 }
 
+const IDENTIFIER = { nin: 'NIN', vnin: 'vNIN', phone: 'phone number', demography: 'name, date of birth and gender', match: 'vNIN and details to match', face: 'NIN or vNIN' } as const;
+
 const ASK = (org: string, contact: string | null) => (contact ? `${org} (${contact})` : org);
 
 function build(f: ReceiptFacts, o: { org: string; supportContact: string | null; reasonLabel: string; purpose: string | null; processor: { name: string; url: string } }): ConsentReceipt {
@@ -49,11 +51,13 @@ function build(f: ReceiptFacts, o: { org: string; supportContact: string | null;
   const face = f.face;
   const withFace = f.mode === 'face';
   const ask = ASK(o.org, o.supportContact);
+  // A link's page takes only a vNIN; an API call may have looked up another identifier.
+  const byVnin = f.mode === 'vnin' || f.consent.givenByPerson;
   const pii: ConsentReceipt['pii_information'] = [
     {
-      pii_type: f.mode === 'face' || f.mode === 'vnin' ? 'virtual NIN (vNIN)' : `${f.mode === 'nin' ? 'NIN' : f.mode} as given to ${o.org}`,
+      pii_type: byVnin ? 'Your virtual NIN (vNIN)' : `The identifier ${o.org} gave (${IDENTIFIER[f.mode]})`,
       use: 'To ask the National Identity Management Commission (NIMC) for your record',
-      kept: 'Sealed (encrypted) with the verification',
+      kept: byVnin ? 'Not in plain: only a one-way hash of it (to refuse the same vNIN twice), sealed with the verification' : 'Sealed (encrypted) with the verification',
       kept_until: keptUntil,
     },
     {

@@ -29,11 +29,13 @@ export const NO_RECEIPT: Record<'unknown' | 'erased' | 'no_consent', string> = {
 
 /**
  * Like the link page (the URL is the receipt's secret): not indexed, cached, framed or sent on as a
- * referrer. Its Content-Security-Policy allows nothing but its own inline styles and posting back.
+ * referrer to another site. `same-origin`, not `no-referrer`: under no-referrer a browser's form
+ * names its origin `null`, and the e-mail form's origin check needs it. Its Content-Security-Policy
+ * allows nothing but its own inline styles and posting back.
  */
 const pageHeaders: RequestHandler = (_req, res, next) => {
   res.setHeader('X-Robots-Tag', 'noindex, nofollow');
-  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Referrer-Policy', 'same-origin');
   res.setHeader('Cache-Control', 'no-store');
   next();
 };
