@@ -44,6 +44,13 @@ export async function receiptOf(deps: ReceiptDeps, orgId: number, referenceId: s
 
 const IDENTIFIER = { nin: 'NIN', vnin: 'vNIN', phone: 'phone number', demography: 'name, date of birth and gender', match: 'vNIN and details to match', face: 'NIN or vNIN' } as const;
 
+/** The liveness check's outcome as one word, whether the comparison states it as a word or as an object with a `status`. */
+function livenessOf(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  const status = (v as { status?: unknown } | null)?.status;
+  return typeof status === 'string' ? status : null;
+}
+
 const ASK = (org: string, contact: string | null) => (contact ? `${org} (${contact})` : org);
 
 function build(f: ReceiptFacts, o: { org: string; supportContact: string | null; reasonLabel: string; purpose: string | null; processor: { name: string; url: string } }): ConsentReceipt {
@@ -99,7 +106,7 @@ function build(f: ReceiptFacts, o: { org: string; supportContact: string | null;
     results: {
       verification: f.status === 'expired' ? 'failed' : f.status,
       face: face ? { status: face.status, match: face.match, confidence: face.confidence, threshold: face.threshold } : null,
-      liveness: face ? String(face.liveness) : null,
+      liveness: face ? livenessOf(face.liveness) : null,
     },
     event: [{ event_time: f.consent.obtainedAt, event_type: 'explicit', event_state: 'consent given', given_by: f.consent.givenByPerson ? 'person' : 'organisation' }],
     privacy_notice: { version: f.consent.noticeVersion, text: f.consent.text },
