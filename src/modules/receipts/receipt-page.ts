@@ -69,7 +69,7 @@ ${note}${sections}
 <form method="post" action="${o.path}/email">
 <label for="email">Your e-mail address</label>
 <p id="email-hint" class="hint">We use it once, to send this receipt, and do not keep it.</p>
-<input id="email" name="email" type="email" autocomplete="email" required maxlength="254" aria-describedby="email-hint"${o.email ? ` value="${esc(o.email)}"` : ''}>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="254" aria-describedby="email-hint"${o.note?.kind === 'error' ? ' aria-invalid="true"' : ''}${o.email ? ` value="${esc(o.email)}"` : ''}>
 <button type="submit">Send me the receipt</button>
 </form>
 </section>`,
