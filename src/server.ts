@@ -31,6 +31,7 @@ import { verificationHistoryRoutes, verificationRoutes } from './modules/verific
 import { ledgerRoutes } from './modules/wallet/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
 import { linkPageRoutes, linksRoutes } from './modules/links/index.ts';
+import { receiptPageRoutes, receiptsRoutes } from './modules/receipts/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
 import { faceReadiness } from './modules/face/index.ts';
 import { loadConfigOrExit, type Config } from './config.ts';
@@ -150,6 +151,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(faviconRoutes());
   // The page a verification link opens (/v/<token>): for a person, outside the versioned API.
   app.use(linkPageRoutes(ctx));
+  // The person's consent receipt (/r/<token>), given after a link's submission.
+  app.use(receiptPageRoutes(ctx));
 
   const api = Router();
   api.use(openApiRoutes({ publicBaseUrl: c.publicBaseUrl }));
@@ -165,6 +168,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(platformRoutes(ctx));
   api.use(topupHistoryRoutes(ctx));
   api.use(verificationHistoryRoutes(ctx));
+  api.use(receiptsRoutes(ctx));
   api.use(ledgerRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
   api.use(auditRoutes(ctx, { accountsKeeper: (req) => requireAccountsKeeper(principalOf(req)) }));
   api.use(webhooksRoutes(ctx));

@@ -379,6 +379,11 @@ func (c *Client) ListVerificationsCSV(ctx context.Context, query url.Values) (*R
 	return c.call(ctx, "GET", "/verifications", Request{Query: query, Accept: "text/csv"})
 }
 
+func (c *Client) GetVerificationReceipt(ctx context.Context, referenceID string) (*Response, error) {
+	// @operation GET /verifications/{reference_id}/receipt
+	return c.call(ctx, "GET", "/verifications/{reference_id}/receipt", Request{PathParams: id("reference_id", referenceID)})
+}
+
 func (c *Client) ListAuditEvents(ctx context.Context, query url.Values) (*Response, error) {
 	// @operation GET /audit-events
 	return c.call(ctx, "GET", "/audit-events", Request{Query: query})

@@ -208,3 +208,18 @@ export function isUnavailable(err: unknown): boolean {
   );
 }
 
+/**
+ * False when the browser says the request came from another site (no such header: not a browser's
+ * cross-site request): the check of the forms of the person's pages (a link's, a receipt's).
+ */
+export function fromThisOrigin(req: Request): boolean {
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined && site !== 'same-origin') return false;
+  const origin = req.get('origin');
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host.toLowerCase() === (req.get('host') ?? '').toLowerCase();
+  } catch {
+    return false;
+  }
+}

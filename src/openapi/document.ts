@@ -14,11 +14,12 @@ import { registerVerificationHistoryOpenApi as verificationHistory, registerVeri
 import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
 import { registerWebhooksOpenApi as webhooks } from '../modules/webhooks/index.ts';
 import { registerLinksOpenApi as links } from '../modules/links/index.ts';
+import { registerReceiptsOpenApi as receipts } from '../modules/receipts/index.ts';
 import { registerStatementsOpenApi as statements } from '../modules/statements/index.ts';
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, audit, webhooks, links, platform, ops, statements];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, receipts, audit, webhooks, links, platform, ops, statements];
 
 export const API_VERSION = '1.0.0';
 

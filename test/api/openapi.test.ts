@@ -12,7 +12,7 @@ import { startStack, type Stack } from '../setup/harness.ts';
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 /** Operator and documentation surfaces: mounted by the app, deliberately not part of the integrators' API. */
 // `/v/...`: a verification link's page and its own form post, for the person who opens the link.
-const NOT_API = [/^\/favicon\.ico$/, /^\/portal(\/|$)/, /^\/metrics$/, /^\/admin\/queues(\/|$)/, /^\/admin\/organisations$/, /^\/docs(\/|$)/, /^\/v\//];
+const NOT_API = [/^\/favicon\.ico$/, /^\/portal(\/|$)/, /^\/metrics$/, /^\/admin\/queues(\/|$)/, /^\/admin\/organisations$/, /^\/docs(\/|$)/, /^\/v\//, /^\/r\//];
 
 // ---- OpenAPI 3.1 structure (no validator package is installed; this checks the shape we rely on) ----
 const ext = z.record(z.string().regex(/^x-/), z.unknown());

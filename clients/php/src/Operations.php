@@ -379,6 +379,12 @@ trait Operations
         return $this->bytes('listVerifications', '/verifications', 'text/csv', ['query' => $query]);
     }
 
+    /** @operation GET /verifications/{reference_id}/receipt */
+    public function getVerificationReceipt(string $referenceId): array
+    {
+        return $this->call('getVerificationReceipt', 'GET', '/verifications/' . self::seg($referenceId) . '/receipt');
+    }
+
     /** @operation GET /audit-events */
     public function listAuditEvents(array $query = []): array
     {

@@ -466,6 +466,10 @@ class Client:
         # @operation GET /verifications
         return self._bytes("GET", "/verifications", "text/csv", query=_query_of(query))
 
+    def get_verification_receipt(self, reference_id: str) -> Dict[str, Any]:
+        # @operation GET /verifications/{reference_id}/receipt
+        return self._json("GET", "/verifications/{reference_id}/receipt", path_params={"reference_id": reference_id})
+
     def list_audit_events(self, **query: Any) -> Dict[str, Any]:
         # @operation GET /audit-events
         return self._json("GET", "/audit-events", query=_query_of(query))

@@ -1385,6 +1385,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/verifications/{reference_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A verification's consent receipt (ISO/IEC TS 27560)
+         * @description Everyone of the organisation (API clients: `history:read`), as reading its verifications. The consent receipt of one of
+         *     its verifications, the same JSON document the person reads at `/r/<token>.json` after a verification link's submission:
+         *     the fields of ISO/IEC TS 27560 (consent record information structure) as the Data Privacy Vocabulary names them. It
+         *     names no NIN, vNIN, name or photo.
+         *
+         *     A verification made over the API with a `consent` object has a receipt too (the same document: `privacy_notice.text` is
+         *     null, since the API names only the notice version, `event[0].given_by` is `organisation`, `purpose.description` null).
+         *     A 404 says which: `Unknown reference_id` (none of your organisation), a verification with no `consent` recorded
+         *     (`code: receipt_no_consent`), or one erased or past its retention period (`code: receipt_erased`): a receipt is kept
+         *     exactly as long as its verification.
+         */
+        get: operations["getVerificationReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit-events": {
         parameters: {
             query?: never;
@@ -2055,6 +2084,133 @@ export interface components {
              * @example privacy-2026-03
              */
             notice_version: string;
+        };
+        /** @description A consent receipt (ISO/IEC TS 27560): no NIN, vNIN, name or photo */
+        ConsentReceipt: {
+            /**
+             * @description The structure this receipt follows
+             * @example ISO/IEC TS 27560:2023 consent receipt, idverify profile 1
+             */
+            schema_version: string;
+            /**
+             * @description The consent record: the verification it was given for (its `reference_id`)
+             * @example REF-7K2M9Q4XD1AB
+             */
+            record_id: string;
+            /**
+             * @description This receipt: `RCP-` and the record id (the same receipt for the person and the organisation)
+             * @example RCP-REF-7K2M9Q4XD1AB
+             */
+            receipt_id: string;
+            /** @description Always null: the receipt names no one; whoever holds it is the person who agreed */
+            pii_principal_id: null;
+            /** @example en */
+            language: string;
+            /** @enum {string} */
+            jurisdiction: "NG";
+            /** @description A sandbox fixture (invented person): no real identity was looked up */
+            sandbox: boolean;
+            /** @description The organisation (PII controller), this service (PII processor) and the NDPC (authority) */
+            party_identification: {
+                /** @enum {string} */
+                party_id: "controller" | "processor" | "authority";
+                /** @description As 27560 names it: `PII controller`, `PII processor`, `Data protection authority` */
+                party_role: string;
+                party_name: string;
+                party_url: string | null;
+            }[];
+            pii_controllers: "controller"[];
+            controller: {
+                party_name: string;
+                /** @description The organisation's support contact (an e-mail, phone or URL in a sentence); null when it has set none */
+                support_contact: string | null;
+            };
+            purpose: {
+                /**
+                 * @description The lawful reason given for the verification, as listed by NIMC (its label)
+                 * @example Account opening (corporate)
+                 */
+                purpose: string;
+                /** @enum {string} */
+                purpose_type: "Identity verification";
+                /**
+                 * @description The reason's key
+                 * @example corporate
+                 */
+                reason: string;
+                /** @description The verification link's purpose as the person read it; null when the verification was not made on a link */
+                description: string | null;
+            };
+            lawful_basis: {
+                /** @enum {string} */
+                basis: "consent";
+                law: string;
+            };
+            /** @description How the consent was taken: the consent's `channel` (`web` for a link's page) */
+            collection_method: string;
+            pii_information: {
+                /**
+                 * @description What kind of personal data, never its value
+                 * @example virtual NIN (vNIN)
+                 */
+                pii_type: string;
+                /** @description What it was used for */
+                use: string;
+                /** @description Whether and how it is kept */
+                kept: string;
+                /** @description When it is erased (ISO 8601); null: not kept at all */
+                kept_until: string | null;
+            }[];
+            retention_period: {
+                /** @description How long the verification (and this receipt) is kept, from when it was made */
+                seconds: number;
+                /** @description When the verification and this receipt are erased (ISO 8601) */
+                kept_until: string;
+            };
+            results: {
+                /**
+                 * @description `found`: NIMC holds a record for the vNIN; `pending`: not decided yet
+                 * @enum {string}
+                 */
+                verification: "pending" | "found" | "not_found" | "failed";
+                /** @description The comparison of the selfie with the NIMC photo; null when none was made */
+                face: {
+                    /** @enum {string} */
+                    status: "compared" | "no_reference_photo";
+                    match: boolean | null;
+                    confidence: number | null;
+                    threshold: number;
+                } | null;
+                /** @description The liveness check; null when no face was compared */
+                liveness: string | null;
+            };
+            /** @description The consent events (27560 `event`): one, the consent given */
+            event: {
+                /** @description When the person agreed (ISO 8601) */
+                event_time: string;
+                /** @enum {string} */
+                event_type: "explicit";
+                /** @enum {string} */
+                event_state: "consent given";
+                /**
+                 * @description `person`: on the link's page, in their own words; `organisation`: stated by the organisation's API call
+                 * @enum {string}
+                 */
+                given_by: "person" | "organisation";
+            }[];
+            privacy_notice: {
+                version: string;
+                /** @description The very text the person agreed to; null when the organisation stated the consent over the API (it names only the version) */
+                text: string | null;
+            };
+            /** @description None: the record goes to the controller only */
+            recipient_third_parties: string[];
+            privacy_rights: {
+                /** @enum {string} */
+                right: "access" | "erasure" | "complaint";
+                how: string;
+            }[];
+            withdrawal_method: string;
         };
         CreateApiClientRequest: {
             name: string;
@@ -6482,6 +6638,51 @@ export interface operations {
             };
             406: components["responses"]["NotAcceptable"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVerificationReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reference_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consent receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentReceipt"];
+                };
+            };
+            /** @description reference_id is not REF- and 12 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No receipt: unknown reference_id, no consent recorded, or erased with its verification */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -59,6 +59,7 @@ export const operations = {
   getTopup: { method: "GET", base: "/v1", path: "/topups/{reference}", auth: true, contentType: null },
   getTopupInvoice: { method: "GET", base: "/v1", path: "/topups/{reference}/invoice", auth: true, contentType: null },
   listVerifications: { method: "GET", base: "/v1", path: "/verifications", auth: true, contentType: null },
+  getVerificationReceipt: { method: "GET", base: "/v1", path: "/verifications/{reference_id}/receipt", auth: true, contentType: null },
   listAuditEvents: { method: "GET", base: "/v1", path: "/audit-events", auth: true, contentType: null },
   listWebhookEndpoints: { method: "GET", base: "/v1", path: "/webhook-endpoints", auth: true, contentType: null },
   createWebhookEndpoint: { method: "POST", base: "/v1", path: "/webhook-endpoints", auth: true, contentType: "application/json" },

@@ -24,6 +24,7 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
   'POST /verify-nin/batches/:id/cancel': 'verify',
   'GET /verify-nin/slip/:reference_id': 'requery',
   'GET /verifications': 'history:read',
+  'GET /verifications/:reference_id/receipt': 'history:read',
   'GET /transactions': 'history:read',
   'GET /topups': 'history:read',
   'GET /topups/:reference': 'history:read',

@@ -3,6 +3,7 @@ import type { KeyRing } from '../../lib/crypto.ts';
 import type { SealedMailKind } from './mail.schemas.ts';
 import { queueSealedMail } from './sealed-mail.ts';
 import { autoTopupDeclined } from './templates/auto-topup-declined.ts';
+import { consentReceipt } from './templates/consent-receipt.ts';
 import type { Words } from './templates/format.ts';
 import { invitationUsernameTaken } from './templates/invitation-username-taken.ts';
 import { invitation } from './templates/invitation.ts';
@@ -24,6 +25,7 @@ const MESSAGES = {
   webhook_disabled: { kind: 'webhook_disabled_email', render: webhookDisabled },
   statement: { kind: 'statement_email', render: statement },
   auto_topup_declined: { kind: 'auto_topup_declined_email', render: autoTopupDeclined },
+  consent_receipt: { kind: 'consent_receipt_email', render: consentReceipt },
 } as const satisfies Record<string, { kind: SealedMailKind; render: (data: never, portal: string) => Words }>;
 
 type Messages = typeof MESSAGES;

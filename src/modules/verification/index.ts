@@ -31,3 +31,5 @@ export { ninBody, phoneBody, VNIN_INVALID } from './verification.schemas.ts';
 export { newReferenceId } from './run.ts';
 export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent, type PersonsOwnConsent } from './consent.ts';
+// A consent receipt's facts of a verification (the receipts module): never its record.
+export { receiptFactsOf, type NoReceipt, type ReceiptFacts } from './receipt-facts.ts';

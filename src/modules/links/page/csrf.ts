@@ -1,5 +1,4 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Request } from 'express';
 
 /**
  * The page's forms carry a signed token bound to the link: `<issued, unix s>.<16 random bytes>.<HMAC>`,
@@ -41,15 +40,5 @@ export function checkCsrf(keys: CsrfKeys, linkId: string, token: unknown, now: D
   });
 }
 
-/** False when the browser says the request came from another site (no such header: not a browser's cross-site request). */
-export function fromThisOrigin(req: Request): boolean {
-  const site = req.get('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin') return false;
-  const origin = req.get('origin');
-  if (origin === undefined) return true;
-  try {
-    return new URL(origin).host.toLowerCase() === (req.get('host') ?? '').toLowerCase();
-  } catch {
-    return false;
-  }
-}
+// The page's forms are judged by the one origin rule of the server's own pages.
+export { fromThisOrigin } from '../../../lib/http.ts';

@@ -165,6 +165,10 @@
         state.selfie = null;
         $('h-result').textContent = r.ok ? m.result.heading : m.result.stopped_heading;
         $('result-text').textContent = r.answer.detail || '';
+        if (r.answer.receipt) {
+          $('receipt-link').href = r.answer.receipt;
+          $('receipt-line').hidden = false;
+        }
         show('result');
         return;
       }

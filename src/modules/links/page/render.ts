@@ -132,6 +132,7 @@ ${selfie}
 <section id="step-result" aria-labelledby="h-result" hidden>
 <h1 id="h-result" tabindex="-1"></h1>
 <p id="result-text"></p>
+<p id="receipt-line" hidden><a id="receipt-link" href="/">${esc(m.result.receipt)}</a></p>
 </section>
 </main>
 <script type="application/json" id="page-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>

@@ -7,6 +7,7 @@ import { AppError } from '../../../lib/errors.ts';
 import { callerGone, parseInput } from '../../../lib/http.ts';
 import { consumeAll } from '../../../lib/rate-limit.ts';
 import { clientAddress } from '../../auth/index.ts';
+import { issueReceipt } from '../../receipts/index.ts';
 import { newReferenceId } from '../../verification/index.ts';
 import { verifyForLink, type LinkOutcome } from '../link-run.ts';
 import * as repo from '../links.repository.ts';
@@ -68,7 +69,7 @@ export function goneError(why: GoneReason): AppError {
  * process stop on the way, the links sweep settles it from the verification. Answers the words for
  * the person; never the record.
  */
-export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<{ detail: string }> {
+export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<{ detail: string; receipt?: string }> {
   const { ctx } = d;
   const now = ctx.clock.now();
   const words = (text: string, vars: Record<string, string | number> = {}) => fill(text, { org: org.name, ussd: ussdOf(ctx.config.nimcEnterpriseCode), ...vars });
@@ -139,7 +140,8 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   if (outcome.status !== 'pending') await settleOnPage(d, submission, { kind: 'ended', status: outcome.status, code: outcome.code });
   // Found: done, even when the comparison could not run (face workers away): the lookup was charged
   // and the organisation has the record; it decides what follows.
-  if (outcome.status === 'found') return { detail: words(MESSAGES.result.done) };
+  // With the person's receipt of their consent (/r/<token>), kept as long as the verification (docs/receipts.md).
+  if (outcome.status === 'found') return { detail: words(MESSAGES.result.done), receipt: await issueReceipt(ctx.db, { referenceId: outcome.referenceId, purpose: link.purpose, at: now }) };
   throw forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face);
 }
 

@@ -395,6 +395,11 @@ public final class IdverifyClient extends BaseClient {
         return bytes("listVerifications", "/verifications", "text/csv", q(query));
     }
 
+    /** @operation GET /verifications/{reference_id}/receipt */
+    public JsonNode getVerificationReceipt(String referenceId) {
+        return call("getVerificationReceipt", "GET", "/verifications/" + seg(referenceId) + "/receipt");
+    }
+
     /** @operation GET /audit-events */
     public JsonNode listAuditEvents(Map<String, ?> query) {
         return call("listAuditEvents", "GET", "/audit-events", q(query));
