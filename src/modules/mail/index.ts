@@ -3,4 +3,5 @@
 // entry points import mail from here only.
 export { queueReceipt, queueSealedMail, type SealedMail } from './sealed-mail.ts';
 export { deliverMail, deliverSoon, sweepOutbox } from './delivery.ts';
+export { queueWindowedMail } from './windowed-mail.ts';
 export { resealOutbox, sealedOutboxCounts } from './reseal.ts';
