@@ -333,6 +333,15 @@ describe("the person's page", () => {
     expect(event.data).toEqual({ link_id: link.id, client_ref: null, reference_id: d.submissions[0].reference_id, status: 'refused' });
   });
 
+  it('When the fixture vNIN with Grace Hopper\'s portrait and her selfie are sent, then the face is compared and matches, free: an empty wallet, nothing charged', { timeout: 60_000 }, async () => {
+    const org = await stack.createOrg({ units: 0 });
+    const link = await makeLink(stack, org.admin.token);
+    const sent = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin: 'AA000000000003ZZ', selfie: hopperSelfie }, { from: ownAddress() });
+    expect(sent.status, sent.text).toBe(200);
+    expect(await detail(org, link.id)).toMatchObject({ uses: 1, submissions: [{ status: 'found', face: { status: 'compared', match: true } }] });
+    expect((await ledger(org.orgId)).map((l) => l.units_delta).filter((u) => u !== 0)).toEqual([]);
+  });
+
   it('When the selfie shows no face, then 422 at the selfie step with what to do; nothing is looked up, recorded or charged, and the use comes back', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const link = await makeLink(stack, org.admin.token);
