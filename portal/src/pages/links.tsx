@@ -19,7 +19,7 @@ type Link = {
 
 type Face = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; threshold: number } | null;
 
-type Submission = { reference_id: string; status: 'pending' | 'found' | 'not_found' | 'failed' | 'refused' | 'abandoned'; code: string | null; face: Face; submitted_at: string };
+type Submission = { reference_id: string | null; status: 'pending' | 'found' | 'not_found' | 'failed' | 'refused' | 'abandoned'; code: string | null; face: Face; submitted_at: string };
 
 type Reason = { key: string; label: string };
 
@@ -71,11 +71,10 @@ function Submissions({ link, onClose }: { link: Link; onClose(): void }) {
           </tr>
         </thead>
         <tbody>
-          {subs.map((s) => (
-            <tr key={s.reference_id}>
-              <td>
-                <code>{s.reference_id}</code>
-              </td>
+          {subs.map((s, i) => (
+            <tr key={s.reference_id ?? `turned-away-${i}`}>
+              {/* No reference: the organisation could not take it (no units, no subscription); nothing was verified. */}
+              <td>{s.reference_id === null ? 'none: turned away' : <code>{s.reference_id}</code>}</td>
               <td>
                 {s.status}
                 {s.code ? ` (${s.code})` : ''}
