@@ -135,7 +135,7 @@ describe.skipIf(!hasChromium)('the verification link page has no dead ends (Chro
     await page.getByText('Copied. Open your phone').waitFor();
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(`*346*3*<NIN>*${stack.config.nimcEnterpriseCode}#`);
     await page.getByText('My phone number is not linked to my NIN').click();
-    await page.getByText('The code works only from the phone number linked to your NIN').waitFor();
+    await page.getByText('The code and the NIMC app both need the phone number linked to your NIN').waitFor();
     await state(page, '13-vnin-help');
 
     await page.getByLabel('vNIN', { exact: true }).fill('AA000000000001ZZ');

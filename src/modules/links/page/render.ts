@@ -47,11 +47,12 @@ export function helpText(org: string, supportContact: string | null): string {
 }
 
 /** The vNIN step's help: copy the USSD code without leaving the page, and what to do when the phone number is not the NIN's. */
-function vninHelp(org: string): string {
+function vninHelp(org: string, supportContact: string | null): string {
   const h = MESSAGES.help;
+  const contact = supportContact === null ? '' : `\n<p>${esc(helpText(org, supportContact))}</p>`;
   return `<p><button type="button" id="copy-ussd" class="secondary">${esc(h.copy)}</button></p>
 <p id="copy-status" class="hint" role="status" aria-live="polite"></p>
-<details class="faq"><summary>${esc(h.not_linked_q)}</summary><p>${esc(fill(h.not_linked_a, { org }))}</p></details>`;
+<details class="faq"><summary>${esc(h.not_linked_q)}</summary><p>${esc(fill(h.not_linked_a, { org }))}</p>${contact}</details>`;
 }
 
 function head(title: string, v: { nonce: string; assets: { css: string; js?: string } }): string {
@@ -125,7 +126,7 @@ export function renderPage(v: PageView): string {
 <p>${esc(m.vnin.ussd_intro)}</p>
 <p class="ussd"><code>${ussd}</code></p>
 <p class="hint">${esc(m.vnin.ussd_hint)}</p>
-${vninHelp(v.org)}
+${vninHelp(v.org, v.supportContact)}
 <p>${esc(fill(m.vnin.app, { code: v.enterpriseCode }))} <a href="${esc(m.vnin.app_url)}" target="_blank" rel="noopener noreferrer">${esc(m.vnin.app_link)}</a></p>
 <form id="vnin-form" novalidate>
 <label for="vnin">${esc(m.vnin.label)}</label>
