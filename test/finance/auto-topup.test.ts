@@ -161,6 +161,29 @@ describe('automatic top-up', () => {
     expect(await units(org.orgId)).toBe(146);
   });
 
+  it('When a queued charge finds no card it may charge, then it is skipped and the administrators are e-mailed why; a second skip within the hour is counted, not e-mailed', { timeout: 60_000 }, async () => {
+    const org = await newOrg(20);
+    await topUpByCard(org);
+    expect((await putAuto(org, settings({ below_units: 200, units: 100, max_per_day: 5 }))).status).toBe(200);
+    // The card becomes unusable behind the settings' back (as a decline recorded by another path would).
+    await stack.db.query(q`UPDATE saved_cards SET declined_at = now() WHERE org_id = ${org.orgId}`);
+    await verify(org);
+    expect(await chargesSettled(org.orgId)).toEqual([expect.objectContaining({ status: 'skipped', detail: 'the saved card was declined' })]);
+    const [mail] = await waitFor(() => {
+      const m = mailsTo(org.email, /Automatic top-up skipped/);
+      return m.length > 0 ? m : undefined;
+    }, { what: 'the skipped e-mail' });
+    expect(decodeQuotedPrintable(mail!.raw)).toContain('was not made: the saved card was declined');
+
+    await verify(org);
+    const window = await waitFor(async () => {
+      const w = await stack.db.maybeOne(q`SELECT held_back FROM mail_windows WHERE org_id = ${org.orgId} AND topic = 'auto_topup_skipped'`);
+      return w && w.held_back === 1 ? w : undefined;
+    }, { what: 'the second skip counted in the hour' });
+    expect(window.held_back).toBe(1);
+    expect(await stack.db.oneFirst(q`SELECT count(*)::int AS n FROM outbox WHERE kind = 'auto_topup_skipped_email' AND dedupe_key IN (SELECT 'auto-topup-skipped-' || id FROM auto_topup_charges WHERE org_id = ${org.orgId})`)).toBe(1);
+  });
+
   it('When the saved card is declined, then automatic top-up turns itself off, nothing is credited, the card is not charged again, and every administrator gets an e-mail', { timeout: 60_000 }, async () => {
     const org = await newOrg(20);
     const second = { username: `i34-admin2-${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
