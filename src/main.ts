@@ -120,6 +120,7 @@ if (mailSink && identitySimUrl) {
       '',
       '======================== SANDBOX ========================',
       `API:     http://localhost:${config.PORT}/v1  (documentation: http://localhost:${config.PORT}/docs)`,
+      `portal:  http://localhost:${config.PORT}/portal/  (sign in with the demo accounts)`,
       `e-mails: ${identitySimUrl}/sandbox/mail  (newest first; SMTP sink on 127.0.0.1:${mailSink.port})`,
       '=========================================================',
       '',

@@ -41,12 +41,19 @@ export async function runComplianceCommand(db: DatabasePool, config: Config, com
       if (flags['face-match-threshold'] !== undefined) patch.face_match_threshold = int(flags, 'face-match-threshold')!;
       const line = flags['low-balance-units'];
       if (line !== undefined) patch.low_balance_units = line === 'off' ? null : int(flags, 'low-balance-units')!;
+      const contact = flags['support-contact'];
+      if (contact !== undefined) {
+        if (typeof contact !== 'string') throw new UsageError('--support-contact needs a sentence (or "off" to remove it)');
+        patch.support_contact = contact === 'off' ? null : contact;
+      }
       if (Object.keys(patch).length === 0) return orgs.organisationSettings(db, orgId);
       const checked = orgs.settingsPatch.safeParse(patch);
       if (!checked.success) throw new AppError('bad_request', checked.error.issues[0]!.message);
       return db.transaction(async (tx) => {
         const saved = await orgs.updateOrganisationSettings(tx, orgId, checked.data);
-        await recordAudit(tx, { orgId, actor: 'operator', action: 'organisation.settings_changed', target: `org:${orgId}`, details: { changed: Object.keys(patch), ...patch } });
+        // The support contact may name a person's phone: only its name goes to the trail (as the PATCH does).
+        const { support_contact: _contact, ...values } = checked.data;
+        await recordAudit(tx, { orgId, actor: 'operator', action: 'organisation.settings_changed', target: `org:${orgId}`, details: { changed: Object.keys(patch), ...values } });
         return saved;
       });
     }

@@ -73,6 +73,21 @@ describe('the admin CLI reads every flag it documents and refuses the others', {
     expect((await admin('org:settings', '--org', String(org.orgId), '--require-mfa', 'yes')).code).toBe(2);
   });
 
+  it('when org:settings gets --support-contact, then the sentence is saved (off removes it), the trail names the setting only, and a sentence naming no contact is refused', async () => {
+    const org = await stack.createOrg();
+    const set = await admin('org:settings', '--org', String(org.orgId), '--support-contact', 'Write to help@bank.example');
+    expect(set.code, set.stderr).toBe(0);
+    expect(lastJson(set.stdout)).toMatchObject({ support_contact: 'Write to help@bank.example' });
+    const details = await stack.db.oneFirst(sql.type(z.object({ details: z.any() }))`
+      SELECT details FROM audit_events WHERE action = 'organisation.settings_changed' AND target = ${`org:${org.orgId}`} ORDER BY id DESC LIMIT 1`);
+    expect(details).toEqual({ changed: ['support_contact'] });
+    const bad = await admin('org:settings', '--org', String(org.orgId), '--support-contact', 'Ask at the branch');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/support_contact must be one sentence/);
+    const off = await admin('org:settings', '--org', String(org.orgId), '--support-contact', 'off');
+    expect(lastJson(off.stdout)).toMatchObject({ support_contact: null });
+  });
+
   it('when a command gets a flag it does not declare (another command\'s, or none\'s), then one line on stderr, exit 2, and nothing done', async () => {
     const org = await stack.createOrg();
     const foreign = await admin('org:show', '--org', String(org.orgId), '--require-mfa', 'true');

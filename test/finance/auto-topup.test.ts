@@ -77,7 +77,8 @@ const mailsTo = (address: string, subject: RegExp) => smtp.messages.filter((m) =
 
 /** Waits until every charge of the organisation has ended and nothing is left in any queue. */
 async function chargesSettled(orgId: number) {
-  for (const c of await charges(orgId)) await finishedJob(stack, QUEUES.credits, jobIds.autoCharge(c.id));
+  // A day's cap reached is a skip the debit's trigger records: no job ran it.
+  for (const c of await charges(orgId)) if (c.detail !== 'daily cap reached') await finishedJob(stack, QUEUES.credits, jobIds.autoCharge(c.id));
   await queuesIdle(stack);
   return charges(orgId);
 }
@@ -121,8 +122,10 @@ describe('automatic top-up', () => {
     expect(after.recent_charges[0].total_amount_kobo).toBe(quote.total_amount);
   });
 
-  it('When the daily limit is reached, then a balance below the line queues no further charge; a higher limit lets the next debit charge again', { timeout: 60_000 }, async () => {
+  it('When the daily limit is reached, then a balance below the line queues no further charge, records one skip for the day and e-mails the administrators and finance officers once; a higher limit lets the next debit charge again', { timeout: 60_000 }, async () => {
     const org = await newOrg();
+    const financeEmail = `finance-${org.orgId}@bank.example`;
+    await stack.addUser(org.orgId, { role: 'finance', email: financeEmail });
     await topUpByCard(org);
     expect((await putAuto(org, settings({ below_units: 100, units: 100, max_per_day: 1 }))).status).toBe(200);
 
@@ -133,15 +136,52 @@ describe('automatic top-up', () => {
     // Below the line again, by an operator's debit and a verification: today's one charge is spent.
     await adjustWallet(stack.db, org.orgId, -150, 'test debit');
     await verify(org);
-    expect(await chargesSettled(org.orgId)).toHaveLength(1);
+    expect(await chargesSettled(org.orgId)).toEqual([
+      expect.objectContaining({ status: 'credited', units: 100 }),
+      expect.objectContaining({ status: 'skipped', units: 100, detail: 'daily cap reached' }),
+    ]);
     expect(await units(org.orgId)).toBe(48);
+    // Told once (the verification's debit announced the skip the operator's debit recorded); a later
+    // debit within the day records no second skip.
+    const [skipMail] = await waitFor(() => {
+      const m = mailsTo(org.email, /Automatic top-up skipped/);
+      return m.length > 0 ? m : undefined;
+    }, { what: 'the automatic top-up skipped e-mail' });
+    expect(skipMail!.to.sort()).toEqual([org.email, financeEmail].sort());
+    expect(decodeQuotedPrintable(skipMail!.raw)).toContain('the automatic top-ups allowed per day (max_per_day) were all made today');
+    await verify(org);
+    expect(await chargesSettled(org.orgId)).toHaveLength(2);
+    expect(await stack.db.oneFirst(q`SELECT count(*)::int AS n FROM outbox WHERE kind = 'auto_topup_skipped_email' AND dedupe_key LIKE 'auto-topup-skipped-%' AND id IN (SELECT outbox_id FROM mail_windows WHERE org_id = ${org.orgId})`)).toBe(1);
     expect((await stack.api('GET', '/v1/settings/auto-topup', { token: org.admin.token })).body).toMatchObject({ charges_today: 1, max_per_day: 1 });
 
     expect((await putAuto(org, settings({ below_units: 100, units: 100, max_per_day: 2 }))).status).toBe(200);
     await verify(org);
     const all = await chargesSettled(org.orgId);
-    expect(all.map((c) => c.status)).toEqual(['credited', 'credited']);
-    expect(await units(org.orgId)).toBe(147);
+    expect(all.map((c) => c.status)).toEqual(['credited', 'skipped', 'credited']);
+    expect(await units(org.orgId)).toBe(146);
+  });
+
+  it('When a queued charge finds no card it may charge, then it is skipped and the administrators are e-mailed why; a second skip within the hour is counted, not e-mailed', { timeout: 60_000 }, async () => {
+    const org = await newOrg(20);
+    await topUpByCard(org);
+    expect((await putAuto(org, settings({ below_units: 200, units: 100, max_per_day: 5 }))).status).toBe(200);
+    // The card becomes unusable behind the settings' back (as a decline recorded by another path would).
+    await stack.db.query(q`UPDATE saved_cards SET declined_at = now() WHERE org_id = ${org.orgId}`);
+    await verify(org);
+    expect(await chargesSettled(org.orgId)).toEqual([expect.objectContaining({ status: 'skipped', detail: 'the saved card was declined' })]);
+    const [mail] = await waitFor(() => {
+      const m = mailsTo(org.email, /Automatic top-up skipped/);
+      return m.length > 0 ? m : undefined;
+    }, { what: 'the skipped e-mail' });
+    expect(decodeQuotedPrintable(mail!.raw)).toContain('was not made: the saved card was declined');
+
+    await verify(org);
+    const window = await waitFor(async () => {
+      const w = await stack.db.maybeOne(q`SELECT held_back FROM mail_windows WHERE org_id = ${org.orgId} AND topic = 'auto_topup_skipped'`);
+      return w && w.held_back === 1 ? w : undefined;
+    }, { what: 'the second skip counted in the hour' });
+    expect(window.held_back).toBe(1);
+    expect(await stack.db.oneFirst(q`SELECT count(*)::int AS n FROM outbox WHERE kind = 'auto_topup_skipped_email' AND dedupe_key IN (SELECT 'auto-topup-skipped-' || id FROM auto_topup_charges WHERE org_id = ${org.orgId})`)).toBe(1);
   });
 
   it('When the saved card is declined, then automatic top-up turns itself off, nothing is credited, the card is not charged again, and every administrator gets an e-mail', { timeout: 60_000 }, async () => {

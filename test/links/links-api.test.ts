@@ -10,6 +10,7 @@ import { csrfKeys, issueCsrf } from '../../src/modules/links/page/csrf.ts';
 import { createUser } from '../../src/modules/organisations/index.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { FACES, HOPPER_NIN, linkReceiver, makeLink, openPage, ownAddress, pathOf, sandboxVnin, submitPage } from '../setup/links.ts';
+import { waitFor } from '../setup/wait.ts';
 
 /**
  * Verification links over HTTP: the API an administrator uses, and the person's page as its
@@ -331,6 +332,26 @@ describe("the person's page", () => {
     expect((await ledger(org.orgId)).length).toBe(units);
     const { event } = await hooks.eventFor(d.submissions[0].reference_id);
     expect(event.data).toEqual({ link_id: link.id, client_ref: null, reference_id: d.submissions[0].reference_id, status: 'refused' });
+  });
+
+  it('When the fixture vNIN with Grace Hopper\'s portrait and her selfie are sent, then the face is compared and matches, free: an empty wallet, nothing charged', { timeout: 60_000 }, async () => {
+    const org = await stack.createOrg({ units: 0 });
+    const link = await makeLink(stack, org.admin.token);
+    const sent = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin: 'AA000000000003ZZ', selfie: hopperSelfie }, { from: ownAddress() });
+    expect(sent.status, sent.text).toBe(200);
+    expect(await detail(org, link.id)).toMatchObject({ uses: 1, submissions: [{ status: 'found', face: { status: 'compared', match: true } }] });
+    expect((await ledger(org.orgId)).map((l) => l.units_delta).filter((u) => u !== 0)).toEqual([]);
+  });
+
+  it('When the organisation\'s subscription is not active, then the person is told it cannot take verifications (403 at the result step); the link lists a refused submission without a reference, nothing charged, the use back', { timeout: 60_000 }, async () => {
+    const org = await stack.createOrg({ units: 5, subscription: false });
+    const hooks = await linkReceiver(stack, org);
+    const link = await makeLink(stack, org.admin.token, { require_face: false });
+    const sent = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin: await sandboxVnin(stack, HOPPER_NIN) }, { from: ownAddress() });
+    expect([sent.status, sent.body.code, sent.body.step]).toEqual([403, 'org_unavailable', 'result']);
+    expect(await detail(org, link.id)).toMatchObject({ uses: 0, status: 'active', submissions: [{ reference_id: null, status: 'refused', code: 'organisation_cannot_verify', face: null }] });
+    const hook = await waitFor(async () => (await hooks.received()).find((h) => h.body.includes(link.id)), { what: 'the turned-away event' });
+    expect((JSON.parse(hook.body) as { data: unknown }).data).toEqual({ link_id: link.id, client_ref: null, reference_id: null, status: 'refused', code: 'organisation_cannot_verify' });
   });
 
   it('When the selfie shows no face, then 422 at the selfie step with what to do; nothing is looked up, recorded or charged, and the use comes back', { timeout: 60_000 }, async () => {

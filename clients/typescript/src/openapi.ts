@@ -507,6 +507,7 @@ export interface paths {
          *     - `low_balance_units` (an integer from 1 to 1,000,000,000) sets the low-balance alert line (see the tag); `null` turns alerts off.
          *     - `alert_emails` (a list of at most 10 e-mail addresses, kept lower-cased and once each) chooses who gets the low-balance alerts; `[]` (the default) leaves them to the administrators. The addresses are not written to the audit trail (`organisation.settings_changed` names the setting only).
          *     - `address` (one line, up to 300 characters) and `tin` (the tax identification number: 8 to 20 digits, hyphens allowed between them, e.g. `12345678-0001`) are printed as the buyer on the organisation's VAT invoices (Top-up, "Invoices"); `null` removes either. An invoice keeps the values it was issued with.
+         *     - `support_contact` (one sentence of at most 200 characters naming an e-mail address, a phone number of 7 to 15 digits, or a web address starting `https://` or `www.`; spaces and line breaks are folded to single spaces) is shown to the person on every verification link page that cannot go on: expired, used up, withdrawn, the organisation cannot take verifications, a failure. Anything else: 400 naming the rule; `null` removes it. Not written to the audit trail (it may name a person's phone).
          */
         patch: operations["updateOrganisationSettings"];
         trace?: never;
@@ -586,7 +587,7 @@ export interface paths {
          *     **Fixture vNINs** work like fixture NINs (free, no subscription, no upstream call, a ledger line of 0
          *     with `details.fixture: true` and `details.mode: "vnin"`, recorded with `fixture: true`):
          *     `AA000000000001ZZ` the full record of `12345678901` (with its NIN), `AA000000000002ZZ` the sparse record
-         *     of `12345678902` as a vNIN answer without a NIN (`nin: ""`), `AA000000000009ZZ` 404 `vnin_not_found`,
+         *     of `12345678902` as a vNIN answer without a NIN (`nin: ""`), `AA000000000003ZZ` Grace Hopper with her portrait (the record of `12345678903`: a face match, or a verification link with a selfie, reaches a comparison free), `AA000000000009ZZ` 404 `vnin_not_found`,
          *     `AA000000000008ZZ` 404 `vnin_expired`.
          *
          *     **In the sandbox** the identity simulator stands for the person's phone: `POST /sandbox/vnin`
@@ -2512,7 +2513,7 @@ export interface components {
         };
         NewWebhookEndpoint: {
             /**
-             * @description https, on a name that resolves only to public addresses (in the sandbox, http and loopback too)
+             * @description https, on a name that resolves only to public addresses. In the sandbox also `http` on loopback or this machine's addresses, except the stack's own ports (API, simulators, mail sink, metrics, PostgreSQL, Redis); the identity simulator's test receiver `http://127.0.0.1:4010/sandbox/hooks/{name}` is accepted
              * @example https://example.com/hooks/idverify
              */
             url: string;
@@ -2550,6 +2551,8 @@ export interface components {
             face_match_threshold: number;
             /** @description Who gets the organisation's low-balance alerts; empty: its administrators (else its billing address) */
             alert_emails: string[];
+            /** @description Shown to a person on every verification link page that cannot go on; null: none */
+            support_contact: string | null;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -2566,6 +2569,11 @@ export interface components {
             face_match_threshold?: number;
             /** @description Who gets the low-balance alerts (at most 10 addresses, each once); an empty list: the administrators, else the billing address */
             alert_emails?: string[];
+            /**
+             * @description Where a person turns when a verification link page cannot go on (expired, used up, withdrawn, the organisation cannot take verifications, a failure): one sentence of at most 200 characters with an e-mail address, a phone number (7 to 15 digits) or a web address, shown as written; null removes it
+             * @example Call 0803 123 4567 (9am to 5pm) or write to help@example.com
+             */
+            support_contact?: string | null;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
@@ -3225,12 +3233,12 @@ export interface components {
             /** @description The verifications made on the page, newest first (at most the last 200) */
             submissions: {
                 /**
-                 * @description The verification (requery it, free, for the record)
+                 * @description The verification (requery it, free, for the record); null when the organisation could not take the submission (`refused` with `code` `insufficient_units` or `organisation_cannot_verify`): no verification was made
                  * @example REF-7K2M9Q4XD1AB
                  */
-                reference_id: string;
+                reference_id: string | null;
                 /**
-                 * @description As `verification.completed` once it ended (`found`, `not_found`, `failed`, `refused`: a vNIN the authority refused, used, expired, ...). `pending` while its verification runs, or when it was still running as the page stopped waiting: it takes its end (and sends its webhook event) within minutes of the verification ending. `abandoned`: the submission stopped before any verification was recorded; nothing was charged and its use came back
+                 * @description As `verification.completed` once it ended (`found`, `not_found`, `failed`, `refused`: a vNIN the authority refused, used, expired, ...). `refused` with a null `reference_id`: the organisation could not take it (`code` `insufficient_units`: the wallet could not pay; `organisation_cannot_verify`: its subscription is not active), nothing was charged, its use came back, and the administrators and finance officers were e-mailed (at most once an hour). `pending` while its verification runs, or when it was still running as the page stopped waiting: it takes its end (and sends its webhook event) within minutes of the verification ending. `abandoned`: the submission stopped before any verification was recorded; nothing was charged and its use came back
                  * @enum {string}
                  */
                 status: "pending" | "found" | "not_found" | "failed" | "refused" | "abandoned";
@@ -3563,7 +3571,7 @@ export interface components {
             };
         };
         /**
-         * @description A use-once token the person made for our enterprise code (GET /verify-nin/vnin/instructions), valid 72 hours. It is never stored; a lookup that reached the authority is not retried. `nin` in the record is "" unless the authority gives it. Fixture vNINs AA000000000001ZZ, AA000000000002ZZ (found), AA000000000009ZZ, AA000000000008ZZ (refused) answer without reaching the authority.
+         * @description A use-once token the person made for our enterprise code (GET /verify-nin/vnin/instructions), valid 72 hours. It is never stored; a lookup that reached the authority is not retried. `nin` in the record is "" unless the authority gives it. Fixture vNINs AA000000000001ZZ, AA000000000002ZZ, AA000000000003ZZ (found), AA000000000009ZZ, AA000000000008ZZ (refused) answer without reaching the authority.
          * @example {
          *       "vnin": "AB012345678910YZ",
          *       "reason": "corporate"

@@ -54,11 +54,10 @@ function Submissions({ link, onClose }: { link: Link; onClose(): void }) {
           </tr>
         </thead>
         <tbody>
-          {subs.map((s) => (
-            <tr key={s.reference_id}>
-              <td>
-                <code>{s.reference_id}</code>
-              </td>
+          {subs.map((s, i) => (
+            <tr key={s.reference_id ?? `turned-away-${i}`}>
+              {/* No reference: the organisation could not take it (no units, no subscription); nothing was verified. */}
+              <td>{s.reference_id === null ? 'none: turned away' : <code>{s.reference_id}</code>}</td>
               <td>
                 {s.status}
                 {s.code ? ` (${s.code})` : ''}

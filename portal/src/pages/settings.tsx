@@ -17,6 +17,7 @@ export function Settings() {
   const [threshold, setThreshold] = useState('');
   const [address, setAddress] = useState('');
   const [tin, setTin] = useState('');
+  const [contact, setContact] = useState('');
   const [saved, setSaved] = useState(false);
   const action = useAction();
   useEffect(() => {
@@ -28,6 +29,7 @@ export function Settings() {
     setThreshold(loaded.data.face_match_threshold == null ? '' : String(loaded.data.face_match_threshold));
     setAddress(loaded.data.address ?? '');
     setTin(loaded.data.tin ?? '');
+    setContact(loaded.data.support_contact ?? '');
   }, [loaded.data]);
   const has = (key: keyof Settings) => loaded.data !== null && key in loaded.data;
   const save = (e: Event) => {
@@ -41,6 +43,7 @@ export function Settings() {
       if (has('face_match_threshold') && threshold.trim() !== '') patch.face_match_threshold = Number(threshold);
       if (has('address')) patch.address = address.trim() === '' ? null : address;
       if (has('tin')) patch.tin = tin.trim() === '' ? null : tin;
+      if (has('support_contact')) patch.support_contact = contact.trim() === '' ? null : contact;
       await call('PATCH', '/me/organisation', { json: patch });
       setSaved(true);
       loaded.reload();
@@ -89,6 +92,16 @@ export function Settings() {
             ) : null}
             {has('address') ? <Field label="Postal address (on invoices)" name="address" value={address} onInput={setAddress} autocomplete="street-address" hint="On one line, commas between its parts; empty: not on file" /> : null}
             {has('tin') ? <Field label="Tax identification number (on invoices)" name="tin" value={tin} onInput={setTin} hint="8 to 20 digits, hyphens allowed (e.g. 12345678-0001); empty: not on file" /> : null}
+            {has('support_contact') ? (
+              <Field
+                label="Support contact (on verification link pages)"
+                name="support_contact"
+                value={contact}
+                onInput={setContact}
+                autocomplete="off"
+                hint="One sentence with an e-mail address, a phone number or a web address, shown to a person when a link cannot go on (at most 200 characters), e.g. Call 0803 123 4567 or write to help@example.com; empty: none"
+              />
+            ) : null}
             <ErrorText error={action.error} />
             <Notice>{saved ? 'Settings saved.' : null}</Notice>
             <button type="submit" disabled={action.busy}>

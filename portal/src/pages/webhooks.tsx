@@ -191,7 +191,7 @@ export function Webhooks() {
         <p>Your server receives signed events (a verification completed, a batch ended, a top-up credited) instead of polling. Each delivery carries no personal data: read the record with the free requery.</p>
         <Form action={adding} onSubmit={create} aria-label="Add a webhook endpoint">
           <h2>Add an endpoint</h2>
-          <Field label="URL" name="url" type="url" value={url} onInput={setUrl} required hint="https, on a public address" />
+          <Field label="URL" name="url" type="url" value={url} onInput={setUrl} required hint="https, on a public address. In the sandbox also http on this machine (not the stack's own ports), e.g. the test receiver http://127.0.0.1:4010/sandbox/hooks/mine" />
           <fieldset>
             <legend>Events</legend>
             <div class="check">

@@ -117,6 +117,18 @@ export async function endPendingSubmission(db: CommonQueryMethods, referenceId: 
   return r.rowCount === 1;
 }
 
+/**
+ * A pending submission the organisation could not take (its wallet could not pay, it may not verify):
+ * kept, `refused` with why, and without a reference (no verification was recorded under it); false
+ * when it is not pending.
+ */
+export async function turnAwayPendingSubmission(db: CommonQueryMethods, referenceId: string, code: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE verification_link_submissions SET status = 'refused', code = ${code}, reference_id = NULL
+    WHERE reference_id = ${referenceId} AND status = 'pending'`);
+  return r.rowCount === 1;
+}
+
 /** A pending submission removed (it recorded no verification); false when it is not pending. */
 export async function dropPendingSubmission(db: CommonQueryMethods, referenceId: string): Promise<boolean> {
   const r = await db.query(sql.unsafe`DELETE FROM verification_link_submissions WHERE reference_id = ${referenceId} AND status = 'pending'`);
@@ -134,7 +146,7 @@ export async function findStalePendingSubmissions(db: CommonQueryMethods, before
     ORDER BY s.submitted_at LIMIT ${limit}`);
 }
 
-const submissionRow = z.object({ reference_id: z.string(), status: z.enum(SUBMISSION_STATUSES), code: z.string().nullable(), submitted_at: time });
+const submissionRow = z.object({ reference_id: z.string().nullable(), status: z.enum(SUBMISSION_STATUSES), code: z.string().nullable(), submitted_at: time });
 export type SubmissionRow = z.infer<typeof submissionRow>;
 
 export const SUBMISSIONS_SHOWN = 200;

@@ -72,10 +72,14 @@ export const linkWithUrl = link.extend({
 });
 
 export const submission = z.object({
-  reference_id: z.string().meta({ description: 'The verification (requery it, free, for the record)', example: 'REF-7K2M9Q4XD1AB' }),
+  reference_id: z
+    .string()
+    .nullable()
+    .meta({ description: 'The verification (requery it, free, for the record); null when the organisation could not take the submission (`refused` with `code` `insufficient_units` or `organisation_cannot_verify`): no verification was made', example: 'REF-7K2M9Q4XD1AB' }),
   status: z.enum(SUBMISSION_STATUSES).meta({
     description:
       'As `verification.completed` once it ended (`found`, `not_found`, `failed`, `refused`: a vNIN the authority refused, used, expired, ...). ' +
+      '`refused` with a null `reference_id`: the organisation could not take it (`code` `insufficient_units`: the wallet could not pay; `organisation_cannot_verify`: its subscription is not active), nothing was charged, its use came back, and the administrators and finance officers were e-mailed (at most once an hour). ' +
       '`pending` while its verification runs, or when it was still running as the page stopped waiting: it takes its end (and sends its webhook event) ' +
       'within minutes of the verification ending. `abandoned`: the submission stopped before any verification was recorded; nothing was charged and its use came back',
   }),

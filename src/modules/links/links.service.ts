@@ -91,8 +91,8 @@ export async function getLink(deps: LinkDeps, orgId: number, id: string) {
   const row = await repo.findLink(deps.db, orgId, id, now);
   if (!row) throw new AppError('not_found', LINK_NOT_FOUND);
   const submissions = await repo.listSubmissions(deps.db, id);
-  const faces = await faceResultsOf(deps, orgId, submissions.map((s) => s.reference_id));
-  return { ...present(row, now), submissions: submissions.map((s) => ({ ...s, face: faces.get(s.reference_id) ?? null })) };
+  const faces = await faceResultsOf(deps, orgId, submissions.flatMap((s) => (s.reference_id === null ? [] : [s.reference_id])));
+  return { ...present(row, now), submissions: submissions.map((s) => ({ ...s, face: (s.reference_id === null ? null : faces.get(s.reference_id)) ?? null })) };
 }
 
 export async function revokeLink(deps: LinkDeps, orgId: number, id: string) {

@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -20,9 +20,19 @@ export type PendingSubmission = { linkId: string; orgId: number; clientRef: stri
  * - `refused`: refused before any verification was recorded, and the person was told so on the page:
  *   nothing happened worth listing, so the row goes;
  * - `abandoned`: no verification was recorded and no request is waiting any more (the sweep): listed
- *   `abandoned`, so the organisation sees why a use was held for a while.
+ *   `abandoned`, so the organisation sees why a use was held for a while;
+ * - `turned_away`: the organisation could not take it (its wallet could not pay, it may not verify):
+ *   listed `refused` with why and no reference, with its event, so the organisation hears of the
+ *   person it turned away.
  */
-export type SubmissionEnd = { kind: 'ended'; status: LinkStatus; code: string | null } | { kind: 'refused' } | { kind: 'abandoned' };
+export type SubmissionEnd =
+  | { kind: 'ended'; status: LinkStatus; code: string | null }
+  | { kind: 'refused' }
+  | { kind: 'abandoned' }
+  | { kind: 'turned_away'; code: TurnAwayCode };
+
+/** Why an organisation could not take a page submission (the submission's `code`). */
+export type TurnAwayCode = 'insufficient_units' | 'organisation_cannot_verify';
 
 /**
  * Settles a pending submission in one transaction: its row, its use (kept only when the verification
@@ -30,12 +40,14 @@ export type SubmissionEnd = { kind: 'ended'; status: LinkStatus; code: string | 
  * event, so the event exists exactly when the ended row does. The row's `pending` guards it all: the
  * page and the sweep may both come, and only the first does anything. False when it was settled already.
  */
-export async function settleSubmission(db: DatabasePool, s: PendingSubmission, end: SubmissionEnd): Promise<boolean> {
+export async function settleSubmission(db: DatabasePool, s: PendingSubmission, end: SubmissionEnd, also?: (tx: CommonQueryMethods) => Promise<void>): Promise<boolean> {
   return db.transaction(async (tx) => {
     const moved =
       end.kind === 'refused'
         ? await repo.dropPendingSubmission(tx, s.referenceId)
-        : await repo.endPendingSubmission(tx, s.referenceId, end.kind === 'ended' ? { status: end.status, code: end.code } : { status: 'abandoned', code: null });
+        : end.kind === 'turned_away'
+          ? await repo.turnAwayPendingSubmission(tx, s.referenceId, end.code)
+          : await repo.endPendingSubmission(tx, s.referenceId, end.kind === 'ended' ? { status: end.status, code: end.code } : { status: 'abandoned', code: null });
     if (!moved) return false;
     if (end.kind !== 'ended' || end.status !== 'found') await repo.giveBackUse(tx, s.linkId);
     if (end.kind === 'ended') {
@@ -45,6 +57,16 @@ export async function settleSubmission(db: DatabasePool, s: PendingSubmission, e
         data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: s.referenceId, status: end.status },
       });
     }
+    if (end.kind === 'turned_away') {
+      // No verification behind it: no reference; `code` says why.
+      await recordWebhookEvent(tx, {
+        orgId: s.orgId,
+        type: 'verification_link.submitted',
+        data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: null, status: 'refused', code: end.code },
+      });
+    }
+    // In the same transaction: what else the settlement tells (the e-mail of a turned-away submission).
+    if (also) await also(tx);
     return true;
   });
 }

@@ -5,4 +5,5 @@
 export { queueMail } from './messages.ts';
 export { queueReceipt } from './sealed-mail.ts';
 export { deliverMail, deliverSoon, sweepOutbox } from './delivery.ts';
+export { queueWindowedMail } from './windowed-mail.ts';
 export { resealOutbox, sealedOutboxCounts } from './reseal.ts';

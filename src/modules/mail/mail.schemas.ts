@@ -28,7 +28,7 @@ export const receiptPayload = z.object({
 export type ReceiptPayload = z.infer<typeof receiptPayload>;
 
 /** Every kind of e-mail the outbox holds (the table's CHECK lists the same); all but receipts are sealed whole. */
-export const OUTBOX_KINDS = ['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email', 'statement_email', 'auto_topup_declined_email', 'consent_receipt_email'] as const;
+export const OUTBOX_KINDS = ['receipt_email', 'password_reset_email', 'low_balance_email', 'webhook_disabled_email', 'invitation_email', 'statement_email', 'auto_topup_declined_email', 'consent_receipt_email', 'link_refused_email', 'auto_topup_skipped_email'] as const;
 export type SealedMailKind = Exclude<(typeof OUTBOX_KINDS)[number], 'receipt_email'>;
 
 export const outboxRow = z.object({

@@ -1,12 +1,14 @@
 import type { CommonQueryMethods } from 'slonik';
 import type { KeyRing } from '../../lib/crypto.ts';
 import type { SealedMailKind } from './mail.schemas.ts';
-import { queueSealedMail } from './sealed-mail.ts';
+import { queueSealedMail, type SealedMail } from './sealed-mail.ts';
 import { autoTopupDeclined } from './templates/auto-topup-declined.ts';
+import { autoTopupSkipped } from './templates/auto-topup-skipped.ts';
 import { consentReceipt } from './templates/consent-receipt.ts';
 import type { Words } from './templates/format.ts';
 import { invitationUsernameTaken } from './templates/invitation-username-taken.ts';
 import { invitation } from './templates/invitation.ts';
+import { linkRefused } from './templates/link-refused.ts';
 import { lowBalance } from './templates/low-balance.ts';
 import { passwordReset } from './templates/password-reset.ts';
 import { statement } from './templates/statement.ts';
@@ -26,6 +28,8 @@ const MESSAGES = {
   statement: { kind: 'statement_email', render: statement },
   auto_topup_declined: { kind: 'auto_topup_declined_email', render: autoTopupDeclined },
   consent_receipt: { kind: 'consent_receipt_email', render: consentReceipt },
+  link_refused: { kind: 'link_refused_email', render: linkRefused },
+  auto_topup_skipped: { kind: 'auto_topup_skipped_email', render: autoTopupSkipped },
 } as const satisfies Record<string, { kind: SealedMailKind; render: (data: never, portal: string) => Words }>;
 
 type Messages = typeof MESSAGES;
@@ -41,8 +45,14 @@ export type MailSite = { encryptionKeys: KeyRing; publicBaseUrl: string };
  * caller calls deliverSoon after commit (the outbox sweep sends it if that is lost).
  */
 export async function queueMail(db: CommonQueryMethods, site: MailSite, m: { dedupeKey: string; to: string | readonly string[]; message: MailMessage }): Promise<number> {
-  const { kind, render } = MESSAGES[m.message.template];
-  const words = render(m.message.data as never, site.publicBaseUrl);
-  const to = typeof m.to === 'string' ? m.to : m.to.join(', ');
-  return queueSealedMail(db, site.encryptionKeys, { kind, dedupeKey: m.dedupeKey, mail: { to, ...words } });
+  return queueSealedMail(db, site.encryptionKeys, { kind: kindOf(m.message), dedupeKey: m.dedupeKey, mail: mailOf(site, m.to, m.message) });
+}
+
+/** The outbox kind a message waits under. */
+export const kindOf = (message: MailMessage): SealedMailKind => MESSAGES[message.template].kind;
+
+/** The message worded for its recipients. */
+export function mailOf(site: MailSite, to: string | readonly string[], message: MailMessage): SealedMail {
+  const words = MESSAGES[message.template].render(message.data as never, site.publicBaseUrl);
+  return { to: typeof to === 'string' ? to : to.join(', '), ...words };
 }

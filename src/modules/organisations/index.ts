@@ -41,4 +41,4 @@ export { listTeamMembers, updateTeamMember, type TeamMember } from './team-membe
 export { findUsernameProblems, listOrganisations, usersByOrganisation } from './directory.ts';
 export { usernameSchema } from './usernames.ts';
 export { organisationSettings, organisationSettingsRow, settingsPatch, updateOrganisationSettings, type SettingsPatch } from './settings.ts';
-export { financeOfficers, lowBalanceRecipients, type FinanceOfficer } from './low-balance.ts';
+export { accountKeepers, financeOfficers, lowBalanceRecipients, type FinanceOfficer } from './low-balance.ts';

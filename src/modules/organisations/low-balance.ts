@@ -57,3 +57,18 @@ export async function financeOfficers(db: CommonQueryMethods, o: { before: Date;
     ORDER BY u.id
     LIMIT ${o.limit}`);
 }
+
+/**
+ * Who hears that the organisation turned someone away or that its automatic top-up was skipped: its
+ * active administrators and finance officers with an address (each once), else its billing address.
+ */
+export async function accountKeepers(db: CommonQueryMethods, orgId: number): Promise<{ organisation: string; recipients: string[] }> {
+  const row = await db.one(sql.type(z.object({ name: z.string(), billing_email: z.string().nullable(), staff: z.array(z.string()) }))`
+    SELECT o.name, o.billing_email,
+           coalesce(array_agg(DISTINCT lower(u.email)) FILTER (WHERE u.email IS NOT NULL), '{}') AS staff
+    FROM organisations o
+    LEFT JOIN users u ON u.org_id = o.id AND u.role = ANY(${sql.array(roles.rolesWith('keep_accounts'), 'text')}) AND NOT u.disabled
+    WHERE o.id = ${orgId}
+    GROUP BY o.id`);
+  return { organisation: row.name, recipients: row.staff.length > 0 ? row.staff : row.billing_email ? [row.billing_email] : [] };
+}

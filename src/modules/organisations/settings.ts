@@ -16,10 +16,28 @@ export const organisationSettingsRow = z.object({
   tin: z.string().nullable().meta({ description: 'Tax identification number, printed on its invoices; null: not on file' }),
   face_match_threshold: z.number().int().meta({ description: 'A face match is `confidence >= face_match_threshold` (0-100 scale; default 75)' }),
   alert_emails: z.array(z.string()).meta({ description: "Who gets the organisation's low-balance alerts; empty: its administrators (else its billing address)" }),
+  support_contact: z.string().nullable().meta({ description: 'Shown to a person on every verification link page that cannot go on; null: none' }),
 });
 export type OrganisationSettings = z.infer<typeof organisationSettingsRow>;
 
 export const ALERT_EMAILS_MAX = 10;
+export const SUPPORT_CONTACT_MAX = 200;
+
+// What a person can use to reach the organisation: an e-mail address, a phone number (7 to 15 digits,
+// spaces, hyphens, dots, brackets, a leading +), or a web address (https://... or www....).
+const EMAIL_IN_TEXT = /[^\s@<>()]+@[^\s@<>()]+\.[A-Za-z]{2,}/;
+const PHONE_IN_TEXT = /(?:^|[^\d])\+?\d(?:[\d\s().-]{5,18})\d(?:[^\d]|$)/;
+const URL_IN_TEXT = /\b(?:https?:\/\/|www\.)[^\s]+\.[^\s]{2,}/i;
+const digitsIn = (s: string) => (s.match(/\d/g) ?? []).length;
+
+/** Whether the sentence names a way to reach someone (an e-mail, a phone number of 7 to 15 digits, a web address). */
+export function namesAContact(text: string): boolean {
+  if (EMAIL_IN_TEXT.test(text) || URL_IN_TEXT.test(text)) return true;
+  const phone = PHONE_IN_TEXT.exec(text);
+  return phone !== null && digitsIn(phone[0]) >= 7 && digitsIn(phone[0]) <= 15;
+}
+
+export const SUPPORT_CONTACT_RULE = `support_contact must be one sentence of at most ${SUPPORT_CONTACT_MAX} characters naming an e-mail address, a phone number or a web address (e.g. "Call 0803 123 4567 or write to help@example.com")`;
 
 export const settingsPatch = z
   .object({
@@ -68,6 +86,17 @@ export const settingsPatch = z
       .transform((list) => [...new Set(list)])
       .optional()
       .meta({ description: `Who gets the low-balance alerts (at most ${ALERT_EMAILS_MAX} addresses, each once); an empty list: the administrators, else the billing address` }),
+    support_contact: z
+      .string()
+      // One line: the page shows it as one sentence.
+      .transform((v) => v.replace(/\s+/g, ' ').trim())
+      .pipe(z.string().min(1, `${SUPPORT_CONTACT_RULE}; null removes it`).max(SUPPORT_CONTACT_MAX, SUPPORT_CONTACT_RULE).refine(namesAContact, SUPPORT_CONTACT_RULE))
+      .nullable()
+      .optional()
+      .meta({
+        description: `Where a person turns when a verification link page cannot go on (expired, used up, withdrawn, the organisation cannot take verifications, a failure): one sentence of at most ${SUPPORT_CONTACT_MAX} characters with an e-mail address, a phone number (7 to 15 digits) or a web address, shown as written; null removes it`,
+        example: 'Call 0803 123 4567 (9am to 5pm) or write to help@example.com',
+      }),
   })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'Send at least one setting to change')
@@ -76,7 +105,7 @@ export type SettingsPatch = z.infer<typeof settingsPatch>;
 
 export const ORGANISATION_NOT_FOUND = 'Organisation not found';
 
-const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold, alert_emails`;
+const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold, alert_emails, support_contact`;
 
 /** Read on each live verification: one primary-key row, no join. */
 export async function organisationSettings(db: CommonQueryMethods, orgId: number): Promise<OrganisationSettings> {
@@ -95,6 +124,7 @@ export async function updateOrganisationSettings(db: CommonQueryMethods, orgId: 
   if (patch.low_balance_units !== undefined) sets.push(sql.fragment`low_balance_units = ${patch.low_balance_units}`);
   if (patch.address !== undefined) sets.push(sql.fragment`address = ${patch.address}`);
   if (patch.tin !== undefined) sets.push(sql.fragment`tin = ${patch.tin}`);
+  if (patch.support_contact !== undefined) sets.push(sql.fragment`support_contact = ${patch.support_contact}`);
   if (patch.alert_emails !== undefined) sets.push(sql.fragment`alert_emails = ${sql.array(patch.alert_emails, 'text')}`);
   const row = await db.maybeOne(sql.type(organisationSettingsRow)`
     UPDATE organisations SET ${sql.join(sets, sql.fragment`, `)}

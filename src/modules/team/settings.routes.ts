@@ -24,9 +24,10 @@ export function settingsRoutes(ctx: AppContext): Router {
     const patch = parseInput(settingsPatch, req.body);
     const saved = await ctx.db.transaction(async (tx) => {
       const s = await updateOrganisationSettings(tx, orgId, patch);
-      // The new values, except the address, TIN and alert addresses: a sole trader's address and a
-      // person's e-mail are personal data, and the trail cannot be erased. Their names are in `changed`.
-      const { address: _address, tin: _tin, alert_emails: _alertEmails, ...values } = patch;
+      // The new values, except the address, TIN, alert addresses and support contact: a sole trader's
+      // address and a person's e-mail or phone are personal data, and the trail cannot be erased. Their
+      // names are in `changed`.
+      const { address: _address, tin: _tin, alert_emails: _alertEmails, support_contact: _supportContact, ...values } = patch;
       await recordAudit(tx, { ...auditContext(p), action: 'organisation.settings_changed', target: `org:${orgId}`, details: { changed: Object.keys(patch), ...values } });
       return s;
     });

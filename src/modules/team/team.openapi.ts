@@ -94,6 +94,10 @@ const SETTINGS = md(
   '- `address` (one line, up to 300 characters) and `tin` (the tax identification number: 8 to 20 digits, hyphens allowed between ' +
     'them, e.g. `12345678-0001`) are printed as the buyer on the organisation\'s VAT invoices (Top-up, "Invoices"); `null` removes ' +
     'either. An invoice keeps the values it was issued with.',
+  '- `support_contact` (one sentence of at most 200 characters naming an e-mail address, a phone number of 7 to 15 digits, or a web ' +
+    'address starting `https://` or `www.`; spaces and line breaks are folded to single spaces) is shown to the person on every ' +
+    'verification link page that cannot go on: expired, used up, withdrawn, the organisation cannot take verifications, a failure. ' +
+    'Anything else: 400 naming the rule; `null` removes it. Not written to the audit trail (it may name a person\'s phone).',
 );
 
 export function register(registry: OpenAPIRegistry): void {

@@ -7,6 +7,7 @@ import { recordAudit } from '../audit/index.ts';
 import { deliverSoon, queueMail } from '../mail/index.ts';
 import { getOrganisation, lowBalanceRecipients } from '../organisations/index.ts';
 import * as repo from './auto.repository.ts';
+import { announceSkips, type SkipDeps } from './auto-skipped.ts';
 import { failFastOnFinalProcessorError, settleTopup } from './credit.ts';
 import type { TopupDeps } from './deps.ts';
 import { computeTopupPrice, validateTopupUnits } from './pricing.ts';
@@ -34,7 +35,10 @@ async function autoCharge(deps: TopupDeps, chargeId: number, log: Logger): Promi
   if (!found) return { outcome: 'missing' };
   if (found.status === 'queued') {
     const started = await start(deps, found);
-    if (typeof started === 'string') return { outcome: 'skipped', detail: started };
+    if (typeof started === 'string') {
+      await announceSkips(deps, found.org_id);
+      return { outcome: 'skipped', detail: started };
+    }
     if (started !== null) return chargeCard(deps, started, log, { rerun: false });
   }
   const current = await repo.findCharge(deps.db, chargeId);
@@ -163,9 +167,11 @@ async function declined(deps: TopupDeps, c: repo.ChargeRow, reason: string, log:
 }
 
 /** After a debit: starts the organisation's queued charge, if the debit queued one (a read of the small in-flight index otherwise). */
-export async function queueAutoTopup(deps: { db: DatabasePool; producer: Producer }, orgId: number): Promise<number> {
+export async function queueAutoTopup(deps: SkipDeps, orgId: number): Promise<number> {
   const ids = await repo.queuedChargeIds(deps.db, orgId);
   for (const id of ids) await enqueueCharge(deps.producer, id);
+  // The debit may have found the day's charges all made: its trigger recorded a skip to tell of.
+  if (ids.length === 0) await announceSkips(deps, orgId);
   return ids.length;
 }
 
@@ -186,6 +192,8 @@ export async function sweepAutoCharges(deps: TopupDeps, log: Logger): Promise<{ 
   const ended = (await repo.endSettledCharges(deps.db, now)) + (await repo.skipStaleCharges(deps.db, now));
   const ids = await repo.listQueuedCharges(deps.db, SWEEP_LIMIT);
   for (const id of ids) await enqueueCharge(deps.producer, id);
+  // Skips told of by nobody (a debit outside a worker, a worker stopped between).
+  await announceSkips(deps, null);
   if (ended + ids.length > 0) log.info({ ended, started: ids.length }, 'automatic top-up sweep');
   return { ended, started: ids.length };
 }

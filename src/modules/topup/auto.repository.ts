@@ -161,3 +161,23 @@ export async function recentCharges(db: CommonQueryMethods, orgId: number, limit
 export async function anyCreditedTopup(db: CommonQueryMethods, orgId: number): Promise<boolean> {
   return db.exists(sql.type(z.object({ x: z.number() }))`SELECT 1 AS x FROM topups WHERE org_id = ${orgId} AND status = 'credited'`);
 }
+
+const skippedRow = z.object({ id: int, org_id: int, units: int, below_units: int, balance_units: int, detail: z.string().nullable() });
+export type SkippedCharge = z.infer<typeof skippedRow>;
+
+/**
+ * Skipped charges nobody was told of yet (the daily cap, no card to charge, ...), oldest first, for
+ * one organisation or all; each is claimed by `markSkipAnnounced` in the transaction that tells.
+ */
+export async function unannouncedSkips(db: CommonQueryMethods, orgId: number | null, limit: number): Promise<readonly SkippedCharge[]> {
+  const org = orgId === null ? sql.fragment`` : sql.fragment`AND org_id = ${orgId}`;
+  return db.any(sql.type(skippedRow)`
+    SELECT id, org_id, units, below_units, balance_units, detail FROM auto_topup_charges
+    WHERE status = 'skipped' AND announced_at IS NULL ${org} ORDER BY id LIMIT ${limit}`);
+}
+
+/** False when another run told of it first. */
+export async function markSkipAnnounced(tx: CommonQueryMethods, id: number, at: Date): Promise<boolean> {
+  const r = await tx.query(sql.unsafe`UPDATE auto_topup_charges SET announced_at = ${sql.timestamp(at)} WHERE id = ${id} AND announced_at IS NULL`);
+  return r.rowCount === 1;
+}

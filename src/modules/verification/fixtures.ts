@@ -94,9 +94,10 @@ export function isFixtureNin(nin: string): nin is FixtureNin {
 
 /**
  * Reserved test-mode vNINs (README: vNIN): the full fixture person (the authority giving the NIN),
- * the sparse one as a vNIN answer without a NIN, and two refusals.
+ * the sparse one as a vNIN answer without a NIN, Grace Hopper with her portrait (a verification link
+ * reaches a face comparison with it, free), and two refusals.
  */
-export const FIXTURE_VNINS = ['AA000000000001ZZ', 'AA000000000002ZZ', 'AA000000000009ZZ', 'AA000000000008ZZ'] as const;
+export const FIXTURE_VNINS = ['AA000000000001ZZ', 'AA000000000002ZZ', 'AA000000000003ZZ', 'AA000000000009ZZ', 'AA000000000008ZZ'] as const;
 
 export function isFixtureVnin(vnin: string): boolean {
   return (FIXTURE_VNINS as readonly string[]).includes(vnin);
@@ -108,6 +109,8 @@ export function fixtureVninOutcome(vnin: string): FixtureOutcome | null {
       return { kind: 'found', record: { ...FULL_RECORD, transaction_id: 'FIXTURE-TXN-VNIN-0001' } };
     case 'AA000000000002ZZ':
       return { kind: 'found', record: { ...SPARSE_RECORD, nin: '', transaction_id: 'FIXTURE-TXN-VNIN-0002' } };
+    case 'AA000000000003ZZ':
+      return { kind: 'found', record: { ...PORTRAIT_RECORD, transaction_id: 'FIXTURE-TXN-VNIN-0003' } };
     case 'AA000000000009ZZ':
       return { kind: 'not_found', refusal: 'vnin_not_found' };
     case 'AA000000000008ZZ':

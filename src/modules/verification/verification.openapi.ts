@@ -74,7 +74,8 @@ const VNIN = md(
   '**Fixture vNINs** work like fixture NINs (free, no subscription, no upstream call, a ledger line of 0',
   'with `details.fixture: true` and `details.mode: "vnin"`, recorded with `fixture: true`):',
   '`AA000000000001ZZ` the full record of `12345678901` (with its NIN), `AA000000000002ZZ` the sparse record',
-  'of `12345678902` as a vNIN answer without a NIN (`nin: ""`), `AA000000000009ZZ` 404 `vnin_not_found`,',
+  'of `12345678902` as a vNIN answer without a NIN (`nin: ""`), `AA000000000003ZZ` Grace Hopper with her portrait (the record of ' +
+    '`12345678903`: a face match, or a verification link with a selfie, reaches a comparison free), `AA000000000009ZZ` 404 `vnin_not_found`,',
   '`AA000000000008ZZ` 404 `vnin_expired`.',
   '',
   '**In the sandbox** the identity simulator stands for the person\'s phone: `POST /sandbox/vnin`',
@@ -328,7 +329,7 @@ export function register(registry: OpenAPIRegistry): void {
           description:
             'A use-once token the person made for our enterprise code (GET /verify-nin/vnin/instructions), valid 72 hours. It is never stored; ' +
             'a lookup that reached the authority is not retried. `nin` in the record is "" unless the authority gives it. Fixture vNINs AA000000000001ZZ, ' +
-            'AA000000000002ZZ (found), AA000000000009ZZ, AA000000000008ZZ (refused) answer without reaching the authority.',
+            'AA000000000002ZZ, AA000000000003ZZ (found), AA000000000009ZZ, AA000000000008ZZ (refused) answer without reaching the authority.',
         }),
     },
     {

@@ -12,7 +12,8 @@ export type WebhookEventData = {
   'topup.credited': { reference: string; units: number; bonus_units: number; new_balance: number };
   'wallet.low_balance': { balance: number; line: number };
   ping: { endpoint_id: string };
-  'verification_link.submitted': { link_id: string; client_ref: string | null; reference_id: string; status: 'found' | 'not_found' | 'failed' | 'refused' };
+  // reference_id null: the organisation could not take the submission (`code` says why), no verification was made.
+  'verification_link.submitted': { link_id: string; client_ref: string | null; reference_id: string | null; status: 'found' | 'not_found' | 'failed' | 'refused'; code?: string };
 };
 type BatchData = { batch_id: string; status: string; counts: { rows: number; invalid: number; found: number; not_found: number; failed: number; cancelled: number; pending: number } };
 

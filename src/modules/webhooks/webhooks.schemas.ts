@@ -12,7 +12,7 @@ const url = z.string().trim().min(1, 'url must not be empty').max(2048, 'url is 
 const events = z.array(subscription).min(1, 'events: name at least one event, or "*"').max(10);
 
 export const createEndpointBody = z.object({
-  url: url.meta({ description: 'https, on a name that resolves only to public addresses (in the sandbox, http and loopback too)', example: 'https://example.com/hooks/idverify' }),
+  url: url.meta({ description: 'https, on a name that resolves only to public addresses. In the sandbox also `http` on loopback or this machine\'s addresses, except the stack\'s own ports (API, simulators, mail sink, metrics, PostgreSQL, Redis); the identity simulator\'s test receiver `http://127.0.0.1:4010/sandbox/hooks/{name}` is accepted', example: 'https://example.com/hooks/idverify' }),
   events: events.meta({ description: 'The event types to receive, or `["*"]` for all' }),
   description: z.string().trim().max(200, 'description is too long').optional(),
 });

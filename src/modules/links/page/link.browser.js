@@ -14,8 +14,30 @@
     return text.replace(/\{(\w+)\}/g, function (all, k) { return Object.prototype.hasOwnProperty.call(vars, k) ? String(vars[k]) : all; });
   }
   function say(text) { $('status').textContent = text || ''; }
-  function fail(text) { $('error').textContent = text || ''; }
+  function fail(text) { $('error').textContent = text || ''; if (!text) $('contact').hidden = true; }
+  /** Where the page cannot go on by itself: who to turn to (the organisation's support contact). */
+  function helpShown() { $('contact').hidden = false; }
+
+  // The step reached survives a reload, or a tab the phone discarded while the person was dialling:
+  // the step and this link's path only, in this tab's session storage. The vNIN and the selfie stay in
+  // this page's memory, so a restored step past the vNIN comes back to the vNIN step.
+  var KEY = 'verification-link-step';
+  function remember(name) {
+    try {
+      if (name === 'consent' || name === 'result') sessionStorage.removeItem(KEY);
+      else sessionStorage.setItem(KEY, JSON.stringify({ link: location.pathname, step: name }));
+    } catch (e) { /* storage refused (private mode): the page still works, from step 1 after a reload */ }
+  }
+  function restored() {
+    try {
+      var saved = JSON.parse(sessionStorage.getItem(KEY) || 'null');
+      // Past the vNIN step, what the person gave is gone with the old page: back to the vNIN step.
+      return saved && saved.link === location.pathname && steps.indexOf(saved.step) > 0 ? 'vnin' : null;
+    } catch (e) { return null; }
+  }
+
   function show(name, keepError) {
+    remember(name);
     if (name !== 'selfie') stopCamera();
     ['consent', 'vnin', 'selfie', 'send', 'result'].forEach(function (s) {
       var el = $('step-' + s);
@@ -93,8 +115,10 @@
         $('camera-start').hidden = true;
         $('preview').hidden = true;
         $('take').focus();
-      }, function () {
-        fail(m.selfie.camera_failed);
+      }, function (err) {
+        // Refused by the person or the browser: say how to allow it again (Android Chrome, iOS Safari).
+        var denied = err && (err.name === 'NotAllowedError' || err.name === 'SecurityError');
+        fail(denied ? m.help.camera_denied : m.selfie.camera_failed);
         $('file').focus();
       });
     });
@@ -133,6 +157,26 @@
     });
   }
 
+  // ---- the vNIN's help ----
+  $('copy-ussd').addEventListener('click', function () {
+    var done = function () { $('copy-status').textContent = m.help.copied; };
+    var failed = function () { $('copy-status').textContent = m.help.copy_failed; };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(data.ussd).then(done, failed);
+    else failed();
+  });
+
+  // ---- a submission that stopped ----
+  var GONE = ['expired', 'used_up', 'revoked', 'not_found'];
+  /** Who to turn to, and (unless the link itself is gone) a way back to the send step with everything kept. */
+  function stoppedHelp(code) {
+    helpShown();
+    $('retry-line').hidden = GONE.indexOf(code) >= 0;
+  }
+  $('retry').addEventListener('click', function () {
+    $('retry-line').hidden = true;
+    show(state.vnin === '' ? 'vnin' : data.requireFace && !state.selfie ? 'selfie' : 'send');
+  });
+
   // ---- sending ----
   $('back').addEventListener('click', function () { show('vnin'); });
   $('send-form').addEventListener('submit', function (ev) {
@@ -162,7 +206,8 @@
       form.removeAttribute('aria-busy');
       var step = r.answer.step || (r.ok ? 'result' : 'send');
       if (r.ok || step === 'result') {
-        state.selfie = null;
+        // Kept when the submission stopped: "Try again" sends it again.
+        if (r.ok) state.selfie = null;
         $('h-result').textContent = r.ok ? m.result.heading : m.result.stopped_heading;
         $('result-text').textContent = r.answer.detail || '';
         if (r.answer.receipt) {
@@ -170,9 +215,11 @@
           $('receipt-line').hidden = false;
         }
         show('result');
+        if (!r.ok) stoppedHelp(r.answer.code);
         return;
       }
-      if (step === 'vnin') $('vnin').value = '';
+      // "Try again" keeps what the person entered: the vNIN stays, to correct or replace.
+      if (step === 'vnin') $('vnin').value = state.vnin;
       if (step === 'selfie') {
         state.selfie = null;
         state.pending = null;
@@ -181,6 +228,7 @@
       }
       show(step, true);
       fail(r.answer.detail || m.errors.network);
+      if (step === 'send') helpShown();
     }, function () {
       button.disabled = false;
       form.removeAttribute('aria-busy');
@@ -188,4 +236,11 @@
       fail(m.errors.network);
     });
   });
+
+  var back = restored();
+  if (back) {
+    // Consent was given in this tab before the reload; the box says so again.
+    $('agree').checked = true;
+    show(back);
+  }
 })();

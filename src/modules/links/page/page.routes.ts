@@ -4,7 +4,7 @@ import type { AppContext } from '../../../context.ts';
 import { keyNamer } from '../../../lib/key-names.ts';
 import { requireContentType } from '../../../lib/http.ts';
 import { createLimiter } from '../../../lib/rate-limit.ts';
-import { getOrganisation } from '../../organisations/index.ts';
+import { getOrganisation, organisationSettings } from '../../organisations/index.ts';
 import { listReasons } from '../../reasons/index.ts';
 import * as repo from '../links.repository.ts';
 import { TOKEN_RE } from '../links.schemas.ts';
@@ -75,7 +75,8 @@ export function linkPageRoutes(ctx: AppContext): Router {
     if (!link) return null;
     const org = await getOrganisation(ctx.db, link.org_id);
     if (!org || org.deleted_at) return null;
-    return { link, org: { name: org.name, subscriptionActive: org.subscription_active, maxInFlight: org.max_in_flight } };
+    const { support_contact: supportContact } = await organisationSettings(ctx.db, link.org_id);
+    return { link, org: { name: org.name, subscriptionActive: org.subscription_active, maxInFlight: org.max_in_flight, supportContact } };
   }
 
   const html = (res: Response, status: number, body: string, nonce: string, req: express.Request) => {
@@ -93,7 +94,7 @@ export function linkPageRoutes(ctx: AppContext): Router {
     if (!found) return html(res, 404, renderGone('not_found', { nonce, assets: { css: names.css } }), nonce, req);
     const { link, org } = found;
     const gone = goneReason(link, now);
-    if (gone) return html(res, 410, renderGone(gone, { nonce, assets: { css: names.css } }), nonce, req);
+    if (gone) return html(res, 410, renderGone(gone, { nonce, assets: { css: names.css }, org: { name: org.name, supportContact: org.supportContact } }), nonce, req);
     const reasonLabel = (await listReasons(ctx)).find((x) => x.key === link.reason)?.label ?? link.reason;
     const page = renderPage({
       org: org.name,
@@ -104,6 +105,7 @@ export function linkPageRoutes(ctx: AppContext): Router {
       csrf: issueCsrf(submitDeps.csrf, link.id, now),
       nonce,
       assets: names,
+      supportContact: org.supportContact,
     });
     html(res, 200, page, nonce, req);
   });

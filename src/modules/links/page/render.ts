@@ -37,7 +37,23 @@ export type PageView = {
   csrf: string;
   nonce: string;
   assets: { js: string; css: string };
+  /** The organisation's support_contact: shown wherever the page cannot go on; null: none set. */
+  supportContact: string | null;
 };
+
+/** Who to turn to when the page cannot go on: the organisation's support contact, or the organisation itself. */
+export function helpText(org: string, supportContact: string | null): string {
+  return supportContact === null ? fill(MESSAGES.help.no_contact, { org }) : fill(MESSAGES.help.contact, { org, contact: supportContact });
+}
+
+/** The vNIN step's help: copy the USSD code without leaving the page, and what to do when the phone number is not the NIN's. */
+function vninHelp(org: string, supportContact: string | null): string {
+  const h = MESSAGES.help;
+  const contact = supportContact === null ? '' : `\n<p>${esc(helpText(org, supportContact))}</p>`;
+  return `<p><button type="button" id="copy-ussd" class="secondary">${esc(h.copy)}</button></p>
+<p id="copy-status" class="hint" role="status" aria-live="polite"></p>
+<details class="faq"><summary>${esc(h.not_linked_q)}</summary><p>${esc(fill(h.not_linked_a, { org }))}</p>${contact}</details>`;
+}
 
 function head(title: string, v: { nonce: string; assets: { css: string; js?: string } }): string {
   return `<!doctype html>
@@ -58,7 +74,7 @@ export function renderPage(v: PageView): string {
   const org = esc(v.org);
   const steps = v.requireFace ? 4 : 3;
   const ussd = esc(ussdOf(v.enterpriseCode));
-  const data = { requireFace: v.requireFace, messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: m.result, errors: { network: m.errors.network } } };
+  const data = { requireFace: v.requireFace, ussd: ussdOf(v.enterpriseCode), messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: m.result, errors: { network: m.errors.network }, help: { copied: m.help.copied, copy_failed: m.help.copy_failed, camera_denied: m.help.camera_denied } } };
   const selfie = v.requireFace
     ? `
 <section id="step-selfie" aria-labelledby="h-selfie" hidden>
@@ -69,8 +85,8 @@ export function renderPage(v: PageView): string {
 <button type="button" id="take">${esc(m.selfie.take)}</button>
 </div>
 <p id="camera-start"><button type="button" id="start-camera">${esc(m.selfie.start_camera)}</button></p>
-<p class="file"><label for="file">${esc(m.selfie.file_label)}</label>
-<input type="file" id="file" name="selfie" accept="image/*" capture="user"></p>
+<p class="file"><input type="file" id="file" name="selfie" accept="image/*" capture="user">
+<label for="file" class="file-button">${esc(m.selfie.file_label)}</label></p>
 <div id="preview" hidden>
 <h2 id="h-preview" tabindex="-1">${esc(m.selfie.preview_heading)}</h2>
 <img id="preview-img" alt="${esc(m.selfie.preview_alt)}">
@@ -110,6 +126,7 @@ export function renderPage(v: PageView): string {
 <p>${esc(m.vnin.ussd_intro)}</p>
 <p class="ussd"><code>${ussd}</code></p>
 <p class="hint">${esc(m.vnin.ussd_hint)}</p>
+${vninHelp(v.org, v.supportContact)}
 <p>${esc(fill(m.vnin.app, { code: v.enterpriseCode }))} <a href="${esc(m.vnin.app_url)}" target="_blank" rel="noopener noreferrer">${esc(m.vnin.app_link)}</a></p>
 <form id="vnin-form" novalidate>
 <label for="vnin">${esc(m.vnin.label)}</label>
@@ -133,7 +150,9 @@ ${selfie}
 <h1 id="h-result" tabindex="-1"></h1>
 <p id="result-text"></p>
 <p id="receipt-line" hidden><a id="receipt-link" href="/">${esc(m.result.receipt)}</a></p>
+<p id="retry-line" hidden><button type="button" id="retry">${esc(m.help.retry)}</button></p>
 </section>
+<p id="contact" class="contact" hidden>${esc(helpText(v.org, v.supportContact))}</p>
 </main>
 <script type="application/json" id="page-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
 </body>
@@ -141,14 +160,22 @@ ${selfie}
 `;
 }
 
-/** The page of a link that takes no more submissions (410) or never existed (404): says so, and nothing else (a suspended link reads as withdrawn). */
-export function renderGone(why: 'expired' | 'used_up' | 'revoked' | 'suspended' | 'not_found', v: { nonce: string; assets: { css: string } }): string {
+/**
+ * The page of a link that takes no more submissions (410) or never existed (404): says so (a suspended
+ * link reads as withdrawn) and, when the organisation is known, what to do next: ask it for a new
+ * link, through its support contact when it set one.
+ */
+export function renderGone(
+  why: 'expired' | 'used_up' | 'revoked' | 'suspended' | 'not_found',
+  v: { nonce: string; assets: { css: string }; org?: { name: string; supportContact: string | null } },
+): string {
   const m = MESSAGES;
+  const next = v.org ? `\n<p>${esc(fill(m.help.gone_next, { org: v.org.name }))}</p>${v.org.supportContact === null ? '' : `\n<p class="contact">${esc(helpText(v.org.name, v.org.supportContact))}</p>`}` : '';
   return `${head(m.gone.title, v)}
 <body>
 <main>
 <h1>${esc(m.gone.title)}</h1>
-<p>${esc(m.gone[why === 'suspended' ? 'revoked' : why])}</p>
+<p>${esc(m.gone[why === 'suspended' ? 'revoked' : why])}</p>${next}
 </main>
 </body>
 </html>

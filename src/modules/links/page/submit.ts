@@ -13,13 +13,14 @@ import { verifyForLink, type LinkOutcome } from '../link-run.ts';
 import * as repo from '../links.repository.ts';
 import { goneReason, type GoneReason } from '../links.service.ts';
 import { settleSubmission, type PendingSubmission, type SubmissionEnd } from '../submissions.ts';
+import { turnAway } from '../turned-away.ts';
 import { checkCsrf, fromThisOrigin, type CsrfKeys } from './csrf.ts';
 import { consentText, fill, MESSAGES, NOTICE_VERSION, ussdOf } from './render.ts';
 
 /** Where the page goes back to with an answer: the step the person can act on. */
 export type Step = 'consent' | 'vnin' | 'selfie' | 'send' | 'result';
 
-export type LinkOrganisation = { name: string; subscriptionActive: boolean; maxInFlight: number | null };
+export type LinkOrganisation = { name: string; subscriptionActive: boolean; maxInFlight: number | null; supportContact: string | null };
 
 export type SubmitDeps = {
   ctx: AppContext;
@@ -129,8 +130,14 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
     // An unexpected fault (PostgreSQL or Redis gone): a verification may have been recorded, so the
     // submission stays pending for the sweep to settle from whatever was.
     if (!(err instanceof AppError)) throw err;
-    // Refused before anything was recorded or charged (the selfie, the wallet, the limits): the
-    // submission goes and its use comes back.
+    // The organisation could not take it (its wallet could not pay; it may not verify): kept on the
+    // link as refused, with its event and the e-mail to the organisation (turned-away.ts).
+    if (err.code === 'insufficient_units' || err.code === 'forbidden') {
+      await turnAway(ctx, submission, err.code === 'insufficient_units' ? 'insufficient_units' : 'organisation_cannot_verify');
+      throw forThePerson(err, words, link.require_face);
+    }
+    // Refused before anything was recorded or charged (the selfie, the limits): the submission goes
+    // and its use comes back.
     await settleOnPage(d, submission, { kind: 'refused' });
     throw forThePerson(err, words, link.require_face);
   }
