@@ -24,3 +24,6 @@ export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent } from './consent.ts';
 // A verification link's submission: run under a reference the links module chose, and read back by its sweep.
 export { faceResultsOf, linkEndsOf, longestLinkRunMs, verifyForLink, type LinkOutcome, type LinkStatus } from './link-run.ts';
+// The one verdict (verified or not, and why), for the links module's events and page.
+export { faceSummary, verdictOfLink, verdictSchema } from './verdict.ts';
+export type { FaceAnswer } from './face-kept.ts';

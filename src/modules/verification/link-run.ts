@@ -18,6 +18,7 @@ import * as repo from './verification.repository.ts';
 import type { VerificationStatus } from './verification.schemas.ts';
 import { verify } from './verify.ts';
 import { isVninRefusal } from './vnin.ts';
+import { verdictOfLink, type VerdictFields } from './verdict.ts';
 
 /**
  * A verification asked on a verification link's page: the person gave a vNIN (and a selfie) for the
@@ -54,6 +55,8 @@ export type LinkOutcome = LinkEnd & {
   referenceId: string;
   face: FaceAnswer | null;
   error: AppError | null;
+  /** verdict.ts: verified, or not and why; null while pending. */
+  verdict: VerdictFields;
 };
 
 /**
@@ -123,7 +126,7 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
         ? await verify(deps, { ...common, input: { mode: 'vnin', body: { vnin: v.vnin, reason: v.reason, consent: v.consent } } })
         : await verifyFace(deps, { ...common, body: { vnin: v.vnin, selfie: v.selfie, reason: v.reason, consent: v.consent, match_only: false }, ...(v.signal ? { signal: v.signal } : {}) });
     const face = (answer.body as { face?: FaceAnswer | null }).face ?? null;
-    return { referenceId: ref, status: 'found', code: null, face, error: null };
+    return { referenceId: ref, status: 'found', code: null, face, error: null, verdict: verdictOfLink({ status: 'found', code: null }, v.selfie === null ? undefined : face) };
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const row = await repo.findVerification(deps.db, ref, v.orgId);
@@ -131,7 +134,7 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
     const end = linkEndOf(row);
     // Still pending when the wait ran out: its end comes later (the links sweep reads it).
     const code = end.status === 'pending' ? null : (end.code ?? (typeof err.extra?.code === 'string' ? err.extra.code : null));
-    return { referenceId: ref, status: end.status, code, face: null, error: err };
+    return { referenceId: ref, status: end.status, code, face: null, error: err, verdict: verdictOfLink({ status: end.status, code }, undefined) };
   }
 }
 
