@@ -58,7 +58,7 @@ export function renderPage(v: PageView): string {
   const org = esc(v.org);
   const steps = v.requireFace ? 4 : 3;
   const ussd = esc(ussdOf(v.enterpriseCode));
-  const data = { requireFace: v.requireFace, messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: m.result, errors: { network: m.errors.network } } };
+  const data = { requireFace: v.requireFace, messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: { stopped_heading: m.result.stopped_heading }, errors: { network: m.errors.network } } };
   const selfie = v.requireFace
     ? `
 <section id="step-selfie" aria-labelledby="h-selfie" hidden>
@@ -132,6 +132,8 @@ ${selfie}
 <section id="step-result" aria-labelledby="h-result" hidden>
 <h1 id="h-result" tabindex="-1"></h1>
 <p id="result-text"></p>
+<p id="result-next"></p>
+<p id="result-ref" class="hint"></p>
 </section>
 </main>
 <script type="application/json" id="page-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
