@@ -15,7 +15,8 @@ export type Verdict = (typeof VERDICTS)[number];
 
 /**
  * Why a verification is `not_verified`, every one that applies, in this order (the API reference,
- * Webhooks, section "Verdict": src/modules/webhooks/webhooks.guide.md). A verified one has none; one not decided yet (`verdict: null`) has none either.
+ * Webhooks, section "Verdict": src/modules/webhooks/webhooks.guide.md). A verified one has none; one
+ * not decided yet (`verdict: null`) has none either.
  */
 export const VERDICT_REASONS = [
   'not_found',
