@@ -84,6 +84,11 @@ export function failing<C extends string>(r: Rule<C>, v: Values): C | null {
   return null;
 }
 
+/** Every check that fails, in the rule's order (empty when the rule holds): a decision that lists all its reasons. */
+export function allFailing<C extends string>(r: Rule<C>, v: Values): C[] {
+  return r.filter((c) => !holds(c.holds, v)).map((c) => c.name);
+}
+
 /**
  * How a statement reads each field: an SQL expression of the field's type (boolean, int8, text,
  * timestamptz or an array), `{ jsonArray }` for an array read from JSON (null, or any other JSON

@@ -238,7 +238,7 @@ describe('OpenAPI document', () => {
       expect(Object.keys(paths[p]!.post!.requestBody!.content)).toEqual(['application/x-www-form-urlencoded']);
     }
     const verification = doc.components!.schemas!.VerificationResponse as { properties: Record<string, unknown>; required: string[] };
-    expect(verification.required).toEqual(['data']);
+    expect(verification.required).toEqual(['data', 'verdict', 'verdict_reasons']);
     // Absolute, under PUBLIC_BASE_URL (here the sandbox's default): the probes outside the versioned base.
     expect(doc.servers).toEqual([expect.objectContaining({ url: `${SANDBOX_BASE_URL}/v1` })]);
     expect(paths['/healthz']!.get!.servers).toEqual([expect.objectContaining({ url: SANDBOX_BASE_URL })]);

@@ -15,7 +15,7 @@ const post = (org: OrgFixture, path: string, json: unknown, async = false) =>
 const requery = (org: OrgFixture, reference_id: string) => stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id } });
 
 describe('one requery answer per outcome', () => {
-  it('When the same fixture NIN and the same match are verified synchronously and asynchronously, then both requeries answer {status, message, data, consent} with the same data', async () => {
+  it('When the same fixture NIN and the same match are verified synchronously and asynchronously, then both requeries answer {status, message, data, verdict, verdict_reasons, consent} with the same data and verdict', async () => {
     const org = await stack.createOrg({ units: 0 });
     const c = consent();
     for (const [path, body] of [
@@ -33,19 +33,20 @@ describe('one requery answer per outcome', () => {
         [byAsync, accepted.body.reference_id],
       ] as const) {
         expect(r.status, path).toBe(200);
-        expect(r.body, path).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: ref }, consent: { ...c, obtained_at: expect.any(String) } });
+        expect(r.body, path).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: ref }, verdict: 'verified', verdict_reasons: [], consent: { ...c, obtained_at: expect.any(String) } });
+        expect(sync.body, path).toMatchObject({ verdict: 'verified', verdict_reasons: [] });
       }
     }
   });
 
-  it('When an asynchronous verification is still waiting, then the requery answers 202 {status, message, reference_id, consent}', async () => {
+  it('When an asynchronous verification is still waiting, then the requery answers 202 {status, message, reference_id, consent} with no verdict yet (null, no reasons)', async () => {
     const org = await stack.createOrg({ units: 2 });
     // 5001...: the simulated authority answers 503 every time, so the lookup keeps waiting.
     const accepted = await post(org, '/v1/verify-nin', { nin: '50019999001', reason: 'corporate' }, true);
     expect(accepted.status).toBe(202);
     const r = await requery(org, accepted.body.reference_id);
     expect(r.status).toBe(202);
-    expect(r.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: accepted.body.reference_id, consent: null });
+    expect(r.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: accepted.body.reference_id, verdict: null, verdict_reasons: [], consent: null });
   });
 
   it('When a verification was not found, synchronously or not, then both requeries answer the same 404', async () => {

@@ -46,7 +46,7 @@ describe('POST /verify-nin/requery', () => {
     for (let i = 0; i < 3; i++) {
       const again = await requeryOn(stack, org.admin.token, ref);
       expect(again.status).toBe(200);
-      expect(again.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: first.body.data, consent: null });
+      expect(again.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: first.body.data, verdict: 'verified', verdict_reasons: [], consent: null });
     }
     expect(await walletOf(stack, org.orgId)).toEqual({ units: 0, reserved: 0 });
     expect(await debitsOf(stack, org.orgId)).toBe(1);
@@ -87,7 +87,7 @@ describe('POST /verify-nin/requery', () => {
     expect(res.body).toEqual({ detail: 'Verification still in progress; requery with the reference_id', reference_id: expect.stringMatching(REF) });
     const pending = await requeryOn(slow, org.member.token, res.body.reference_id);
     expect(pending.status).toBe(202);
-    expect(pending.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: res.body.reference_id, consent: null });
+    expect(pending.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: res.body.reference_id, verdict: null, verdict_reasons: [], consent: null });
     const done = await settled(slow, org.member.token, res.body.reference_id);
     expect(done.status).toBe(200);
     expect(done.body.data).toMatchObject({ nin: '31415926535', reference_id: res.body.reference_id });

@@ -66,7 +66,7 @@ describe('data-subject requests', () => {
     expect(byRef[refs.aOther]!.equals(expected)).toBe(false);
   });
 
-  it('When an operator exports a person, then every verification at both organisations comes back with its record; with --org only that one; each organisation sees it on its trail', async () => {
+  it('When an operator exports a person, then every verification at both organisations comes back with its record and verdict; with --org only that one; each organisation sees it on its trail', async () => {
     const before = (await subjectEvents('subject.exported')).length;
     const all = await admin('subject:export', '--nin', nin);
     expect(all.code).toBe(0);
@@ -77,7 +77,7 @@ describe('data-subject requests', () => {
       [a.orgId, refs.aNin, 'nin', 'sync'],
     ]);
     for (const v of all.json.verifications) {
-      expect(v).toMatchObject({ reason: 'corporate', consent: null, fixture: false, outcome: 'found', failure_code: null });
+      expect(v).toMatchObject({ reason: 'corporate', consent: null, fixture: false, outcome: 'found', failure_code: null, verdict: 'verified', verdict_reasons: [] });
       expect(v.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
       expect(v.record.nin).toBe(nin);
     }

@@ -32,9 +32,9 @@ describe('GET /verifications', () => {
     expect(r.body.next_cursor).toBeNull();
     const missingRef = await stack.db.oneFirst(q`SELECT reference_id FROM verifications WHERE org_id = ${org.orgId} AND status = 'not_found'`);
     expect(r.body.data).toEqual([
-      { reference_id: fixture.body.data.reference_id, mode: 'sync', kind: 'nin', delivery: 'sync', batch_id: null, reason: 'corporate', status: 'found', charged: false, fixture: true, username: org.member.username, api_client: null, consent: null, created_at: expect.any(String) },
-      { reference_id: missingRef, mode: 'sync', kind: 'nin', delivery: 'sync', batch_id: null, reason: 'corporate', status: 'not_found', charged: false, fixture: false, username: org.member.username, api_client: null, consent: null, created_at: expect.any(String) },
-      { reference_id: found.body.data.reference_id, mode: 'sync', kind: 'nin', delivery: 'sync', batch_id: null, reason: 'corporate', status: 'found', charged: true, fixture: false, username: org.admin.username, api_client: null, consent: null, created_at: expect.any(String) },
+      { reference_id: fixture.body.data.reference_id, mode: 'sync', kind: 'nin', delivery: 'sync', batch_id: null, reason: 'corporate', status: 'found', verdict: 'verified', verdict_reasons: [], charged: false, fixture: true, username: org.member.username, api_client: null, consent: null, created_at: expect.any(String) },
+      { reference_id: missingRef, mode: 'sync', kind: 'nin', delivery: 'sync', batch_id: null, reason: 'corporate', status: 'not_found', verdict: 'not_verified', verdict_reasons: ['not_found'], charged: false, fixture: false, username: org.member.username, api_client: null, consent: null, created_at: expect.any(String) },
+      { reference_id: found.body.data.reference_id, mode: 'sync', kind: 'nin', delivery: 'sync', batch_id: null, reason: 'corporate', status: 'found', verdict: 'verified', verdict_reasons: [], charged: true, fixture: false, username: org.admin.username, api_client: null, consent: null, created_at: expect.any(String) },
     ]);
     // Nothing of the person: not the numbers asked about, not a field of the record found.
     const person = found.body.data as Record<string, string>;

@@ -31,7 +31,7 @@ describe('asynchronous verification on every endpoint, and its place in the queu
     const phone = await post(org, '/v1/verify-nin/phone', phoneBody, 'wait=10, respond-async');
     expect(phone.status).toBe(202);
     expect(phone.headers.get('preference-applied')).toBe('respond-async');
-    expect(phone.body).toEqual({ status: 'pending', message: ACCEPTED, reference_id: expect.any(String) });
+    expect(phone.body).toEqual({ status: 'pending', message: ACCEPTED, reference_id: expect.any(String), verdict: null, verdict_reasons: [] });
     const sync = await post(org, '/v1/verify-nin/phone', phoneBody, 'return=minimal');
     expect(sync.status).toBe(200);
     expect(sync.headers.get('preference-applied')).toBeNull();
@@ -59,7 +59,8 @@ describe('asynchronous verification on every endpoint, and its place in the queu
     const answer = await ended(org, accepted.body.reference_id);
     expect(answer.status).toBe(200);
     // The requery's one answer for a found verification, however it was made.
-    expect(answer.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: accepted.body.reference_id }, consent: null });
+    expect(sync.body).toMatchObject(sync.body.data.all_match ? { verdict: 'verified', verdict_reasons: [] } : { verdict: 'not_verified', verdict_reasons: ['details_no_match'] });
+    expect(answer.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: accepted.body.reference_id }, verdict: sync.body.verdict, verdict_reasons: sync.body.verdict_reasons, consent: null });
   });
 
   it('When asynchronous lookups are queued and a synchronous one arrives, then the synchronous one runs before the asynchronous ones still waiting', async () => {

@@ -27,7 +27,7 @@ const requery = (org: OrgFixture, ref: string) => stack.api('POST', '/v1/verify-
 function expectAccepted(r: { status: number; body: any; headers: Headers }): string {
   expect(r.status).toBe(202);
   expect(r.headers.get('preference-applied')).toBe('respond-async');
-  expect(r.body).toEqual({ status: 'pending', message: ACCEPTED, reference_id: expect.stringMatching(REF) });
+  expect(r.body).toEqual({ status: 'pending', message: ACCEPTED, reference_id: expect.stringMatching(REF), verdict: null, verdict_reasons: [] });
   return r.body.reference_id;
 }
 
@@ -51,7 +51,7 @@ describe('Prefer: respond-async', () => {
     const sync = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate' } });
     const r = await requery(org, ref);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: ref }, consent: null });
+    expect(r.body).toEqual({ status: 'success', message: 'Record retrieved successfully', data: { ...sync.body.data, reference_id: ref }, verdict: 'verified', verdict_reasons: [], consent: null });
 
     const missing = expectAccepted(await asyncVerify(org, '99999999999'));
     const m = await requery(org, missing);
@@ -73,14 +73,14 @@ describe('Prefer: respond-async', () => {
       await waitFor(() => (stack.identitySim.stats().statuses['503'] ?? 0) > before, { what: 'a try during the outage', timeoutMs: 20_000 });
       const waiting = await requery(org, ref);
       expect(waiting.status).toBe(202);
-      expect(waiting.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: ref, consent: null });
+      expect(waiting.body).toEqual({ status: 'pending', message: 'Verification still in progress', reference_id: ref, verdict: null, verdict_reasons: [], consent: null });
       stack.identitySim.outage({ mode: 'none' });
       const done = await waitFor(async () => {
         const r = await requery(org, ref);
         return r.status === 202 ? null : r;
       }, { what: 'the lookup to end after the outage', timeoutMs: 60_000, intervalMs: 250 });
       expect(done.status).toBe(200);
-      expect(Object.keys(done.body)).toEqual(['status', 'message', 'data', 'consent']);
+      expect(Object.keys(done.body)).toEqual(['status', 'message', 'data', 'verdict', 'verdict_reasons', 'consent']);
       expect(done.body.data.reference_id).toBe(ref);
       expect(await wallet(org.orgId)).toEqual({ units: 4, reserved: 0 });
       expect(await debits(ref)).toBe(1);

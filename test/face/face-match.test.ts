@@ -286,7 +286,7 @@ describe('Prefer: respond-async', () => {
       { kind: 'face_match', units_delta: -1, reference: ref },
     ]);
     const events = (await eventsOf(org.orgId)).map((e) => [e.type, JSON.parse(e.body).data]);
-    expect(events).toEqual([['verification.completed', { reference_id: ref, kind: 'face', status: 'found' }]]);
+    expect(events).toEqual([['verification.completed', { reference_id: ref, kind: 'face', status: 'found', verdict: 'verified', verdict_reasons: [] }]]);
     const history = await stack.api('GET', '/v1/verifications?kind=face', { token: org.admin.token });
     expect(history.body.data.find((v: { reference_id: string }) => v.reference_id === ref)).toMatchObject({ mode: 'async', kind: 'face' });
     // The lookup job carried the sealed selfie: it is removed as it ends (the face jobs too).
@@ -325,7 +325,7 @@ describe('Prefer: respond-async', () => {
     expect(answer.body.face).toMatchObject({ status: 'compared', match: true });
     // Every verification answered asynchronously reports its end, a fixture's too (the refusal was answered at once).
     const events = (await eventsOf(org.orgId)).map((e) => [e.type, JSON.parse(e.body).data]);
-    expect(events).toEqual([['verification.completed', { reference_id: fx.body.reference_id, kind: 'face', status: 'found' }]]);
+    expect(events).toEqual([['verification.completed', { reference_id: fx.body.reference_id, kind: 'face', status: 'found', verdict: 'verified', verdict_reasons: [] }]]);
   });
 
   it('When an asynchronous face match\'s selfie does not match, then the requery says so (match_only: no record) and it costs 2 units as a synchronous one', async () => {
@@ -349,7 +349,7 @@ describe('data-subject requests', () => {
   };
   const q = sql.type(z.record(z.string(), z.any()));
 
-  it('When a person matched by face is exported, then the face verification is listed with its record and comparison as stored, no selfie; erased, then both are gone and it is reported', async () => {
+  it('When a person matched by face is exported, then the face verification is listed with its record, comparison as stored and verdict, no selfie; erased, then both are gone and it is reported', async () => {
     // Eileen Collins: a person of this test's own (erasure reaches every organisation's verifications).
     const COLLINS_NIN = '70000000002';
     const org = await stack.createOrg({ units: 5 });
@@ -361,7 +361,7 @@ describe('data-subject requests', () => {
     const exported = await admin('subject:export', '--nin', COLLINS_NIN, '--org', String(org.orgId));
     expect(exported.json.verifications).toHaveLength(1);
     const v = exported.json.verifications[0];
-    expect(v).toMatchObject({ org_id: org.orgId, reference_id: ref, kind: 'face', mode: 'sync', outcome: 'found', fixture: false });
+    expect(v).toMatchObject({ org_id: org.orgId, reference_id: ref, kind: 'face', mode: 'sync', outcome: 'found', fixture: false, verdict: 'verified', verdict_reasons: [] });
     expect(v.face).toEqual(r.body.face);
     expect(v.record).toEqual(Object.fromEntries(Object.entries(r.body.data).filter(([k]) => k !== 'reference_id')));
     expect(v.record.nin).toBe(COLLINS_NIN);

@@ -147,7 +147,7 @@ describe('a failed comparison charges nothing', () => {
     expect(done.status, done.text).toBe(503);
     expect(done.body).toMatchObject({ code: 'face_unavailable', reference_id: ref });
     const events = await stack.db.anyFirst(sql.type(z.object({ body: z.string() }))`SELECT body FROM webhook_events WHERE org_id = ${org.orgId}`);
-    expect(events.map((b) => JSON.parse(b).data)).toEqual([{ reference_id: ref, kind: 'face', status: 'failed', code: 'face_unavailable' }]);
+    expect(events.map((b) => JSON.parse(b).data)).toEqual([{ reference_id: ref, kind: 'face', status: 'failed', code: 'face_unavailable', verdict: 'not_verified', verdict_reasons: ['failed'] }]);
     expect(await ledger(org.orgId)).toEqual([]);
     expect(await wallet(org.orgId)).toEqual({ units: 5, reserved: 0 });
   }, 60_000);

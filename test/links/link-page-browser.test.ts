@@ -72,7 +72,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('the verification link page in Chrom
 
   const submissions = async (org: OrgFixture, id: string) => (await stack.api('GET', `/v1/verification-links/${id}`, { token: org.admin.token })).body.submissions;
 
-  it('When the person agrees, gives a vNIN and takes a selfie with the camera, then it matches, the page says it went through, the webhook is delivered, and the first load is under 60 KB compressed', { timeout: 120_000 }, async () => {
+  it('When the person agrees, gives a vNIN and takes a selfie with the camera, then it matches, the page says verified with the reference and what happens next, the webhook carries the verdict, and the first load is under 60 KB compressed', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg({ units: 5 });
     const hooks = await linkReceiver(stack, org);
     const link = await linkFor(org, { client_ref: 'camera-path' });
@@ -101,8 +101,10 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('the verification link page in Chrom
     await step(page, '6-send');
     expect(await page.getByRole('status').getAttribute('aria-live')).toBe('polite');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
-    await page.getByRole('heading', { name: 'Done' }).waitFor({ timeout: 60_000 });
-    expect(await page.locator('#result-text').textContent()).toMatch(/^It went through: .+ has the result/);
+    await page.getByRole('heading', { name: 'You are verified' }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('#result-text').textContent()).toMatch(/^NIMC confirmed your identity and your selfie matched the photo NIMC holds\. .+ has the result\.$/);
+    expect(await page.locator('#result-next').textContent()).toMatch(/^What happens next: /);
+    expect(await page.locator('#result-ref').textContent()).toMatch(/^Your reference: REF-[A-Z0-9]{12}\. /);
     // The record is the organisation's, never the page's.
     expect(await page.content()).not.toMatch(/Grace|Hopper|70000000001/);
     await step(page, '7-done');
@@ -110,26 +112,48 @@ describe.skipIf(!hasChromium || !hasFfmpeg)('the verification link page in Chrom
     const [s] = await submissions(org, link.id);
     expect(s).toMatchObject({ status: 'found', face: { status: 'compared', match: true } });
     const { event } = await hooks.eventFor(s.reference_id);
-    expect(event.data).toEqual({ link_id: link.id, client_ref: 'camera-path', reference_id: s.reference_id, status: 'found' });
+    expect(event.data).toEqual({
+      link_id: link.id,
+      client_ref: 'camera-path',
+      reference_id: s.reference_id,
+      status: 'found',
+      face: { status: 'compared', match: true, confidence: expect.any(Number), liveness: 'not_checked' },
+      verdict: 'verified',
+      verdict_reasons: [],
+    });
+    expect(await page.locator('#result-ref').textContent()).toContain(s.reference_id);
     await page.context().close();
   });
 
-  it('When the person chooses a photo instead of the camera, then it matches and the webhook is delivered; a mismatching face also goes through, and the link records no match', { timeout: 120_000 }, async () => {
+  it('When the person chooses a photo instead of the camera, then their own face is verified; another person\'s face is not verified (better light, a new vNIN, or ask the organisation); a record without a photo is not verified (ask the organisation); each page passes axe and each webhook carries its verdict', { timeout: 180_000 }, async () => {
     const org = await stack.createOrg({ units: 10 });
     const hooks = await linkReceiver(stack, org);
-    for (const [file, match] of [[HOPPER_SELFIE, true], [COLLINS_SELFIE, false]] as const) {
+    const cases = [
+      { name: 'own face', selfie: HOPPER_SELFIE, vnin: () => sandboxVnin(stack, HOPPER_NIN), heading: 'You are verified', verdict: 'verified', reasons: [], face: { status: 'compared', match: true }, next: /^What happens next: /, shot: null },
+      { name: 'another face', selfie: COLLINS_SELFIE, vnin: () => sandboxVnin(stack, HOPPER_NIN), heading: 'Not verified', verdict: 'not_verified', reasons: ['face_no_match'], face: { status: 'compared', match: false }, next: /^What you can do: take the selfie again .+ good light.+ new vNIN.+ Or ask .+ what to do next\.$/, shot: '12-not-verified' },
+      // The fixture vNIN of the sparse fixture person: found, with no photo to compare (free).
+      { name: 'no reference photo', selfie: HOPPER_SELFIE, vnin: async () => 'AA000000000002ZZ', heading: 'Not verified', verdict: 'not_verified', reasons: ['no_reference_photo'], face: { status: 'no_reference_photo', match: null }, next: /^What you can do: ask .+ for another way to confirm your identity\./, shot: '13-no-reference-photo' },
+    ] as const;
+    for (const c of cases) {
       const link = await linkFor(org);
       const page = await phone();
       await page.goto(link.url);
-      await consentAndVnin(page, await sandboxVnin(stack, HOPPER_NIN), false);
-      await page.getByLabel('Or choose a photo of your face').setInputFiles(file);
+      await consentAndVnin(page, await c.vnin(), false);
+      await page.getByLabel('Or choose a photo of your face').setInputFiles(c.selfie);
       await page.getByRole('heading', { name: 'Is your face clear?' }).waitFor();
       await page.getByRole('button', { name: 'Use this picture' }).click();
       await page.getByRole('button', { name: 'Send', exact: true }).click();
-      await page.getByRole('heading', { name: 'Done' }).waitFor({ timeout: 60_000 });
+      await page.getByRole('heading', { name: c.heading }).waitFor({ timeout: 60_000 });
+      expect(await page.locator('#step-result').getAttribute('data-verdict'), c.name).toBe(c.verdict);
+      expect(await page.locator('#result-next').textContent(), c.name).toMatch(c.next);
       const [s] = await submissions(org, link.id);
-      expect(s, file).toMatchObject({ status: 'found', face: { status: 'compared', match } });
-      expect((await hooks.eventFor(s.reference_id)).event.data).toMatchObject({ link_id: link.id, status: 'found' });
+      expect(s, c.name).toMatchObject({ status: 'found', face: c.face, verdict: c.verdict, verdict_reasons: c.reasons });
+      expect(await page.locator('#result-ref').textContent(), c.name).toContain(s.reference_id);
+      if (c.shot) await step(page, c.shot);
+      const { event } = await hooks.eventFor(s.reference_id);
+      expect(event.data, c.name).toMatchObject({ link_id: link.id, status: 'found', face: c.face, verdict: c.verdict, verdict_reasons: c.reasons });
+      // The face summary only: no threshold, no model, nothing of the person.
+      expect(Object.keys((event.data as { face: object }).face).sort(), c.name).toEqual(['confidence', 'liveness', 'match', 'status']);
       await page.context().close();
     }
   });

@@ -276,13 +276,20 @@ describe("the person's page", () => {
     const ua = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) Mobile Safari/537.36';
     const sent = await submitPage(stack, link.url, { csrf, vnin, selfie: hopperSelfie }, { from, headers: { 'user-agent': ua } });
     expect(sent.status, sent.text).toBe(200);
-    expect(sent.body.detail).toMatch(/^It went through: .+ has the result and will tell you what happens next\. You can close this page\.$/);
-    // The page never shows the record.
-    expect(sent.text).not.toMatch(/Grace|Hopper|70000000001|REF-/);
+    expect(sent.body).toEqual({
+      verdict: 'verified',
+      heading: 'You are verified',
+      detail: expect.stringMatching(/^NIMC confirmed your identity and your selfie matched the photo NIMC holds\. .+ has the result\.$/),
+      next: expect.stringMatching(/^What happens next: .+ will tell you the next step\. You can close this page\.$/),
+      reference_id: expect.stringMatching(/^REF-[A-Z0-9]{12}$/),
+      reference: expect.stringMatching(/^Your reference: REF-[A-Z0-9]{12}\. Quote it if you contact .+\.$/),
+    });
+    // The page never shows the record (its reference only, to quote).
+    expect(sent.text).not.toMatch(/Grace|Hopper|70000000001/);
 
     const d = await detail(org, link.id);
     expect(d).toMatchObject({ uses: 1, status: 'used_up' });
-    expect(d.submissions).toEqual([{ reference_id: expect.stringMatching(/^REF-/), status: 'found', code: null, face: expect.objectContaining({ status: 'compared', match: true, liveness: 'not_checked' }), submitted_at: expect.any(String) }]);
+    expect(d.submissions).toEqual([{ reference_id: expect.stringMatching(/^REF-/), status: 'found', code: null, face: expect.objectContaining({ status: 'compared', match: true, liveness: 'not_checked' }), verdict: 'verified', verdict_reasons: [], submitted_at: expect.any(String) }]);
     const ref = d.submissions[0].reference_id;
     expect(await ledger(org.orgId)).toEqual([
       { kind: 'verification', units_delta: -1, reference: ref },
@@ -290,7 +297,9 @@ describe("the person's page", () => {
     ]);
 
     const { hook, event } = await hooks.eventFor(ref);
-    expect(event).toMatchObject({ type: 'verification_link.submitted', data: { link_id: link.id, client_ref: 'applicant-77', reference_id: ref, status: 'found' } });
+    expect(event).toMatchObject({ type: 'verification_link.submitted', data: { link_id: link.id, client_ref: 'applicant-77', reference_id: ref, status: 'found', verdict: 'verified', verdict_reasons: [] } });
+    expect(event.data.face).toEqual({ status: 'compared', match: true, confidence: expect.any(Number), liveness: 'not_checked' });
+    expect((sent.body as { reference_id?: string }).reference_id).toBe(ref);
     const [t, v1] = hook.headers['idverify-signature']!.split(',').map((p) => p.split('=')[1]!);
     expect(createHmac('sha256', hooks.secret).update(`${t}.${hook.body}`).digest('hex')).toBe(v1);
     expect(hook.body).not.toMatch(/Grace|Hopper|70000000001/);
@@ -328,10 +337,10 @@ describe("the person's page", () => {
     expect(again.status, again.text).toBe(404);
     expect(again.body).toEqual({ detail: 'This vNIN has already been used. Make a new one (dial *346*3*<NIN>*000000#) and enter it here.', code: 'vnin_used', step: 'vnin' });
     const d = await detail(org, link.id);
-    expect(d).toMatchObject({ uses: 0, status: 'active', submissions: [{ reference_id: expect.any(String), status: 'refused', code: 'vnin_used', face: null, submitted_at: expect.any(String) }] });
+    expect(d).toMatchObject({ uses: 0, status: 'active', submissions: [{ reference_id: expect.any(String), status: 'refused', code: 'vnin_used', face: null, verdict: 'not_verified', verdict_reasons: ['refused'], submitted_at: expect.any(String) }] });
     expect((await ledger(org.orgId)).length).toBe(units);
     const { event } = await hooks.eventFor(d.submissions[0].reference_id);
-    expect(event.data).toEqual({ link_id: link.id, client_ref: null, reference_id: d.submissions[0].reference_id, status: 'refused' });
+    expect(event.data).toEqual({ link_id: link.id, client_ref: null, reference_id: d.submissions[0].reference_id, status: 'refused', face: null, verdict: 'not_verified', verdict_reasons: ['refused'] });
   });
 
   it('When the fixture vNIN with Grace Hopper\'s portrait and her selfie are sent, then the face is compared and matches, free: an empty wallet, nothing charged', { timeout: 60_000 }, async () => {

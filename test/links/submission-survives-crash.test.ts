@@ -78,7 +78,7 @@ describe('a link submission survives a crash', () => {
       expect(row).toEqual({ reference_id: ref, status: 'pending', code: null });
       expect(await waitFor(() => verificationOf(ref), { what: 'the pending verification' })).toEqual({ status: 'pending', failure_code: null });
       expect(await usesOf(link.id)).toBe(1);
-      expect((await detail(org, link.id)).submissions).toEqual([{ reference_id: ref, status: 'pending', code: null, face: null, submitted_at: expect.any(String) }]);
+      expect((await detail(org, link.id)).submissions).toEqual([{ reference_id: ref, status: 'pending', code: null, face: null, verdict: null, verdict_reasons: [], submitted_at: expect.any(String) }]);
       expect(await eventsFor(ref)).toEqual([]);
 
       // Past the grace period the sweep looks, and leaves it: its verification has not ended.
@@ -97,7 +97,7 @@ describe('a link submission survives a crash', () => {
       expect(await submissionOf(ref)).toEqual({ status: 'found', code: null });
       expect(await verificationOf(ref)).toEqual({ status: 'found', failure_code: null });
       expect(await usesOf(link.id)).toBe(1);
-      expect((await eventsFor(ref)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: 'applicant-durable', reference_id: ref, status: 'found' }]);
+      expect((await eventsFor(ref)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: 'applicant-durable', reference_id: ref, status: 'found', face: null, verdict: 'verified', verdict_reasons: [] }]);
     } finally {
       // Whatever failed above, the page's request ends before the next test.
       await sent.catch(() => undefined);
@@ -122,8 +122,8 @@ describe('a link submission survives a crash', () => {
     expect(await submissionOf(found)).toEqual({ status: 'found', code: null });
     expect(await submissionOf(refused)).toEqual({ status: 'refused', code: 'vnin_not_found' });
     expect(await usesOf(link.id)).toBe(1);
-    expect((await eventsFor(found)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: null, reference_id: found, status: 'found' }]);
-    expect((await eventsFor(refused)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: null, reference_id: refused, status: 'refused' }]);
+    expect((await eventsFor(found)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: null, reference_id: found, status: 'found', face: null, verdict: 'verified', verdict_reasons: [] }]);
+    expect((await eventsFor(refused)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: null, reference_id: refused, status: 'refused', face: null, verdict: 'not_verified', verdict_reasons: ['not_found'] }]);
 
     expect(await sweepAt(pastGrace())).toEqual({ settled: 0, abandoned: 0 });
     expect(await usesOf(link.id)).toBe(1);
@@ -176,6 +176,6 @@ describe('a link submission survives a crash', () => {
 
     expect(await submissionOf(ref)).toEqual({ status: 'found', code: null });
     expect(await usesOf(link.id)).toBe(1);
-    expect((await eventsFor(ref)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: 'applicant-race', reference_id: ref, status: 'found' }]);
+    expect((await eventsFor(ref)).map((e) => e.data)).toEqual([{ link_id: link.id, client_ref: 'applicant-race', reference_id: ref, status: 'found', face: null, verdict: 'verified', verdict_reasons: [] }]);
   });
 });

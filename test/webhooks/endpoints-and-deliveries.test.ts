@@ -136,7 +136,7 @@ describe('events delivered and signed', () => {
     const r = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin, reason: 'corporate' }, headers: { Prefer: 'respond-async' } });
     expect(r.status).toBe(202);
     const { hook, event } = await oneEvent(name, 'verification.completed');
-    expect(event.data).toEqual({ reference_id: r.body.reference_id, kind: 'nin', status: 'found' });
+    expect(event.data).toEqual({ reference_id: r.body.reference_id, kind: 'nin', status: 'found', verdict: 'verified', verdict_reasons: [] });
     expect(signedWith(hook, e.secret)).toBe(true);
     expect(signedWith(hook, `whsec_${randomBytes(32).toString('base64url')}`)).toBe(false);
     expect(hook.headers['content-type']).toBe('application/json');
@@ -153,7 +153,7 @@ describe('events delivered and signed', () => {
     // A not-found one reports its status, and the event log lists both deliveries, newest first.
     const gone = await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '01234567890', reason: 'corporate' }, headers: { Prefer: 'respond-async' } });
     const second = await waitFor(async () => (await received(name)).map((h) => JSON.parse(h.body)).find((b) => b.data.reference_id === gone.body.reference_id), { what: 'the not-found event' });
-    expect(second.data).toEqual({ reference_id: gone.body.reference_id, kind: 'nin', status: 'not_found' });
+    expect(second.data).toEqual({ reference_id: gone.body.reference_id, kind: 'nin', status: 'not_found', verdict: 'not_verified', verdict_reasons: ['not_found'] });
     const log = await until(async () => (await stack.api('GET', `/v1/webhook-endpoints/${e.id}/deliveries?limit=1`, { token: org.admin.token })).body, (b) => b.data[0]?.status === 'delivered');
     expect(log.data).toEqual([{ id: expect.any(String), event_id: second.id, type: 'verification.completed', status: 'delivered', attempts: 1, last_status_code: 200, last_error: null, next_attempt_at: null, delivered_at: expect.any(String), created_at: expect.any(String) }]);
     const page2 = await stack.api('GET', `/v1/webhook-endpoints/${e.id}/deliveries?limit=1&cursor=${log.next_cursor}`, { token: org.admin.token });
@@ -166,9 +166,9 @@ describe('events delivered and signed', () => {
     const name = newName();
     const e = await register(org, hookUrl(name), ['verification.completed']);
     const asked = [
-      ['/v1/verify-nin', { nin: '12345678901', reason: 'corporate' }, { kind: 'nin', status: 'found' }],
-      ['/v1/verify-nin', { nin: '99999999999', reason: 'corporate' }, { kind: 'nin', status: 'not_found' }],
-      ['/v1/verify-nin/vnin', { vnin: 'AA000000000008ZZ', reason: 'corporate' }, { kind: 'vnin', status: 'refused', code: 'vnin_expired' }],
+      ['/v1/verify-nin', { nin: '12345678901', reason: 'corporate' }, { kind: 'nin', status: 'found', verdict: 'verified', verdict_reasons: [] }],
+      ['/v1/verify-nin', { nin: '99999999999', reason: 'corporate' }, { kind: 'nin', status: 'not_found', verdict: 'not_verified', verdict_reasons: ['not_found'] }],
+      ['/v1/verify-nin/vnin', { vnin: 'AA000000000008ZZ', reason: 'corporate' }, { kind: 'vnin', status: 'refused', code: 'vnin_expired', verdict: 'not_verified', verdict_reasons: ['refused'] }],
     ] as const;
     const expected: Record<string, unknown>[] = [];
     for (const [path, json, data] of asked) {

@@ -837,10 +837,10 @@ export interface paths {
          * @description Body `{"reference_id": "REF-..."}`: free and idempotent. One answer per
          *     outcome, the same whether the verification was synchronous, asynchronous (`Prefer: respond-async`) or
          *     a batch row: found, 200 `{"status": "success", "message": "Record retrieved successfully", "data":
-         *     {...person record, "reference_id"}, "consent"}` (`data` is a match-only verification's result,
+         *     {...person record, "reference_id"}, "verdict", "verdict_reasons", "consent"}` (`data` is a match-only verification's result,
          *     `{"reference_id", "match", "scores", "all_match"}`, for `POST /verify-nin/match`; `consent` is the
          *     statement sent with the verification, or `null`); pending, 202 `{"status": "pending", "message":
-         *     "Verification still in progress", "reference_id", "consent"}`; otherwise the error the verification
+         *     "Verification still in progress", "reference_id", "verdict": null, "verdict_reasons": [], "consent"}`; otherwise the error the verification
          *     call gave, as below. 404
          *     `{"detail": "Unknown reference_id"}` for an unknown reference **or another organisation's** (existence is
          *     never revealed); 404 `NIN not found` for a not-found verification; the 502/503 shape for a failed one; 404
@@ -1353,7 +1353,7 @@ export interface paths {
          *     Each verification:
          *     ```json
          *     {"reference_id": "REF-7K2M9Q4XD1AB", "mode": "sync", "kind": "nin", "delivery": "sync", "batch_id": null, "reason": "corporate",
-         *      "status": "found", "charged": true, "fixture": false, "username": "demo-member", "api_client": null, "consent": null,
+         *      "status": "found", "verdict": "verified", "verdict_reasons": [], "charged": true, "fixture": false, "username": "demo-member", "api_client": null, "consent": null,
          *      "created_at": "2026-03-01T09:31:02.118Z"}
          *     ```
          *     `mode` is how the verification was asked for: `sync` (answered in the request), `async`
@@ -1365,7 +1365,8 @@ export interface paths {
          *     working: the `mode` filter takes both sets of names (they do not overlap), and `?kind=` filters on the
          *     lookup alone. Waiting lookups are `?status=pending`.
          *     `charged` is read from the ledger (a verification whose record was erased shows `expired` and still
-         *     `charged: true`).
+         *     `charged: true`). `verdict` and `verdict_reasons` are as on the requery (Webhooks, section Verdict); a
+         *     pending row has none yet, an expired one none any more (null). The CSV export has no verdict column.
          *
          *     Who made each verification (`username`, `api_client`): see the tag.
          *
@@ -2282,6 +2283,17 @@ export interface components {
                 reference_id: string;
             };
             face: components["schemas"]["FaceResult"];
+            /**
+             * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+             * @example verified
+             * @enum {string|null}
+             */
+            verdict: "verified" | "not_verified" | null;
+            /**
+             * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
         };
         FaceResult: {
             /**
@@ -2413,6 +2425,17 @@ export interface components {
         };
         MatchResponse: {
             data: components["schemas"]["MatchResult"];
+            /**
+             * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+             * @example verified
+             * @enum {string|null}
+             */
+            verdict: "verified" | "not_verified" | null;
+            /**
+             * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
         };
         MatchResult: {
             /**
@@ -2685,6 +2708,13 @@ export interface components {
              * @example REF-7K2M9Q4XD1AB
              */
             reference_id: string;
+            /** @description Not decided yet: the verdict comes with the answer once the verification ends (requery, or `verification.completed`) */
+            verdict: null;
+            /**
+             * @description Empty until there is a verdict
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
             /** @description The consent statement sent with the verification, or null */
             consent: {
                 /**
@@ -2750,6 +2780,17 @@ export interface components {
                  */
                 model: string;
             } | null;
+            /**
+             * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+             * @example verified
+             * @enum {string|null}
+             */
+            verdict: "verified" | "not_verified" | null;
+            /**
+             * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
             /** @description The consent statement sent with the verification, or null */
             consent: {
                 /**
@@ -3191,6 +3232,13 @@ export interface components {
              * @example REF-7K2M9Q4XD1AB
              */
             reference_id: string;
+            /** @description Not decided yet: the verdict comes with the answer once the verification ends (requery, or `verification.completed`) */
+            verdict: null;
+            /**
+             * @description Empty until there is a verdict
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
         };
         /** @description A link a person opens to verify themselves; its URL is shown only when it is made. */
         VerificationLink: {
@@ -3255,6 +3303,17 @@ export interface components {
                     liveness: "not_checked";
                     model: string;
                 } | null;
+                /**
+                 * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+                 * @example verified
+                 * @enum {string|null}
+                 */
+                verdict: "verified" | "not_verified" | null;
+                /**
+                 * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+                 * @example []
+                 */
+                verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
                 submitted_at: string;
             }[];
         };
@@ -3311,6 +3370,17 @@ export interface components {
         };
         VerificationResponse: {
             data: components["schemas"]["VerifiedPerson"];
+            /**
+             * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+             * @example verified
+             * @enum {string|null}
+             */
+            verdict: "verified" | "not_verified" | null;
+            /**
+             * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
         };
         VerificationSummary: {
             /** @example REF-7K2M9Q4XD1AB */
@@ -3342,6 +3412,17 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "found" | "not_found" | "failed" | "expired";
+            /**
+             * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+             * @example verified
+             * @enum {string|null}
+             */
+            verdict: "verified" | "not_verified" | null;
+            /**
+             * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+             * @example []
+             */
+            verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
             /** @description True when this verification debited a unit */
             charged: boolean;
             /** @description A fixture NIN (test mode): never charged */

@@ -2,7 +2,7 @@ import type { CommonQueryMethods } from 'slonik';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { lookupWaitMs } from '../../jobs/budgets.ts';
-import { isVninRefusal, lookupOutcomes, startVerification, type Asker, type Consent, type FaceAnswer, type LinkMaker, type PersonsOwnConsent, type VerificationStatus, type VerifyDeps } from '../verification/index.ts';
+import { isVninRefusal, lookupOutcomes, startVerification, type Asker, type Consent, type FaceAnswer, type LinkMaker, type PersonsOwnConsent, type VerificationStatus, type VerifyDeps, verdictOfLink, type VerdictFields } from '../verification/index.ts';
 
 /**
  * A verification asked on a verification link's page: the person gave a vNIN (and a selfie) for the
@@ -39,6 +39,8 @@ export type LinkOutcome = LinkEnd & {
   referenceId: string;
   face: FaceAnswer | null;
   error: AppError | null;
+  /** verdict.ts: verified, or not and why; null while pending. */
+  verdict: VerdictFields;
 };
 
 /**
@@ -98,7 +100,7 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
             ...(v.signal ? { signal: v.signal } : {}),
           });
     const face = (answer.body as { face?: FaceAnswer | null }).face ?? null;
-    return { referenceId: ref, status: 'found', code: null, face, error: null };
+    return { referenceId: ref, status: 'found', code: null, face, error: null, verdict: verdictOfLink({ status: 'found', code: null }, v.selfie === null ? undefined : face) };
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const row = (await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [ref], { records: false })).get(ref);
@@ -106,6 +108,6 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
     const end = linkEndOf({ status: row.status, failure_code: row.failureCode });
     // Still pending when the wait ran out: its end comes later (the links sweep reads it).
     const code = end.status === 'pending' ? null : (end.code ?? (typeof err.extra?.code === 'string' ? err.extra.code : null));
-    return { referenceId: ref, status: end.status, code, face: null, error: err };
+    return { referenceId: ref, status: end.status, code, face: null, error: err, verdict: verdictOfLink({ status: end.status, code }, undefined) };
   }
 }

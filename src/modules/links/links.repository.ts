@@ -135,12 +135,12 @@ export async function dropPendingSubmission(db: CommonQueryMethods, referenceId:
   return r.rowCount === 1;
 }
 
-const staleRow = z.object({ reference_id: z.string(), link_id: z.string(), org_id: z.coerce.number(), client_ref: z.string().nullable() });
+const staleRow = z.object({ reference_id: z.string(), link_id: z.string(), org_id: z.coerce.number(), client_ref: z.string().nullable(), require_face: z.boolean() });
 
 /** Pending submissions made before `before`, oldest first, with what their webhook event names. */
 export async function findStalePendingSubmissions(db: CommonQueryMethods, before: Date, limit: number): Promise<readonly z.infer<typeof staleRow>[]> {
   return db.any(sql.type(staleRow)`
-    SELECT s.reference_id, s.link_id, l.org_id, l.client_ref
+    SELECT s.reference_id, s.link_id, l.org_id, l.client_ref, l.require_face
     FROM verification_link_submissions s JOIN verification_links l ON l.id = s.link_id
     WHERE s.status = 'pending' AND s.submitted_at < ${sql.timestamp(before)}
     ORDER BY s.submitted_at LIMIT ${limit}`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { verdictSchema } from '../verification/index.ts';
 
 export const LINK_ID_RE = /^LNK-[A-Z0-9]{12}$/;
 /** 128 random bits, base64url: the only secret of a link, in its URL. */
@@ -85,6 +86,7 @@ export const submission = z.object({
   }),
   code: z.string().nullable().meta({ description: 'Why it did not end `found` (e.g. `vnin_used`), or null (always while `pending`, and when `abandoned`)' }),
   face: faceResult.nullable(),
+  ...verdictSchema,
   submitted_at: z.string(),
 });
 

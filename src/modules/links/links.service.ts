@@ -7,7 +7,7 @@ import { AppError } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor, pageOf } from '../../lib/pagination.ts';
 import type { Principal } from '../auth/index.ts';
 import { requireKnownReason, type ReasonsDeps } from '../reasons/index.ts';
-import { faceResultsOf, newReferenceId } from '../verification/index.ts';
+import { faceResultsOf, newReferenceId, verdictOfLink } from '../verification/index.ts';
 import * as repo from './links.repository.ts';
 import type { CreateLink, Link } from './links.schemas.ts';
 
@@ -92,7 +92,13 @@ export async function getLink(deps: LinkDeps, orgId: number, id: string) {
   if (!row) throw new AppError('not_found', LINK_NOT_FOUND);
   const submissions = await repo.listSubmissions(deps.db, id);
   const faces = await faceResultsOf(deps, orgId, submissions.flatMap((s) => (s.reference_id === null ? [] : [s.reference_id])));
-  return { ...present(row, now), submissions: submissions.map((s) => ({ ...s, face: (s.reference_id === null ? null : faces.get(s.reference_id)) ?? null })) };
+  return {
+    ...present(row, now),
+    submissions: submissions.map((s) => {
+      const face = (s.reference_id === null ? null : faces.get(s.reference_id)) ?? null;
+      return { ...s, face, ...verdictOfLink(s, row.require_face ? face : undefined) };
+    }),
+  };
 }
 
 export async function revokeLink(deps: LinkDeps, orgId: number, id: string) {

@@ -3,6 +3,7 @@ import type { Config } from '../../config.ts';
 import type { JobResult } from '../../jobs/catalog.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { faceResultsOf, faceSummary, verdictOfLink, type FaceAnswer } from '../verification/index.ts';
 import { linkEndsOf, longestLinkRunMs, type LinkStatus } from './link-run.ts';
 import { recordWebhookEvent } from '../webhooks/index.ts';
 import * as repo from './links.repository.ts';
@@ -26,7 +27,8 @@ export type PendingSubmission = { linkId: string; orgId: number; clientRef: stri
  *   person it turned away.
  */
 export type SubmissionEnd =
-  | { kind: 'ended'; status: LinkStatus; code: string | null }
+  // face: the comparison when the link asked for a face (null: none was made); absent when it did not.
+  | { kind: 'ended'; status: LinkStatus; code: string | null; face?: FaceAnswer | null }
   | { kind: 'refused' }
   | { kind: 'abandoned' }
   | { kind: 'turned_away'; code: TurnAwayCode };
@@ -54,7 +56,8 @@ export async function settleSubmission(db: DatabasePool, s: PendingSubmission, e
       await recordWebhookEvent(tx, {
         orgId: s.orgId,
         type: 'verification_link.submitted',
-        data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: s.referenceId, status: end.status },
+        // The verdict and the face summary (verdict.ts), never personal data.
+        data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: s.referenceId, status: end.status, face: faceSummary(end.face ?? null), ...verdictOfLink(end, end.face) },
       });
     }
     if (end.kind === 'turned_away') {
@@ -62,7 +65,7 @@ export async function settleSubmission(db: DatabasePool, s: PendingSubmission, e
       await recordWebhookEvent(tx, {
         orgId: s.orgId,
         type: 'verification_link.submitted',
-        data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: null, status: 'refused', code: end.code },
+        data: { link_id: s.linkId, client_ref: s.clientRef, reference_id: null, status: 'refused', code: end.code, face: null, ...verdictOfLink({ status: 'refused', code: end.code }, undefined) },
       });
     }
     // In the same transaction: what else the settlement tells (the e-mail of a turned-away submission).
@@ -105,7 +108,9 @@ export async function sweepSubmissions(deps: LinkSweepDeps, log: Logger): Promis
       continue;
     }
     if (v.status === 'pending') continue;
-    if (await settleSubmission(deps.db, s, { kind: 'ended', status: v.status, code: v.code })) settled++;
+    // A face link's comparison, read from its sealed verification (none when it found no one).
+    const face = row.require_face ? ((v.status === 'found' ? (await faceResultsOf(deps, row.org_id, [row.reference_id])).get(row.reference_id) : undefined) ?? null) : undefined;
+    if (await settleSubmission(deps.db, s, { kind: 'ended', status: v.status, code: v.code, ...(face === undefined ? {} : { face }) })) settled++;
   }
   if (settled > 0 || abandoned > 0) log.info({ settled, abandoned }, 'verification link sweep');
   return { settled, abandoned };

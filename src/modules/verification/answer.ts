@@ -13,6 +13,7 @@ import { failing } from '../../lib/rule.ts';
 import { SERVED, servedFields } from './served.ts';
 import type { VerificationRow } from './verification.schemas.ts';
 import { isVninRefusal, rowByVnin, VNIN_FAILED, vninRefused } from './vnin.ts';
+import { verdictOf, verdictOfVerification } from './verdict.ts';
 
 export type { Answer };
 
@@ -33,7 +34,7 @@ export const REQUERY_PENDING = 'Verification still in progress';
 /**
  * How a stored verification is answered, by the verification call itself or by a requery. A requery
  * answers one shape per outcome, however the verification was asked for (synchronously,
- * asynchronously or in a batch): found, 200 `{status, message, data, consent}` (`data` the person
+ * asynchronously or in a batch): found, 200 `{status, message, data, verdict, verdict_reasons, consent}` (`data` the person
  * record, or a match-only verification's result); pending, 202 `{status, message, reference_id,
  * consent}`; anything else, the error the verification call gives.
  */
@@ -56,9 +57,10 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       const kept = openJson<PersonRecord | MatchOutcome>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc }, ref);
       // A match-only verification kept its comparison alone; a lookup, the record.
       const data = row.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref };
+      const verdict = verdictOfVerification(row, kept);
       return style === 'verify'
-        ? { status: 200, body: { data } }
-        : { status: 200, body: { status: 'success', message: RECORD_RETRIEVED, data, consent: row.consent ?? null } };
+        ? { status: 200, body: { data, ...verdict } }
+        : { status: 200, body: { status: 'success', message: RECORD_RETRIEVED, data, ...verdict, consent: row.consent ?? null } };
     }
     case 'not_found':
       // A vNIN refusal keeps its code, whichever mode looked the token up.
@@ -82,7 +84,7 @@ export function answerOf(deps: { config: Config; clock: Clock }, row: Verificati
       }
       throw new AppError('upstream_failed', rowByVnin(deps.config.encryptionKeys, row) ? VNIN_FAILED : UPSTREAM_FAILED, { extra: { reference_id: ref, code: row.failure_code ?? 'upstream_unavailable' } });
     case 'pending':
-      if (style === 'requery') return { status: 202, body: { status: 'pending', message: REQUERY_PENDING, reference_id: ref, consent: row.consent ?? null } };
+      if (style === 'requery') return { status: 202, body: { status: 'pending', message: REQUERY_PENDING, reference_id: ref, ...verdictOf({ outcome: 'pending' }), consent: row.consent ?? null } };
       throw new AppError('timeout', STILL_PENDING, { extra: { reference_id: ref } });
   }
 }

@@ -1,5 +1,6 @@
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { ACCEPTED_ASYNC, type Answer } from './answer.ts';
+import { verdictOf } from './verdict.ts';
 import { enqueueBackgroundLookup } from './background.ts';
 import type { FixtureOutcome } from './fixtures.ts';
 import { recordFixture } from './fixture-run.ts';
@@ -14,7 +15,7 @@ export { ACCEPTED_ASYNC };
 export function acceptedAnswer(referenceId: string, headers: Record<string, string> = {}): Answer {
   return {
     status: 202,
-    body: { status: 'pending', message: ACCEPTED_ASYNC, reference_id: referenceId },
+    body: { status: 'pending', message: ACCEPTED_ASYNC, reference_id: referenceId, ...verdictOf({ outcome: 'pending' }) },
     headers: { 'Preference-Applied': 'respond-async', ...headers },
   };
 }

@@ -1,5 +1,6 @@
 import { confidenceOf, FACE_MODEL, type FaceComparison } from '../face/index.ts';
 import type { PersonRecord } from './person.ts';
+import { verdictOf, type VerdictFields } from './verdict.ts';
 
 /** What a face match answers, and keeps (sealed like a record) in its verification. */
 export type FaceAnswer = {
@@ -17,9 +18,9 @@ export type FaceAnswer = {
  */
 export type FaceKept = { record?: PersonRecord; face: FaceAnswer | null };
 
-/** The body of a face verification's 200 answer. */
-export function faceBody(ref: string, kept: FaceKept): { data: object; face: FaceAnswer | null } {
-  return { data: kept.record ? { ...kept.record, reference_id: ref } : { reference_id: ref }, face: kept.face };
+/** The body of a face verification's 200 answer (it was found: its verdict reads the comparison). */
+export function faceBody(ref: string, kept: FaceKept): { data: object; face: FaceAnswer | null } & VerdictFields {
+  return { data: kept.record ? { ...kept.record, reference_id: ref } : { reference_id: ref }, face: kept.face, ...verdictOf({ outcome: 'found', face: kept.face }) };
 }
 
 /** The answer to a comparison under the organisation's threshold (0-100). */

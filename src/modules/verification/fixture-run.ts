@@ -9,12 +9,14 @@ import { expiresAt, newReferenceId, type Run, type VerifyDeps } from './run.ts';
 import { reportCompleted } from './settle.ts';
 import { subjectOfQuery } from './subject.ts';
 import { storedQueryOf, vninRefused } from './vnin.ts';
+import { verdictOfVerification } from './verdict.ts';
 
 /** Reserved test-mode NINs and vNINs: no upstream call, no debit, a zero ledger line. */
 export async function runFixture(deps: VerifyDeps, run: Run, fixture: FixtureOutcome): Promise<Answer> {
   const { ref, kept } = await recordFixture(deps, run, fixture, 'sync');
   if (fixture.kind === 'not_found') throw fixture.refusal ? vninRefused(fixture.refusal) : new AppError('not_found', NIN_NOT_FOUND);
-  return { status: 200, body: { data: { ...(run.query.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref }) } } };
+  const verdict = verdictOfVerification({ status: 'found', failure_code: null, mode: run.query.mode }, kept);
+  return { status: 200, body: { data: { ...(run.query.mode === 'match' ? { reference_id: ref, ...kept } : { ...kept, reference_id: ref }) }, ...verdict } };
 }
 
 /** The fixture verification, decided on the spot, and its ledger line; resolves to its reference. */
@@ -63,7 +65,7 @@ export async function recordFixture(
     await deps.db.transaction(async (tx) => {
       await writeFixture(tx, row);
       if (claim) await idem.linkKey(tx, claim, ref);
-      if (delivery === 'async') await reportCompleted(tx, { orgId: run.orgId, referenceId: ref, kind: mode, outcome, code: fixture.kind === 'not_found' ? fixture.refusal : undefined });
+      if (delivery === 'async') await reportCompleted(tx, { orgId: run.orgId, referenceId: ref, kind: mode, outcome, code: fixture.kind === 'not_found' ? fixture.refusal : undefined, kept });
     });
   } else {
     await writeFixture(deps.db, row);

@@ -10,7 +10,7 @@ export function verificationHistoryRoutes(ctx: AppContext): Router {
   const r = Router();
   r.get('/verifications', ctx.authenticate, ctx.rateLimit, async (req, res) => {
     if (!wantsCsv(req)) {
-      res.json(await listVerifications(ctx.db, principalOf(req), parseInput(verificationListQuery, req.query)));
+      res.json(await listVerifications(ctx.db, ctx.config.encryptionKeys, principalOf(req), parseInput(verificationListQuery, req.query)));
       return;
     }
     const csv = streamVerificationCsv(ctx.exportDb, principalOf(req), parseInput(verificationFilters, req.query));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cursorParam, timeBoundParam, limitParam } from '../../lib/pagination.ts';
 import { DELIVERIES, MODES, REFERENCE_RE, STATUSES } from './verification.schemas.ts';
+import { verdictSchema } from './verdict.ts';
 
 /**
  * `mode=` filters on how the verification was asked for (sync, async, batch); the lookup's kinds
@@ -62,6 +63,7 @@ export const verificationSummary = z.object({
   batch_id: z.string().nullable().meta({ description: 'The batch a batch row belongs to; null otherwise', example: null }),
   reason: z.string().meta({ example: 'corporate' }),
   status: z.enum(STATUSES).meta({ description: 'expired: the stored record was erased after the retention period' }),
+  ...verdictSchema,
   charged: z.boolean().meta({ description: 'True when this verification debited a unit' }),
   fixture: z.boolean().meta({ description: 'A fixture NIN (test mode): never charged' }),
   username: z.string().nullable().meta({ description: 'The user of the organisation who asked; null when an API client asked' }),
@@ -82,7 +84,11 @@ export const verificationSummary = z.object({
 });
 export type VerificationSummary = z.infer<typeof verificationSummary>;
 
-export const verificationSummaryRow = verificationSummary.omit({ api_client: true }).extend({
+export const verificationSummaryRow = verificationSummary.omit({ api_client: true, verdict: true, verdict_reasons: true }).extend({
+  // What the verdict reads (verdict.ts): the failure code, and a face or match-only verification's sealed result.
+  failure_code: z.string().nullable(),
+  record_enc: z.instanceof(Buffer).nullable(),
+  key_id: z.string().nullable(),
   client_id: z.string().nullable(),
   client_name: z.string().nullable(),
   created_at: z.union([z.number(), z.string(), z.date()]).transform((v) => new Date(v).toISOString()),

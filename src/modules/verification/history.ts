@@ -10,7 +10,10 @@ import {
   type VerificationSummary,
 } from './history.schemas.ts';
 import { csvInstant, csvLine, csvName, csvText, streamCsvLines } from '../../lib/csv-sql.ts';
-import { DELIVERIES, REFERENCE_RE } from './verification.schemas.ts';
+import { DELIVERIES, REFERENCE_RE, type VerificationStatus } from './verification.schemas.ts';
+import { openJson, type KeyRing } from '../../lib/crypto.ts';
+import { keyRing } from './sealing.ts';
+import { verdictOfVerification, type VerdictFields } from './verdict.ts';
 
 const SCOPE = 'verifications';
 const cursorShape = z.tuple([cursorTimestamp, z.string().regex(REFERENCE_RE)]);
@@ -50,6 +53,7 @@ async function listPage(
   if (f.after) parts.push(sql.fragment`(v.created_at, v.reference_id) < (${f.after[0]}::timestamptz, ${f.after[1]})`);
   return db.any(sql.type(verificationSummaryRow)`
     SELECT v.reference_id, v.delivery AS mode, v.mode AS kind, v.delivery, v.batch_id, v.reason, v.status, v.fixture, u.username, c.client_id, c.name AS client_name, v.consent, v.created_at,
+           v.failure_code, v.key_id, CASE WHEN v.status = 'found' AND v.mode IN ('face', 'match') THEN v.record_enc END AS record_enc,
            ${charged} AS charged,
            to_char(v.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key
     FROM ${withActor}
@@ -61,6 +65,7 @@ async function listPage(
 /** GET /verifications: every member of the organisation sees its verifications. */
 export async function listVerifications(
   db: DatabasePool,
+  ring: KeyRing,
   principal: Principal,
   q: VerificationListQuery,
 ): Promise<{ data: VerificationSummary[]; next_cursor: string | null }> {
@@ -77,6 +82,7 @@ export async function listVerifications(
       batch_id: r.batch_id,
       reason: r.reason,
       status: r.status,
+      ...verdictOfRow(ring, r),
       charged: r.charged,
       fixture: r.fixture,
       username: r.username,
@@ -86,6 +92,17 @@ export async function listVerifications(
     })),
     next_cursor: page.next,
   };
+}
+
+/**
+ * A row's verdict (verdict.ts): a face match or match-only verification's result is read from its
+ * sealed value, as a requery reads it; one sealed under a key this process lacks has none to show.
+ */
+function verdictOfRow(ring: KeyRing, r: { reference_id: string; kind: string; status: VerificationStatus; failure_code: string | null; record_enc: Buffer | null; key_id: string | null }): VerdictFields {
+  const row = { status: r.status, failure_code: r.failure_code, mode: r.kind };
+  if (!r.record_enc || !r.key_id) return verdictOfVerification(row, null);
+  if (!ring.some((k) => k.id === r.key_id)) return { verdict: null, verdict_reasons: [] };
+  return verdictOfVerification(row, openJson<unknown>(keyRing(ring, r.key_id), { keyId: r.key_id, data: r.record_enc }, r.reference_id));
 }
 
 const csvField: Record<(typeof VERIFICATION_CSV_COLUMNS)[number], ReturnType<typeof sql.fragment>> = {

@@ -33,3 +33,5 @@ export { SUBSCRIPTION_REQUIRED } from './verify.ts';
 export { consentSchema, type Consent, type PersonsOwnConsent } from './consent.ts';
 // A consent receipt's facts of a verification (the receipts module): never its record.
 export { receiptFactsOf, type NoReceipt, type ReceiptFacts } from './receipt-facts.ts';
+// The one verdict (verified or not, and why), for the links module's events and page.
+export { faceSummary, verdictOfLink, verdictSchema, type VerdictFields } from './verdict.ts';

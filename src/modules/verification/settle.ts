@@ -9,6 +9,7 @@ import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import * as repo from './verification.repository.ts';
+import { verdictOfVerification } from './verdict.ts';
 
 export type Decision =
   // subjectHash: the subject of the returned record (subject.ts), kept unless the query named one.
@@ -49,12 +50,14 @@ class NotSettled extends Error {}
  */
 export async function reportCompleted(
   tx: CommonQueryMethods,
-  v: { orgId: number; referenceId: string; kind: string; outcome: Decision['kind']; code?: string | undefined },
+  // kept: what a found verification keeps (its record, a match-only comparison, a face match's result), for its verdict.
+  v: { orgId: number; referenceId: string; kind: string; outcome: Decision['kind']; code?: string | undefined; kept?: unknown },
 ): Promise<void> {
   // A vNIN the authority refused (used, expired, not issued for this enterprise) keeps its code.
   const status = v.outcome === 'not_found' && v.code ? 'refused' : v.outcome;
   const code = v.outcome === 'found' ? undefined : v.code;
-  await recordWebhookEvent(tx, { orgId: v.orgId, type: 'verification.completed', data: { reference_id: v.referenceId, kind: v.kind, status, ...(code ? { code } : {}) } });
+  const verdict = verdictOfVerification({ status: v.outcome, failure_code: code ?? null, mode: v.kind }, v.outcome === 'found' ? v.kept : null);
+  await recordWebhookEvent(tx, { orgId: v.orgId, type: 'verification.completed', data: { reference_id: v.referenceId, kind: v.kind, status, ...(code ? { code } : {}), ...verdict } });
 }
 
 const pendingRow = z.object({ org_id: z.coerce.number(), mode: z.string(), delivery: z.string() });
@@ -75,7 +78,10 @@ async function settleReporting(
       const row = await tx.maybeOne(sql.type(pendingRow)`
         SELECT org_id, mode, delivery FROM verifications WHERE reference_id = ${s.referenceId} AND status = 'pending' FOR UPDATE`);
       if (!row) return null;
-      if (s.report && row.delivery === 'async') await reportCompleted(tx, { orgId: row.org_id, referenceId: s.referenceId, kind: row.mode, outcome: s.decision.kind, code: s.decision.kind === 'found' ? undefined : s.decision.code });
+      if (s.report && row.delivery === 'async') {
+        const d = s.decision;
+        await reportCompleted(tx, { orgId: row.org_id, referenceId: s.referenceId, kind: row.mode, outcome: d.kind, code: d.kind === 'found' ? undefined : d.code, kept: d.kind === 'found' ? d.record : null });
+      }
       const settled = await settleOnly(tx, ring, s);
       // Nothing decided: the event must not outlive this transaction.
       if (!settled) throw new NotSettled();

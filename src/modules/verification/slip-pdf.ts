@@ -11,6 +11,8 @@ export type SlipContent = {
   verifiedAt: Date;
   organisation: string;
   person: { nin: string; fname: string; mname: string; lname: string; dob: string; gender: string; image: string };
+  /** verdict.ts: what the organisation acts on (a printed slip's verification was found). */
+  verdict: 'verified' | 'not_verified' | null;
 };
 
 const A4 = { width: 595.28, height: 841.89 };
@@ -108,6 +110,8 @@ export async function renderSlip(s: SlipContent): Promise<Buffer> {
   doc.font('Helvetica').fontSize(10).fillColor(MUTED).text('Requested by', MARGIN, refTop + 94);
   doc.font('Helvetica-Bold').fontSize(12).fillColor(INK)
     .text(printable(s.organisation), MARGIN, refTop + 108, { width: width - qrSize - 16, lineBreak: false, ellipsis: true });
+  doc.font('Helvetica').fontSize(10).fillColor(MUTED).text('Verdict', MARGIN, refTop + 134);
+  doc.font('Helvetica-Bold').fontSize(12).fillColor(INK).text(s.verdict === 'verified' ? 'verified' : s.verdict === 'not_verified' ? 'not verified' : 'not decided', MARGIN + 50, refTop + 132);
 
   const footY = refTop + qrSize + 24;
   doc.moveTo(MARGIN, footY).lineTo(A4.width - MARGIN, footY).lineWidth(0.5).stroke('#cccccc');

@@ -11,6 +11,7 @@ import { keyRing } from './sealing.ts';
 import { renderSlip } from './slip-pdf.ts';
 import * as repo from './verification.repository.ts';
 import { isVninRefusal, vninRefused } from './vnin.ts';
+import { verdictOfVerification } from './verdict.ts';
 
 export const SLIP_PENDING = 'Verification still in progress';
 
@@ -51,5 +52,6 @@ export async function printSlip(deps: { db: DatabasePool; config: Config; clock:
     verifiedAt: row.created_at,
     organisation: org?.name ?? '',
     person,
+    verdict: verdictOfVerification(row, person).verdict,
   });
 }

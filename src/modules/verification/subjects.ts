@@ -4,6 +4,8 @@ import { openJson } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/index.ts';
 import type { FaceAnswer, FaceKept } from './face-kept.ts';
+import { verdictOfVerification, type VerdictFields } from './verdict.ts';
+import type { VerificationStatus } from './verification.schemas.ts';
 import type { MatchOutcome } from './match.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
@@ -33,7 +35,7 @@ export type SubjectVerification = {
   record: PersonRecord | MatchOutcome | null;
   /** A face match's comparison as stored (match, confidence, threshold, model, liveness); null for other kinds. The selfie is never kept. */
   face: FaceAnswer | null;
-};
+} & VerdictFields;
 
 /** A row of a batch that waits, not yet queued for the authority, with a query of the person. */
 export type WaitingBatchRow = { org_id: number; batch_id: string; row: number; state: 'waiting'; batch_status: string };
@@ -66,6 +68,12 @@ function kept(config: Config, r: repo.SubjectRow): { record: PersonRecord | Matc
   return { record: f.record ?? null, face: f.face };
 }
 
+/** What a verification keeps, with its verdict read from it (verdict.ts): a face match's from its comparison. */
+function withVerdict(r: repo.SubjectRow, k: ReturnType<typeof kept>) {
+  const verdict = verdictOfVerification({ status: r.status as VerificationStatus, failure_code: r.failure_code, mode: r.mode }, r.mode === 'face' ? (k.face || k.record ? { face: k.face } : null) : k.record);
+  return { ...k, ...verdict };
+}
+
 /**
  * subject:export: every verification of the person, one organisation's or all, and the batch rows that
  * still wait to be looked up. One event per organisation involved.
@@ -91,7 +99,7 @@ export async function exportSubject(
     fixture: r.fixture,
     outcome: r.status,
     failure_code: r.failure_code,
-    ...kept(deps.config, r),
+    ...withVerdict(r, kept(deps.config, r)),
   }));
   await auditPerOrganisation(deps.db, 'subject.exported', orgId, rows, waitingRows);
   return { verifications, waiting_batch_rows: waitingRows };

@@ -7,6 +7,7 @@ import { NAME_MATCH_SCORE } from './match.ts';
 import { DEFAULT_FACE_THRESHOLD, FACE_MODEL } from '../face/index.ts';
 import { demographyBody, faceRequestBody, idempotencyKeyHeader, matchBody, ninBody, phoneBody, REFERENCE_RE, requeryBody, vninBody } from './verification.schemas.ts';
 import { VNIN_REFUSALS } from '../../adapters/identity-authority/index.ts';
+import { VERDICT_REASONS, verdictSchema } from './verdict.ts';
 
 const referenceId = z.string().regex(REFERENCE_RE).meta({ description: 'Keep it: requery with it, quote it to support', example: 'REF-7K2M9Q4XD1AB' });
 
@@ -130,10 +131,10 @@ const REQUERY = md(
   'Body `{"reference_id": "REF-..."}`: free and idempotent. One answer per',
   'outcome, the same whether the verification was synchronous, asynchronous (`Prefer: respond-async`) or',
   'a batch row: found, 200 `{"status": "success", "message": "Record retrieved successfully", "data":',
-  '{...person record, "reference_id"}, "consent"}` (`data` is a match-only verification\'s result,',
+  '{...person record, "reference_id"}, "verdict", "verdict_reasons", "consent"}` (`data` is a match-only verification\'s result,',
   '`{"reference_id", "match", "scores", "all_match"}`, for `POST /verify-nin/match`; `consent` is the',
   'statement sent with the verification, or `null`); pending, 202 `{"status": "pending", "message":',
-  '"Verification still in progress", "reference_id", "consent"}`; otherwise the error the verification',
+  '"Verification still in progress", "reference_id", "verdict": null, "verdict_reasons": [], "consent"}`; otherwise the error the verification',
   'call gave, as below. 404',
   '`{"detail": "Unknown reference_id"}` for an unknown reference **or another organisation\'s** (existence is',
   'never revealed); 404 `NIN not found` for a not-found verification; the 502/503 shape for a failed one; 404',
@@ -262,6 +263,12 @@ const FACE = md(
   'The selfie and its descriptors are never stored (see the tag, "Face match"); the comparison\'s `confidence` and `threshold` are explained there too.',
 );
 
+/** What a 202 carries: no verdict yet (null), and so no reason. */
+const pendingVerdict = {
+  verdict: z.null().meta({ description: 'Not decided yet: the verdict comes with the answer once the verification ends (requery, or `verification.completed`)' }),
+  verdict_reasons: z.array(z.enum(VERDICT_REASONS)).max(0).meta({ description: 'Empty until there is a verdict', example: [] }),
+};
+
 export function register(registry: OpenAPIRegistry): void {
   // Open (z.object over the strict record's fields): a field added to the record later is not a
   // breaking change, so the document must not forbid it to strict clients.
@@ -269,11 +276,11 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       'Normalised person record plus the reference_id of this verification. Every field is always present, `""` when the authority did not return it.',
   });
-  const Verification = dataEnvelope(VerifiedPerson).meta({ id: 'VerificationResponse' });
+  const Verification = dataEnvelope(VerifiedPerson).extend(verdictSchema).meta({ id: 'VerificationResponse' });
   const upstream = (description: string) => errorResponse(description, upstreamErrorBody);
 
   const Accepted = z
-    .object({ status: z.literal('pending'), message: z.string().meta({ example: 'Verification accepted; requery with the reference_id' }), reference_id: referenceId })
+    .object({ status: z.literal('pending'), message: z.string().meta({ example: 'Verification accepted; requery with the reference_id' }), reference_id: referenceId, ...pendingVerdict })
     .meta({ id: 'VerificationAccepted' });
   const verifyResponses = {
     200: { ...json(Verification, 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed },
@@ -415,7 +422,7 @@ export function register(registry: OpenAPIRegistry): void {
         m.meta({ id: 'VerifyMatchRequest', example: { nin: '12345678901', reason: 'corporate', fname: 'adaeze', lname: 'OKONKWO', dob: '14-03-1991', gender: 'f' } }),
       ),
     },
-    responses: { ...verifyResponses, 200: { ...json(dataEnvelope(MatchResult).meta({ id: 'MatchResponse' }), 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed } },
+    responses: { ...verifyResponses, 200: { ...json(dataEnvelope(MatchResult).extend(verdictSchema).meta({ id: 'MatchResponse' }), 'Found; 1 unit debited (0 for fixture NINs)'), headers: replayed } },
   });
 
   const FaceResult = z
@@ -445,7 +452,7 @@ export function register(registry: OpenAPIRegistry): void {
       ...verifyResponses,
       200: {
         ...json(
-          z.object({ data: z.union([VerifiedPerson, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or with `match_only` the reference alone' }), face: FaceResult }).meta({ id: 'FaceResponse' }),
+          z.object({ data: z.union([VerifiedPerson, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or with `match_only` the reference alone' }), face: FaceResult, ...verdictSchema }).meta({ id: 'FaceResponse' }),
           'Found and compared (2 units) or found without a usable photo (1 unit); 0 for fixture NINs',
         ),
         headers: replayed,
@@ -467,11 +474,12 @@ export function register(registry: OpenAPIRegistry): void {
       message: z.string().meta({ example: 'Record retrieved successfully' }),
       data: z.union([VerifiedPerson, MatchResult, z.object({ reference_id: referenceId })]).meta({ description: 'The person record, or for a match-only verification its result (a face match with `match_only`: the reference alone)' }),
       face: FaceResult.nullable().optional().meta({ description: 'A face match only: its comparison, as first answered' }),
+      ...verdictSchema,
       consent: consentShown,
     })
     .meta({ id: 'RequeryResponse' });
   const RequeryPending = z
-    .object({ status: z.literal('pending'), message: z.string(), reference_id: referenceId, consent: consentShown })
+    .object({ status: z.literal('pending'), message: z.string(), reference_id: referenceId, ...pendingVerdict, consent: consentShown })
     .meta({ id: 'RequeryPending' });
 
   registry.registerPath({

@@ -5,7 +5,7 @@ import type { WebhookEventType } from './webhooks.schemas.ts';
 
 /** What each event says: references, statuses and counts, never personal data (issue 32). */
 export type WebhookEventData = {
-  'verification.completed': { reference_id: string; kind: string; status: 'found' | 'not_found' | 'failed' | 'refused'; code?: string };
+  'verification.completed': { reference_id: string; kind: string; status: 'found' | 'not_found' | 'failed' | 'refused'; code?: string } & Verdict;
   'batch.completed': BatchData;
   'batch.paused': BatchData & { reason: string | null };
   'batch.cancelled': BatchData;
@@ -13,8 +13,12 @@ export type WebhookEventData = {
   'wallet.low_balance': { balance: number; line: number };
   ping: { endpoint_id: string };
   // reference_id null: the organisation could not take the submission (`code` says why), no verification was made.
-  'verification_link.submitted': { link_id: string; client_ref: string | null; reference_id: string | null; status: 'found' | 'not_found' | 'failed' | 'refused'; code?: string };
+  'verification_link.submitted': { link_id: string; client_ref: string | null; reference_id: string | null; status: 'found' | 'not_found' | 'failed' | 'refused'; code?: string; face: FaceSummary | null } & Verdict;
 };
+/** The verification's verdict (verification/verdict.ts writes the rule; docs/webhooks.md lists the reasons). */
+type Verdict = { verdict: 'verified' | 'not_verified' | null; verdict_reasons: string[] };
+/** A face comparison's result without personal data (verification/verdict.ts faceSummary). */
+type FaceSummary = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; liveness: string };
 type BatchData = { batch_id: string; status: string; counts: { rows: number; invalid: number; found: number; not_found: number; failed: number; cancelled: number; pending: number } };
 
 export const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`;

@@ -208,8 +208,12 @@
       if (r.ok || step === 'result') {
         // Kept when the submission stopped: "Try again" sends it again.
         if (r.ok) state.selfie = null;
-        $('h-result').textContent = r.ok ? m.result.heading : m.result.stopped_heading;
+        // A 200 is the result (verified, not verified, or not decided yet: `verdict` null); else a stop.
+        $('h-result').textContent = r.ok ? r.answer.heading : m.result.stopped_heading;
         $('result-text').textContent = r.answer.detail || '';
+        $('result-next').textContent = (r.ok && r.answer.next) || '';
+        $('result-ref').textContent = (r.ok && r.answer.reference) || '';
+        $('step-result').setAttribute('data-verdict', r.ok ? (r.answer.verdict || 'pending') : 'stopped');
         if (r.answer.receipt) {
           $('receipt-link').href = r.answer.receipt;
           $('receipt-line').hidden = false;

@@ -74,7 +74,7 @@ export function renderPage(v: PageView): string {
   const org = esc(v.org);
   const steps = v.requireFace ? 4 : 3;
   const ussd = esc(ussdOf(v.enterpriseCode));
-  const data = { requireFace: v.requireFace, ussd: ussdOf(v.enterpriseCode), messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: m.result, errors: { network: m.errors.network }, help: { copied: m.help.copied, copy_failed: m.help.copy_failed, camera_denied: m.help.camera_denied } } };
+  const data = { requireFace: v.requireFace, ussd: ussdOf(v.enterpriseCode), messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: { stopped_heading: m.result.stopped_heading }, errors: { network: m.errors.network }, help: { copied: m.help.copied, copy_failed: m.help.copy_failed, camera_denied: m.help.camera_denied } } };
   const selfie = v.requireFace
     ? `
 <section id="step-selfie" aria-labelledby="h-selfie" hidden>
@@ -149,6 +149,8 @@ ${selfie}
 <section id="step-result" aria-labelledby="h-result" hidden>
 <h1 id="h-result" tabindex="-1"></h1>
 <p id="result-text"></p>
+<p id="result-next"></p>
+<p id="result-ref" class="hint"></p>
 <p id="receipt-line" hidden><a id="receipt-link" href="/">${esc(m.result.receipt)}</a></p>
 <p id="retry-line" hidden><button type="button" id="retry">${esc(m.help.retry)}</button></p>
 </section>

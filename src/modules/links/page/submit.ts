@@ -68,9 +68,9 @@ export function goneError(why: GoneReason): AppError {
  * submission's settlement records what came of it (submissions.ts): its end, the use kept (the
  * verification found the person, so it was charged) or given back, and the webhook event. Should this
  * process stop on the way, the links sweep settles it from the verification. Answers the words for
- * the person; never the record.
+ * the person (a result page, or a refusal with the step to go back to); never the record.
  */
-export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<{ detail: string; receipt?: string }> {
+export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<PageResult> {
   const { ctx } = d;
   const now = ctx.clock.now();
   const words = (text: string, vars: Record<string, string | number> = {}) => fill(text, { org: org.name, ussd: ussdOf(ctx.config.nimcEnterpriseCode), ...vars });
@@ -144,12 +144,38 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
 
   // Still pending when the page stopped waiting: the submission keeps its use (the verification may
   // yet be charged) and stays pending; the sweep settles it once the verification ends.
-  if (outcome.status !== 'pending') await settleOnPage(d, submission, { kind: 'ended', status: outcome.status, code: outcome.code });
-  // Found: done, even when the comparison could not run (face workers away): the lookup was charged
-  // and the organisation has the record; it decides what follows.
-  // With the person's receipt of their consent (/r/<token>), kept as long as the verification (docs/receipts.md).
-  if (outcome.status === 'found') return { detail: words(MESSAGES.result.done), receipt: await issueReceipt(ctx.db, { referenceId: outcome.referenceId, purpose: link.purpose, at: now }) };
+  if (outcome.status !== 'pending') await settleOnPage(d, submission, { kind: 'ended', status: outcome.status, code: outcome.code, ...(link.require_face ? { face: outcome.face } : {}) });
+  // Found (verified or not) or not decided yet: the result page says which, and what comes next.
+  if (outcome.status === 'pending') return resultOf(outcome, words);
+  // Found: with the person's receipt of their consent (/r/<token>), kept as long as the verification (docs/receipts.md).
+  if (outcome.status === 'found') return { ...resultOf(outcome, words), receipt: await issueReceipt(ctx.db, { referenceId: outcome.referenceId, purpose: link.purpose, at: now }) };
   throw forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face);
+}
+
+/**
+ * What the result page says (200): the verdict (verdict.ts, as the organisation's webhook carries
+ * it), a heading, what happened, what the person can do or what happens next, and the reference to
+ * quote. Never the record.
+ */
+export type PageResult = { verdict: 'verified' | 'not_verified' | null; heading: string; detail: string; next: string; reference_id: string; reference: string; receipt?: string };
+
+function resultOf(o: LinkOutcome, words: (text: string, vars?: Record<string, string | number>) => string): PageResult {
+  const r = MESSAGES.result;
+  const { verdict, verdict_reasons: reasons } = o.verdict;
+  const said = (heading: string, detail: string, next: string): PageResult => ({
+    verdict,
+    heading,
+    detail: words(detail, { face_done: o.face?.match === true ? r.face_done : '' }),
+    next: words(next),
+    reference_id: o.referenceId,
+    reference: words(r.reference, { ref: o.referenceId }),
+  });
+  if (verdict === null) return said(r.pending_heading, r.pending, r.pending_next);
+  if (verdict === 'verified') return said(r.verified_heading, r.verified, r.verified_next);
+  // Not verified: the first reason the person can understand decides the words.
+  if (reasons.includes('no_reference_photo')) return said(r.not_verified_heading, r.no_reference_photo, r.no_photo_next);
+  if (reasons.includes('face_no_match')) return said(r.not_verified_heading, r.face_no_match, r.retry_next);
+  return said(r.not_verified_heading, r.not_verified, r.ask_next);
 }
 
 /** The page's settlement; the sweep got there first only if this request outlived its grace period. */
