@@ -97,7 +97,7 @@ describe.skipIf(!hasChromium)('the verification link page has no dead ends (Chro
     const [refused] = await submissions(org, link.id);
     expect(refused).toMatchObject({ reference_id: null, status: 'refused', code: 'insufficient_units', face: null });
     const hook = await waitFor(async () => (await hooks.received()).find((h) => (JSON.parse(h.body) as { data: { link_id: string } }).data.link_id === link.id), { what: 'the refused submission webhook' });
-    expect((JSON.parse(hook.body) as { data: unknown }).data).toEqual({ link_id: link.id, client_ref: 'no-units', reference_id: null, status: 'refused', code: 'insufficient_units' });
+    expect((JSON.parse(hook.body) as { data: unknown }).data).toEqual({ link_id: link.id, client_ref: 'no-units', reference_id: null, status: 'refused', code: 'insufficient_units', face: null, verdict: 'not_verified', verdict_reasons: ['refused'] });
     const [mail] = await smtp.waitFor(1, 20_000).then((all) => all.filter((m) => m.to.includes(adminEmail)));
     expect(mail!.to.sort()).toEqual([adminEmail, `finance-${org.orgId}@bank.example`].sort());
     const text = decodeQuotedPrintable(mail!.raw);

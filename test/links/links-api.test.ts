@@ -283,6 +283,7 @@ describe("the person's page", () => {
       next: expect.stringMatching(/^What happens next: .+ will tell you the next step\. You can close this page\.$/),
       reference_id: expect.stringMatching(/^REF-[A-Z0-9]{12}$/),
       reference: expect.stringMatching(/^Your reference: REF-[A-Z0-9]{12}\. Quote it if you contact .+\.$/),
+      receipt: expect.stringMatching(/^\/r\/[A-Za-z0-9_-]{22}$/),
     });
     // The page never shows the record (its reference only, to quote).
     expect(sent.text).not.toMatch(/Grace|Hopper|70000000001/);
@@ -360,7 +361,7 @@ describe("the person's page", () => {
     expect([sent.status, sent.body.code, sent.body.step]).toEqual([403, 'org_unavailable', 'result']);
     expect(await detail(org, link.id)).toMatchObject({ uses: 0, status: 'active', submissions: [{ reference_id: null, status: 'refused', code: 'organisation_cannot_verify', face: null }] });
     const hook = await waitFor(async () => (await hooks.received()).find((h) => h.body.includes(link.id)), { what: 'the turned-away event' });
-    expect((JSON.parse(hook.body) as { data: unknown }).data).toEqual({ link_id: link.id, client_ref: null, reference_id: null, status: 'refused', code: 'organisation_cannot_verify' });
+    expect((JSON.parse(hook.body) as { data: unknown }).data).toEqual({ link_id: link.id, client_ref: null, reference_id: null, status: 'refused', code: 'organisation_cannot_verify', face: null, verdict: 'not_verified', verdict_reasons: ['refused'] });
   });
 
   it('When the selfie shows no face, then 422 at the selfie step with what to do; nothing is looked up, recorded or charged, and the use comes back', { timeout: 60_000 }, async () => {
