@@ -29,6 +29,7 @@ import { webhooksRoutes } from './modules/webhooks/index.ts';
 import { linkPageRoutes, linksRoutes } from './modules/links/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
 import { faceReadiness } from './modules/face/index.ts';
+import { livenessRoutes } from './modules/liveness/index.ts';
 
 export type { AppDeps };
 
@@ -161,6 +162,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhooksRoutes(ctx));
   api.use(linksRoutes(ctx));
   api.use(statementRoutes(ctx));
+  api.use(livenessRoutes(ctx));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));
 

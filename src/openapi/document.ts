@@ -15,10 +15,11 @@ import { registerLedgerOpenApi as ledger } from '../modules/wallet/index.ts';
 import { registerWebhooksOpenApi as webhooks } from '../modules/webhooks/index.ts';
 import { registerLinksOpenApi as links } from '../modules/links/index.ts';
 import { registerStatementsOpenApi as statements } from '../modules/statements/index.ts';
+import { registerLivenessOpenApi as liveness } from '../modules/liveness/index.ts';
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, audit, webhooks, links, platform, ops, statements];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, audit, webhooks, links, platform, ops, statements, liveness];
 
 export const API_VERSION = '1.0.0';
 
