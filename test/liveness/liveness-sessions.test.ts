@@ -80,4 +80,23 @@ describe('liveness sessions', () => {
     // Each order is 1/6: 1000 expected, standard deviation about 29; 800..1200 is more than 6 of them.
     for (const n of counts.values()) expect(n).toBeGreaterThan(800), expect(n).toBeLessThan(1200);
   });
+
+  it('When GET /sandbox/liveness is asked on the identity simulator, then each sandbox person has a live, a flat and a still set: front first, each pose, JPEG, how made and licence', async () => {
+    const r = await fetch(`${stack.identitySim.url}/sandbox/liveness`);
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { data: { nin: string; licence: string; sets: { kind: string; passes: boolean; how_made: string; frames: { step: string; image: string; measured: { yaw: number; pitch: number } }[] }[] }[] };
+    expect(body.data.map((p) => p.nin)).toEqual(['70000000001', '70000000002']);
+    for (const person of body.data) {
+      expect(person.licence).toMatch(/public domain/i);
+      expect(person.sets.map((s) => [s.kind, s.passes])).toEqual([['live', true], ['flat', false], ['still', false]]);
+      const live = person.sets[0]!;
+      expect(live.frames.map((f) => f.step)).toEqual(['front', 'turn_left', 'turn_left', 'turn_right', 'turn_right', 'look_up', 'look_up']);
+      for (const set of person.sets) {
+        expect(set.how_made.length).toBeGreaterThan(20);
+        expect(new Set(set.frames.map((f) => f.step))).toEqual(new Set(['front', 'turn_left', 'turn_right', 'look_up']));
+        for (const f of set.frames) expect(Buffer.from(f.image, 'base64').subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+      }
+      expect(live.frames.filter((f) => f.step === 'turn_left').some((f) => f.measured.yaw >= 20)).toBe(true);
+    }
+  });
 });
