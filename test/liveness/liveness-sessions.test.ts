@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drawChallenges } from '../../src/modules/liveness/sessions.ts';
+import { drawChallenges, sessionToJudge, settleSession } from '../../src/modules/liveness/sessions.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 const CAP = 3;
@@ -98,5 +98,21 @@ describe('liveness sessions', () => {
       }
       expect(live.frames.filter((f) => f.step === 'turn_left').some((f) => f.measured.yaw >= 20)).toBe(true);
     }
+  });
+
+  it('When a session is to be judged, then an open one is given with its challenges; judged once it is 409 liveness_session_used, expired 410, another organisation\'s 404', async () => {
+    const made = (await create(org.admin.token)).body;
+    const expired = (await create(org.admin.token)).body;
+    const deps = { db: stack.db, clock: stack.clock, config: stack.config };
+    expect(await sessionToJudge(deps, org.orgId, made.id)).toMatchObject({ id: made.id, challenges: made.challenges });
+    await expect(sessionToJudge(deps, other.orgId, made.id)).rejects.toMatchObject({ status: 404, extra: { code: 'liveness_session_not_found' } });
+    const result = { status: 'failed' as const, reasons: ['still_image' as const], steps: [] };
+    await settleSession(deps, org.orgId, made.id, result);
+    expect((await read(org.admin.token, made.id)).body).toMatchObject({ status: 'failed', result });
+    await expect(sessionToJudge(deps, org.orgId, made.id)).rejects.toMatchObject({ status: 409, extra: { code: 'liveness_session_used' } });
+    await expect(settleSession(deps, org.orgId, made.id, { ...result, status: 'passed', reasons: [] })).rejects.toMatchObject({ status: 409 });
+    stack.clock.advance!(TTL * 1000);
+    await expect(sessionToJudge(deps, org.orgId, expired.id)).rejects.toMatchObject({ status: 410, extra: { code: 'liveness_session_expired' } });
+    await expect(settleSession(deps, org.orgId, expired.id, result)).rejects.toMatchObject({ status: 410 });
   });
 });

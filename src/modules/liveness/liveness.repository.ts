@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { CHALLENGES, livenessResultSchema } from './liveness.schemas.ts';
+import { CHALLENGES, livenessResultSchema, type LivenessResult } from './liveness.schemas.ts';
 
 // The liveness module's tables: liveness_sessions and liveness_frame_hashes. Only it writes them.
 
@@ -66,3 +66,15 @@ export async function removeExpiredFrameHashes(db: CommonQueryMethods, now: Date
   const r = await db.query(sql.unsafe`DELETE FROM liveness_frame_hashes WHERE expires_at <= ${sql.timestamp(now)}`);
   return r.rowCount;
 }
+
+/**
+ * Records a session's judgement: open and unexpired at `now` becomes passed or failed. False when it
+ * was judged meanwhile (two requests with one session: the first to record wins) or has expired.
+ */
+export async function recordJudgement(db: CommonQueryMethods, orgId: number, id: string, result: LivenessResult, now: Date): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE liveness_sessions SET status = ${result.status}, result = ${sql.jsonb(result)}, judged_at = ${sql.timestamp(now)}
+    WHERE id = ${id} AND org_id = ${orgId} AND status = 'open' AND expires_at > ${sql.timestamp(now)}`);
+  return r.rowCount === 1;
+}
+

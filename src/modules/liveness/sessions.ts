@@ -2,8 +2,8 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { findSession, insertSessionWithinCap, type SessionRow } from './liveness.repository.ts';
-import { CHALLENGES, type Challenge, type LivenessSession } from './liveness.schemas.ts';
+import { findSession, insertSessionWithinCap, recordJudgement, type SessionRow } from './liveness.repository.ts';
+import { CHALLENGES, type Challenge, type LivenessResult, type LivenessSession } from './liveness.schemas.ts';
 
 export const SESSION_NOT_FOUND = 'No liveness session of that id in this organisation';
 export const sessionNotFound = () => new AppError('not_found', SESSION_NOT_FOUND, { extra: { code: 'liveness_session_not_found' } });
@@ -57,4 +57,25 @@ export async function readSession(deps: Deps, orgId: number, id: string): Promis
   const row = await findSession(deps.db, orgId, id);
   if (!row) throw sessionNotFound();
   return sessionOf(row, deps.clock.now());
+}
+
+/**
+ * The session a liveness check is to be judged for, refused as the face match must refuse it: 404
+ * `liveness_session_not_found` (none in this organisation), 409 `liveness_session_used` (judged
+ * already, passed, failed or used), 410 `liveness_session_expired` (open past its time).
+ */
+export async function sessionToJudge(deps: Deps, orgId: number, id: string): Promise<{ id: string; challenges: Challenge[]; expiresAt: Date }> {
+  const row = await findSession(deps.db, orgId, id);
+  if (!row) throw sessionNotFound();
+  const s = sessionOf(row, deps.clock.now());
+  if (s.status === 'expired') throw new AppError('gone', 'The liveness session has expired: start a new one', { extra: { code: 'liveness_session_expired' } });
+  if (s.status !== 'open') throw new AppError('conflict', 'The liveness session was judged already: start a new one', { extra: { code: 'liveness_session_used' } });
+  return { id: row.id, challenges: row.challenges, expiresAt: new Date(row.expires_at) };
+}
+
+/** Records the judgement; a session judged or expired meanwhile is refused as sessionToJudge refuses it. */
+export async function settleSession(deps: Deps, orgId: number, id: string, result: LivenessResult): Promise<void> {
+  if (await recordJudgement(deps.db, orgId, id, result, deps.clock.now())) return;
+  await sessionToJudge(deps, orgId, id);
+  throw new AppError('conflict', 'The liveness session was judged already: start a new one', { extra: { code: 'liveness_session_used' } });
 }
