@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFaceEngine } from '../../src/modules/face/index.ts';
 import type { FrameEngine } from '../../src/modules/face/engine.ts';
@@ -111,8 +112,10 @@ describe('the liveness judgement', () => {
     };
     expect(await judged('2026-03-02T10:00:00Z')).toMatchObject({ status: 'passed', reasons: [] });
     expect(await judged('2026-03-02T10:05:00Z')).toMatchObject({ status: 'failed', reasons: ['frames_reused'] });
-    // Past LIVENESS_FRAME_HASH_DAYS the hashes are forgotten.
+    // Past LIVENESS_FRAME_HASH_DAYS the hashes are forgotten, and removed as later frames are recorded.
+    await pool.db.query(sql.unsafe`INSERT INTO liveness_frame_hashes (hash, expires_at) VALUES (${sql.binary(Buffer.alloc(32, 1))}, '2026-03-01T00:00:00Z')`);
     expect(await judged('2026-04-02T10:00:00Z')).toMatchObject({ status: 'passed' });
+    expect(await pool.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM liveness_frame_hashes WHERE expires_at <= '2026-04-02T10:00:00Z'`)).toBe(0);
     // The same frame twice in one request is a replay too.
     const twice = sequence(order);
     twice[2]!.image = twice[1]!.image;

@@ -2,7 +2,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import type { Clock } from '../../lib/clock.ts';
 import type { JudgeRules } from './judge.ts';
-import { recordFrameHashes } from './liveness.repository.ts';
+import { recordFrameHashes, removeExpiredFrameHashes } from './liveness.repository.ts';
 
 /**
  * The key of the frames' HMAC, derived (HKDF-SHA-256, its own label) from SUBJECT_HASH_KEY: a key that
@@ -11,11 +11,19 @@ import { recordFrameHashes } from './liveness.repository.ts';
  */
 export const frameHashKey = (subjectHashKey: string): Buffer => Buffer.from(hkdfSync('sha256', Buffer.from(subjectHashKey, 'utf8'), Buffer.alloc(0), 'liveness-frame-hash', 32));
 
-/** `alreadySeen` for judgeLiveness: records the hashes for LIVENESS_FRAME_HASH_DAYS and answers those sent before. */
+/** Expired hashes removed with each recording (more than the 12 frames a request may add). */
+const PRUNE_PER_RECORDING = 100;
+
+/**
+ * `alreadySeen` for framesReused: records the hashes for LIVENESS_FRAME_HASH_DAYS, answers those sent
+ * before, and removes some that expired (no retention job needed).
+ */
 export function frameHashStore(db: CommonQueryMethods, clock: Clock, days: number): (hashes: Buffer[]) => Promise<Set<string>> {
-  return (hashes) => {
+  return async (hashes) => {
     const now = clock.now();
-    return recordFrameHashes(db, hashes, now, new Date(now.getTime() + days * 86_400_000));
+    const seen = await recordFrameHashes(db, hashes, now, new Date(now.getTime() + days * 86_400_000));
+    await removeExpiredFrameHashes(db, now, PRUNE_PER_RECORDING);
+    return seen;
   };
 }
 

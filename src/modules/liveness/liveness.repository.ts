@@ -61,9 +61,15 @@ export async function recordFrameHashes(db: CommonQueryMethods, hashes: readonly
   return new Set(hex.filter((h) => !inserted.has(h)));
 }
 
-/** Removes the frame hashes past their time (run by retention). */
-export async function removeExpiredFrameHashes(db: CommonQueryMethods, now: Date): Promise<number> {
-  const r = await db.query(sql.unsafe`DELETE FROM liveness_frame_hashes WHERE expires_at <= ${sql.timestamp(now)}`);
+/**
+ * Removes up to `limit` frame hashes past their time. Run with every recording (a request adds at most
+ * 12), so the table stays bounded without a job of its own: each request removes more than it adds
+ * once hashes start to expire.
+ */
+export async function removeExpiredFrameHashes(db: CommonQueryMethods, now: Date, limit: number): Promise<number> {
+  const r = await db.query(sql.unsafe`
+    DELETE FROM liveness_frame_hashes WHERE hash IN (
+      SELECT hash FROM liveness_frame_hashes WHERE expires_at <= ${sql.timestamp(now)} ORDER BY expires_at LIMIT ${limit})`);
   return r.rowCount;
 }
 
