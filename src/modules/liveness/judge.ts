@@ -86,7 +86,7 @@ export function judgeAnalysed(
   if (timingBroken(frames, rules.sessionMs)) reasons.push('timing');
 
   const order: Step[] = ['front', ...challenges];
-  // A frame out of the session's order counts for no step: its step is not reached.
+  // A step with a frame out of the session's order (after a later step's) is not reached.
   const outOfOrder = new Set<Step>();
   let at = 0;
   for (const f of frames) {
