@@ -246,6 +246,11 @@ export const configSchema = z
     FACE_MATCH_UNITS: z.coerce.number().int().min(1).max(100).default(2).describe('units a compared face match costs, the lookup\'s unit included; a found record with no usable photo costs 1'),
     FACE_WAIT_MS: z.coerce.number().int().positive().default(20000).describe('how long the API waits for each face job (selfie check, then comparison) before answering 503'),
     FACE_ORG_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8).describe('face matches one organisation may have queued or running on the face workers; a selfie check beyond it answers 429 `face_in_flight_cap` (nothing charged). One organisation\'s slow images hold at most this many turns, and the others\' jobs are queued ahead of its later ones'),
+    LIVENESS_SESSION_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(120).describe('how long a liveness session (`POST /v1/liveness/sessions`) can be judged; its frames must also have been taken within this span'),
+    LIVENESS_OPEN_SESSIONS_PER_ORG: z.coerce.number().int().min(1).max(100000).default(200).describe('liveness sessions one organisation may hold open (neither judged nor expired) at once; one more answers 429 `liveness_session_cap`. Sessions are free: this bounds what a leaked token can pile up'),
+    LIVENESS_MIN_YAW_DEGREES: z.coerce.number().min(5).max(60).default(20).describe('how far (degrees) the head must turn left or right from the person\'s own front frame for a turn to count ([liveness.md](liveness.md))'),
+    LIVENESS_MIN_PITCH_DEGREES: z.coerce.number().min(3).max(45).default(12).describe('how far (degrees) the chin must come up from the person\'s own front frame for `look_up` to count'),
+    LIVENESS_FRAME_HASH_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe('days the keyed hash (HMAC-SHA-256) of each judged liveness frame is kept, so a frame sent again is refused as `frames_reused`; the frames themselves are never kept'),
   })
   .superRefine((c, ctx) => {
     for (const issue of publishedSecretIssues({ ...c, jwtSecrets: jwtSecretList(c) })) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });

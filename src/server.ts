@@ -32,6 +32,7 @@ import { ledgerRoutes } from './modules/wallet/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
 import { linkPageRoutes, linksRoutes } from './modules/links/index.ts';
 import { receiptPageRoutes, receiptsRoutes } from './modules/receipts/index.ts';
+import { livenessRoutes } from './modules/liveness/index.ts';
 import { statementRoutes } from './modules/statements/index.ts';
 import { faceReadiness } from './modules/face/index.ts';
 import { loadConfigOrExit, type Config } from './config.ts';
@@ -174,6 +175,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(webhooksRoutes(ctx));
   api.use(linksRoutes(ctx));
   api.use(statementRoutes(ctx));
+  api.use(livenessRoutes(ctx));
   // Signed by the processor, not by a bearer token; its raw-body parser is its own (see the router).
   api.use(webhookRoutes(ctx));
 

@@ -7,7 +7,8 @@ import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import { createWorkerRedis, redisTarget } from '../src/lib/redis.ts';
-import { createFaceEngine, faceTurns, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, type FaceEngine, type FaceJobDeps } from '../src/modules/face/index.ts';
+import { createFaceEngine, faceTurns, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, FACE_SAME_PERSON_DISTANCE, type FaceEngine, type FaceJobDeps, type FrameEngine } from '../src/modules/face/index.ts';
+import { livenessRules, runLivenessJudgement } from '../src/modules/liveness/index.ts';
 
 export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
 
@@ -17,7 +18,7 @@ export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
  * inference's CPU never competes inside the API or the lookup workers' event loops. Payloads and
  * results are never logged: they carry sealed images.
  */
-export async function startFaceWorker(config: Config, logger: Logger, opts: { engine?: FaceEngine } = {}): Promise<RunningFaceWorker> {
+export async function startFaceWorker(config: Config, logger: Logger, opts: { engine?: FaceEngine | FrameEngine } = {}): Promise<RunningFaceWorker> {
   // Lower CPU priority than the API's: on a small machine inference must not starve the requests.
   if (config.FACE_NICE > 0) {
     try {
@@ -30,6 +31,8 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
   const engine = opts.engine ?? (await createFaceEngine());
   logger.info({ ms: Date.now() - started }, 'face model loaded');
   const deps: FaceJobDeps = { engine, ring: config.encryptionKeys };
+  // Liveness frames are judged with the face match's same-person distance (its default threshold).
+  const rules = livenessRules(config, FACE_SAME_PERSON_DISTANCE);
   const connection = createWorkerRedis(redisTarget(config));
   const turns = faceTurns(connection, { prefix: config.REDIS_PREFIX, waitMs: config.FACE_WAIT_MS });
   const worker = new Worker(
@@ -48,6 +51,14 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
           const p = JOBS['face.compare'].payload.safeParse(job.data);
           if (!p.success) throw new UnrecoverableError('invalid payload for face.compare');
           return JOBS['face.compare'].result.parse(await runFaceCompare(deps, p.data));
+        }
+        if (job.name === 'liveness.judge') {
+          const p = JOBS['liveness.judge'].payload.safeParse(job.data);
+          if (!p.success) throw new UnrecoverableError('invalid payload for liveness.judge');
+          if (!('frame' in engine)) throw new UnrecoverableError('this face engine reads no landmarks');
+          const frames = engine as FrameEngine;
+          const judged = await runLivenessJudgement({ analyse: (image) => frames.frame(image), distance: engine.distance, ring: config.encryptionKeys, rules }, p.data);
+          return JOBS['liveness.judge'].result.parse(judged);
         }
         throw new UnrecoverableError(`unknown job ${job.name} on ${QUEUES.face}`);
       } catch (err) {

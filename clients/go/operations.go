@@ -496,6 +496,19 @@ func (c *Client) RevokeVerificationLink(ctx context.Context, linkID string) (*Re
 	return c.call(ctx, "POST", "/verification-links/{id}/revoke", Request{PathParams: id("id", linkID)})
 }
 
+// ---- liveness ----
+
+// CreateLivenessSession starts a liveness check: the head poses to show after a front frame, in its order.
+func (c *Client) CreateLivenessSession(ctx context.Context) (*Response, error) {
+	// @operation POST /liveness/sessions
+	return c.call(ctx, "POST", "/liveness/sessions", Request{})
+}
+
+func (c *Client) GetLivenessSession(ctx context.Context, sessionID string) (*Response, error) {
+	// @operation GET /liveness/sessions/{id}
+	return c.call(ctx, "GET", "/liveness/sessions/{id}", Request{PathParams: id("id", sessionID)})
+}
+
 // ---- platform and operations ----
 
 func (c *Client) ListPlatformOrganisations(ctx context.Context, query url.Values) (*Response, error) {

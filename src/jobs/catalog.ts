@@ -217,6 +217,25 @@ export const JOBS = {
     attempts: 2,
     backoffMs: 200,
   },
+  // A liveness session's frames, judged by a face worker (it loads the model). Each frame travels sealed
+  // (associated data `liveness:<sessionId>`) and the job is removed as it ends; only the result leaves.
+  'liveness.judge': {
+    queue: QUEUES.face,
+    payload: z.object({
+      sessionId: z.string().regex(/^lvs_[0-9a-f]{24}$/),
+      requestId,
+      // The liveness module's challenges and steps (liveness.job.ts checks, at compile time, that they agree).
+      challenges: z.array(z.enum(['turn_left', 'turn_right', 'look_up'])).length(3),
+      frames: z.array(z.object({ step: z.enum(['front', 'turn_left', 'turn_right', 'look_up']), captured_at_ms: z.number().int().min(0), image: sealedImage })).min(1).max(12),
+    }),
+    result: z.object({
+      status: z.enum(['passed', 'failed']),
+      reasons: z.array(z.string()),
+      steps: z.array(z.object({ step: z.string(), passed: z.boolean(), yaw: z.number().nullable(), pitch: z.number().nullable(), frames: z.number().int() })),
+    }),
+    attempts: 2,
+    backoffMs: 200,
+  },
 } as const;
 
 export type JobName = keyof typeof JOBS;
@@ -236,6 +255,7 @@ export const jobIds = {
   batchSettled: (referenceId: string) => `batch-settled-${referenceId}`,
   faceCheck: (referenceId: string) => `face-check-${referenceId}`,
   faceCompare: (referenceId: string) => `face-compare-${referenceId}`,
+  livenessJudge: (sessionId: string) => `liveness-judge-${sessionId}`,
 };
 
 export const SCHEDULES = {

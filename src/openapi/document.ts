@@ -16,10 +16,11 @@ import { registerWebhooksOpenApi as webhooks } from '../modules/webhooks/index.t
 import { registerLinksOpenApi as links } from '../modules/links/index.ts';
 import { registerReceiptsOpenApi as receipts } from '../modules/receipts/index.ts';
 import { registerStatementsOpenApi as statements } from '../modules/statements/index.ts';
+import { registerLivenessOpenApi as liveness } from '../modules/liveness/index.ts';
 import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
-export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, receipts, audit, webhooks, links, platform, ops, statements];
+export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, receipts, audit, webhooks, links, platform, ops, statements, liveness];
 
 export const API_VERSION = '1.0.0';
 

@@ -491,6 +491,20 @@ trait Operations
         return $this->call('revokeVerificationLink', 'POST', '/verification-links/' . self::seg($id) . '/revoke');
     }
 
+    // --- Liveness (head poses in a random order, judged on the server) ---
+
+    /** @operation POST /liveness/sessions */
+    public function createLivenessSession(): array
+    {
+        return $this->call('createLivenessSession', 'POST', '/liveness/sessions');
+    }
+
+    /** @operation GET /liveness/sessions/{id} */
+    public function getLivenessSession(string $id): array
+    {
+        return $this->call('getLivenessSession', 'GET', '/liveness/sessions/' . self::seg($id));
+    }
+
     // --- Platform administrators ---
 
     /** @operation GET /platform/organisations */

@@ -553,6 +553,17 @@ class Client:
         # @operation POST /verification-links/{id}/revoke
         return self._json("POST", "/verification-links/{id}/revoke", path_params={"id": link_id})
 
+    # ---- liveness -----------------------------------------------------------------------------
+
+    def create_liveness_session(self) -> Dict[str, Any]:
+        """A liveness session: the head poses (``challenges``) to show after a front frame, in its order."""
+        # @operation POST /liveness/sessions
+        return self._json("POST", "/liveness/sessions")
+
+    def get_liveness_session(self, session_id: str) -> Dict[str, Any]:
+        # @operation GET /liveness/sessions/{id}
+        return self._json("GET", "/liveness/sessions/{id}", path_params={"id": session_id})
+
     # ---- platform and operations --------------------------------------------------------------
 
     def list_platform_organisations(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:

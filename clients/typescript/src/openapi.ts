@@ -1805,6 +1805,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/liveness/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a liveness check
+         * @description Whoever may make a face match (`POST /verify-nin/face`; API clients: `verify`). Free. Starts a liveness check:
+         *     the person shows a `front` frame, then the three `challenges` (`turn_left`, `turn_right`, `look_up`) in the
+         *     order given, drawn at random for this session from a cryptographic source, so a recorded video cannot follow it.
+         *     `turn_left`: the person turns to their own left (in an unmirrored frame their nose moves toward the right edge).
+         *     The session can be judged until `expires_at` (`LIVENESS_SESSION_TTL_SECONDS`, 120 s by default), once.
+         *     An organisation holds at most `LIVENESS_OPEN_SESSIONS_PER_ORG` (200) open sessions at once: 429
+         *     `liveness_session_cap` beyond, until one is judged or expires.
+         */
+        post: operations["createLivenessSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/liveness/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A liveness session and, once judged, its result
+         * @description The session as it stands: `open`, `expired` (never judged in time), `passed` or `failed` (with `result`: the reasons
+         *     and, step by step, the yaw and pitch measured against the person's own front frame), or `used` (a passed session
+         *     taken by a face match). Another organisation's session, like one that does not exist: 404 `liveness_session_not_found`.
+         */
+        get: operations["getLivenessSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2402,6 +2450,44 @@ export interface components {
             data: components["schemas"]["LedgerLine"][];
             /** @description Pass as `cursor` for the next page; null when this is the last page */
             next_cursor: string | null;
+        };
+        LivenessSession: {
+            /**
+             * @description The session
+             * @example lvs_5f0c2a9e1b7d4c3a8e6f0b12
+             */
+            id: string;
+            /** @description The poses to show after the `front` frame, in this order (drawn at random for each session) */
+            challenges: ("turn_left" | "turn_right" | "look_up")[];
+            /**
+             * @description `open` until judged or expired; `passed` or `failed` once judged; `used` once a passed session was taken by a face match; `expired` when never judged in time
+             * @enum {string}
+             */
+            status: "open" | "passed" | "failed" | "used" | "expired";
+            /**
+             * Format: date-time
+             * @description After this instant the session cannot be judged
+             */
+            expires_at: string;
+            /** @description Once judged */
+            result?: {
+                /** @enum {string} */
+                status: "passed" | "failed";
+                /** @description Every reason that applies; empty when passed */
+                reasons: ("no_face" | "several_faces" | "face_changed" | "pose_not_reached" | "still_image" | "flat_image" | "frames_reused" | "timing")[];
+                steps: components["schemas"]["LivenessStep"][];
+            };
+        };
+        LivenessStep: {
+            /** @enum {string} */
+            step: "front" | "turn_left" | "turn_right" | "look_up";
+            passed: boolean;
+            /** @description Degrees the head is turned from the person's own front frame (positive: to the person's left), the frame closest to the step's pose; null when no frame of the step showed one face */
+            yaw: number | null;
+            /** @description Degrees the chin is raised from the person's own front frame (positive: chin up) */
+            pitch: number | null;
+            /** @description Frames sent for the step */
+            frames: number;
         };
         /** @description OAuth 2.0 password or client credentials grant, form-encoded. */
         LoginForm: {
@@ -7543,6 +7629,68 @@ export interface operations {
                 };
             };
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createLivenessSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session, open */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LivenessSession"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLivenessSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LivenessSession"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No session of that id in this organisation (`code`: `liveness_session_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

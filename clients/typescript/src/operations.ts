@@ -81,6 +81,8 @@ export const operations = {
   getOpenApiDocument: { method: "GET", base: "/v1", path: "/openapi.json", auth: false, contentType: null },
   getOpenApiDocument30: { method: "GET", base: "/v1", path: "/openapi-3.0.json", auth: false, contentType: null },
   getStatement: { method: "GET", base: "/v1", path: "/statements/{month}", auth: true, contentType: null },
+  createLivenessSession: { method: "POST", base: "/v1", path: "/liveness/sessions", auth: true, contentType: null },
+  getLivenessSession: { method: "GET", base: "/v1", path: "/liveness/sessions/{id}", auth: true, contentType: null },
 } as const satisfies Record<keyof Generated, { method: string; base: string; path: string; auth: boolean; contentType: string | null }>;
 
 export type OperationId = keyof typeof operations;

@@ -15,6 +15,8 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, Scope | null | 'person'>> 
   'POST /verify-nin/match': 'verify',
   'POST /verify-nin/face': 'verify',
   'POST /verify-nin/vnin': 'verify',
+  'POST /liveness/sessions': 'verify',
+  'GET /liveness/sessions/:id': 'verify',
   'GET /verify-nin/vnin/instructions': null,
   'POST /verify-nin/requery': 'requery',
   'POST /verify-nin/batches': 'verify',

@@ -16,12 +16,23 @@ export type FaceEngine = {
   distance(a: Float32Array, b: Float32Array): number;
 };
 
+/** A face's 68 landmarks (iBUG 300-W order: jaw 0-16, brows 17-26, nose 27-35, eyes 36-47, mouth 48-67), in the decoded image's pixels. */
+export type Landmarks = readonly { x: number; y: number }[];
+
+/**
+ * The engine as a face worker makes it: the face match's calls, and a liveness frame's one face with
+ * its landmarks (judged as a selfie is: exactly one face that counts, large enough), or why not.
+ */
+export type FrameEngine = FaceEngine & {
+  frame(image: Buffer): Promise<{ descriptor: Float32Array; landmarks: Landmarks } | { refusal: SelfieRefusal }>;
+};
+
 /**
  * The part of face-api this engine uses. The package is required lazily (in createFaceEngine), so a
  * process that imports this module without making an engine (the API) never loads TensorFlow.js.
  */
 type Net = { loadFromDisk(dir: string): Promise<void> };
-type Found = { detection: { score: number; box: { width: number; height: number } }; descriptor: Float32Array };
+type Found = { detection: { score: number; box: { width: number; height: number } }; landmarks: { positions: { x: number; y: number }[] }; descriptor: Float32Array };
 type FaceApi = {
   tf: { tensor3d(data: Uint8Array, shape: [number, number, number], dtype: 'int32'): { dispose(): void }; setBackend(name: string): Promise<boolean>; ready(): Promise<void> };
   nets: { ssdMobilenetv1: Net; faceLandmark68Net: Net; faceRecognitionNet: Net };
@@ -52,7 +63,7 @@ async function decode(image: Buffer, maxSide: number | null): Promise<Decoded | 
   }
 }
 
-export async function createFaceEngine(): Promise<FaceEngine> {
+export async function createFaceEngine(): Promise<FrameEngine> {
   const faceapi = require('@vladmandic/face-api/dist/face-api.node-wasm.js') as FaceApi;
   const wasm = require('@tensorflow/tfjs-backend-wasm') as { setWasmPaths(path: string): void };
   // The default is a CDN: point the backend at the package's own files.
@@ -69,7 +80,7 @@ export async function createFaceEngine(): Promise<FaceEngine> {
     const tensor = faceapi.tf.tensor3d(img.data, [img.height, img.width, 3], 'int32');
     try {
       const found = await faceapi.detectAllFaces(tensor, options).withFaceLandmarks().withFaceDescriptors();
-      return found.map((f) => ({ score: f.detection.score, width: f.detection.box.width, height: f.detection.box.height, descriptor: f.descriptor }));
+      return found.map((f) => ({ score: f.detection.score, width: f.detection.box.width, height: f.detection.box.height, descriptor: f.descriptor, landmarks: f.landmarks.positions.map((p) => ({ x: p.x, y: p.y })) }));
     } finally {
       tensor.dispose();
     }
@@ -86,6 +97,12 @@ export async function createFaceEngine(): Promise<FaceEngine> {
       const img = await decode(image, MAX_SELFIE_SIDE_PX);
       if (!img) return null;
       return judgeReference(await faces(img))?.descriptor ?? null;
+    },
+    async frame(image) {
+      const img = await decode(image, MAX_SELFIE_SIDE_PX);
+      if (!img) return { refusal: 'selfie_unreadable' };
+      const judged = judgeSelfie(await faces(img));
+      return 'refusal' in judged ? judged : { descriptor: judged.face.descriptor, landmarks: judged.face.landmarks };
     },
     distance: (a, b) => faceapi.euclideanDistance(a, b),
   };

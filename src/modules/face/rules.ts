@@ -76,6 +76,12 @@ export function confidenceOf(distance: number): number {
  */
 export const DEFAULT_FACE_THRESHOLD = 75;
 
+/** The descriptor distance at a confidence (confidenceOf's inverse): 0.545 at the default threshold. */
+export const distanceAt = (confidence: number): number => 0.6 + 0.05 * Math.log(100 / confidence - 1);
+
+/** The same person, for the frames of one liveness check: within the default threshold's distance. */
+export const FACE_SAME_PERSON_DISTANCE = distanceAt(DEFAULT_FACE_THRESHOLD);
+
 export type Detected = { score: number; width: number; height: number };
 
 /** The faces that count: the largest, and the others at least OTHER_FACE_MIN_SHARE of its size. */

@@ -16,6 +16,7 @@ import { createStatsRecorder, type SimStats } from './stats.ts';
 import { createTimers } from './timers.ts';
 import { createVninStore } from './vnins.ts';
 import { sandboxFaces } from './faces.ts';
+import { sandboxLiveness } from './liveness.ts';
 
 /**
  * The identity-authority simulator: the server's assembly and lifecycle. It speaks the sandbox,
@@ -94,6 +95,10 @@ export async function startIdentitySimulator(opts: IdentitySimulatorOptions = {}
   // The face match sandbox: whom to try a selfie with (no key: public-domain portraits, loopback only).
   app.get('/sandbox/faces', (_req: Request, res: Response) => {
     res.json(sandboxFaces());
+  });
+  // The liveness sandbox: frame sets per portrait (live ones pass, flat and still ones show the refusals).
+  app.get('/sandbox/liveness', (_req: Request, res: Response) => {
+    res.json(sandboxLiveness());
   });
   // The person's phone making a vNIN: no API key, not an authority call, not counted.
   app.use(vnins.routes());

@@ -489,6 +489,18 @@ public final class IdverifyClient extends BaseClient {
         return call("revokeVerificationLink", "POST", "/verification-links/" + seg(id) + "/revoke");
     }
 
+    // --- Liveness (head poses in a random order, judged on the server) ---
+
+    /** @operation POST /liveness/sessions */
+    public JsonNode createLivenessSession() {
+        return call("createLivenessSession", "POST", "/liveness/sessions");
+    }
+
+    /** @operation GET /liveness/sessions/{id} */
+    public JsonNode getLivenessSession(Object id) {
+        return call("getLivenessSession", "GET", "/liveness/sessions/" + seg(id));
+    }
+
     // --- Platform administrators ---
 
     /** @operation GET /platform/organisations */
