@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOpenApiDocument } from '../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../src/api-document/document.ts';
 import { writeArchitectureGraphs } from './architecture-graph.ts';
 import { writeConfigurationTables } from './configuration-doc.ts';
 

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { buildOpenApiDocument, type OpenApiDocument } from '../src/openapi/document.ts';
+import { buildOpenApiDocument, type OpenApiDocument } from '../src/api-document/document.ts';
 
 export const CLIENT_TYPES_FILE = fileURLToPath(new URL('../clients/typescript/src/openapi.ts', import.meta.url));
 export const CLIENT_OPERATIONS_FILE = fileURLToPath(new URL('../clients/typescript/src/operations.ts', import.meta.url));

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOpenApiDocument, buildOpenApiDocument30 } from '../src/openapi/document.ts';
+import { buildOpenApiDocument, buildOpenApiDocument30 } from '../src/api-document/document.ts';
 import { LINT_EXCEPTIONS_30, writeLintIgnore } from '../src/openapi/lint-exceptions.ts';
 
 // The documents as a deployment serves them, under its PUBLIC_BASE_URL: the sandbox's default

@@ -23,7 +23,7 @@ import { faviconRoutes } from './favicon/favicon.routes.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { platformPageRoutes, platformRoutes } from './modules/platform/index.ts';
 import { portalRoutes } from './modules/portal/index.ts';
-import { openApiRoutes } from './openapi/openapi.routes.ts';
+import { openApiRoutes } from './api-document/openapi.routes.ts';
 import { reasonsRoutes } from './modules/reasons/index.ts';
 import { settingsRoutes, teamRoutes } from './modules/team/index.ts';
 import { autoTopupRoutes, topupHistoryRoutes, topupRoutes, webhookRoutes } from './modules/topup/index.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_SCOPES } from '../../src/modules/auth/endpoint-scopes.ts';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../../src/api-document/document.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 let stack: Stack;

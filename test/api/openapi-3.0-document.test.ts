@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, buildOpenApiDocument30 } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument, buildOpenApiDocument30 } from '../../src/api-document/document.ts';
 import { LINT_EXCEPTION_COUNT_30, LINT_EXCEPTIONS_30, writeLintIgnore } from '../../src/openapi/lint-exceptions.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../../src/api-document/document.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 // The document is never looser than the server: a path or query parameter the server judges by a

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { buildOpenApiDocument, SANDBOX_BASE_URL } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument, SANDBOX_BASE_URL } from '../../src/api-document/document.ts';
 import { createApiDeps } from '../../src/wiring.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/lib/api-scopes.ts';
 import { createUser } from '../../src/modules/organisations/index.ts';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../../src/api-document/document.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 
 // RFC 6749 section 3.3: a token request's `scope` narrows the token; one the caller may not have, or

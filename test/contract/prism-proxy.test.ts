@@ -9,7 +9,7 @@ import { Secret, TOTP } from 'otpauth';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/modules/organisations/index.ts';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../../src/api-document/document.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { freePort } from '../setup/npm-start.ts';
 import { openPage, submitPage } from '../setup/links.ts';

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../../src/api-document/document.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { buildOpenApiDocument } from '../../src/api-document/document.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

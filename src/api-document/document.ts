@@ -17,7 +17,7 @@ import { registerLinksOpenApi as links } from '../modules/links/index.ts';
 import { registerReceiptsOpenApi as receipts } from '../modules/receipts/index.ts';
 import { registerStatementsOpenApi as statements } from '../modules/statements/index.ts';
 import { registerLivenessOpenApi as liveness } from '../modules/liveness/index.ts';
-import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from './common.ts';
+import { COMMON_SCHEMAS, OpenAPIRegistry, registerCommon, TAG_DESCRIPTIONS, TAGS, type RegisterOpenApi, type TagName } from '../openapi/common.ts';
 
 /** Each module describes its own paths next to its schemas; this list is the whole API. */
 export const MODULES: readonly RegisterOpenApi[] = [auth, accounts, team, settings, verification, batches, reasons, topup, autoTopup, ledger, topupHistory, verificationHistory, receipts, audit, webhooks, links, platform, ops, statements, liveness];
