@@ -51,6 +51,9 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /verification-links/:id/revoke': 'verification_link.revoked',
   // The person's submission on a link's page runs a vNIN lookup (its own row) or a face match (its event).
   'POST /v/:token/submit': exempt("a verification asked by the person on a link's page: its verification row (and a face match's verification.face_matched event) and the link's submission row keep it"),
+  // The person e-mails their own receipt to an address they typed: nothing of an account or an organisation changes.
+  'POST /r/:token/email': exempt('the person sends their consent receipt to an address they typed: the outbox row is the sending, sealed and erased once sent, and the address is kept nowhere'),
+  'POST /liveness/sessions': exempt('opens a free challenge of head poses that lives two minutes: its row keeps the organisation and when; the face match that uses it is recorded on its own verification row'),
   'POST /api-clients/:client_id/adopt': 'api_client.adopted',
   'POST /api-clients/:client_id/rotate': 'api_client.rotated',
   'DELETE /api-clients/:client_id': 'api_client.revoked',

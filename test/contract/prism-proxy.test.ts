@@ -264,7 +264,8 @@ describe('every operation through a Prism validating proxy', () => {
     const linkPage = await openPage(stack, link.url);
     expect((await submitPage(stack, link.url, { csrf: linkPage.csrf, vnin: 'AA000000000001ZZ' })).status).toBe(200);
     expectStatus(await call('GET /verification-links', '/verification-links', { token: org.admin.token }), 200);
-    expect(expectStatus(await call('GET /verification-links/{id}', `/verification-links/${link.id}`, { token: org.admin.token }), 200).body.submissions).toHaveLength(1);
+    const linkSubmissions = expectStatus(await call('GET /verification-links/{id}', `/verification-links/${link.id}`, { token: org.admin.token }), 200).body.submissions;
+    expect(linkSubmissions).toHaveLength(1);
     expectStatus(await call('GET /verification-links/{id}', '/verification-links/LNK-000000000000', { token: org.admin.token }), 404);
     expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 200);
     expectStatus(await call('POST /verification-links/{id}/revoke', `/verification-links/${link.id}/revoke`, { token: org.admin.token }), 409);
@@ -403,6 +404,13 @@ describe('every operation through a Prism validating proxy', () => {
     }
     expectStatus(await call('GET /statements/{month}', '/statements/2026-13', { token: admin }), 400);
     expectStatus(await call('GET /statements/{month}', `/statements/${month}`, { token: admin, headers: { accept: 'image/png' } }), 406);
+
+    // ---- the organisation's copy of the person's receipt; liveness sessions ----
+    expectStatus(await call('GET /verifications/{reference_id}/receipt', `/verifications/${linkSubmissions[0].reference_id}/receipt`, { token: admin }), 200);
+    expectStatus(await call('GET /verifications/{reference_id}/receipt', '/verifications/REF-000000000000/receipt', { token: admin }), 404);
+    const session = expectStatus(await call('POST /liveness/sessions', '/liveness/sessions', { token: admin }), 201).body;
+    expectStatus(await call('GET /liveness/sessions/{id}', `/liveness/sessions/${session.id}`, { token: admin }), 200);
+    expectStatus(await call('GET /liveness/sessions/{id}', '/liveness/sessions/lvs_000000000000000000000000', { token: admin }), 404);
 
     // ---- platform and operations ----
     const platformUser = { username: `platform-${org.orgId}@example.com`, password: 'pw-platform-long-enough' };
