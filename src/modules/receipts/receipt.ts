@@ -107,6 +107,7 @@ function build(f: ReceiptFacts, o: { org: string; supportContact: string | null;
       verification: f.status === 'expired' ? 'failed' : f.status,
       face: face ? { status: face.status, match: face.match, confidence: face.confidence, threshold: face.threshold } : null,
       liveness: face ? livenessOf(face.liveness) : null,
+      ...f.verdict,
     },
     event: [{ event_time: f.consent.obtainedAt, event_type: 'explicit', event_state: 'consent given', given_by: f.consent.givenByPerson ? 'person' : 'organisation' }],
     privacy_notice: { version: f.consent.noticeVersion, text: f.consent.text },

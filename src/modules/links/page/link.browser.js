@@ -177,6 +177,17 @@
     show(state.vnin === '' ? 'vnin' : data.requireFace && !state.selfie ? 'selfie' : 'send');
   });
 
+  /**
+   * The receipt of the submission just answered, whenever it recorded a verification (found, not found,
+   * failed or not decided yet); with its reference when the result page does not show it already.
+   */
+  function keptShown(answer, withRef) {
+    $('kept').hidden = !answer.receipt;
+    $('kept-ref').textContent = (withRef && answer.reference) || '';
+    $('kept-ref').hidden = !(withRef && answer.reference);
+    if (answer.receipt) $('receipt-link').href = answer.receipt;
+  }
+
   // ---- sending ----
   $('back').addEventListener('click', function () { show('vnin'); });
   $('send-form').addEventListener('submit', function (ev) {
@@ -191,6 +202,7 @@
     button.disabled = true;
     form.setAttribute('aria-busy', 'true');
     fail('');
+    keptShown({}, false);
     say(m.send.sending);
     var body = { csrf: form.elements.csrf.value, consent: true, vnin: state.vnin };
     if (data.requireFace) body.selfie = state.selfie;
@@ -214,10 +226,7 @@
         $('result-next').textContent = (r.ok && r.answer.next) || '';
         $('result-ref').textContent = (r.ok && r.answer.reference) || '';
         $('step-result').setAttribute('data-verdict', r.ok ? (r.answer.verdict || 'pending') : 'stopped');
-        if (r.answer.receipt) {
-          $('receipt-link').href = r.answer.receipt;
-          $('receipt-line').hidden = false;
-        }
+        keptShown(r.answer, !r.ok);
         show('result');
         if (!r.ok) stoppedHelp(r.answer.code);
         return;
@@ -232,6 +241,8 @@
       }
       show(step, true);
       fail(r.answer.detail || m.errors.network);
+      // Not found, or failed after the lookup was recorded: the reference and the receipt all the same.
+      keptShown(r.answer, true);
       if (step === 'send') helpShown();
     }, function () {
       button.disabled = false;
