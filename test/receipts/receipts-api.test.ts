@@ -101,8 +101,10 @@ describe('the consent receipt', () => {
     expect((await fetch(`${stack.url}/r/AAAAAAAAAAAAAAAAAAAAAA.json`)).status).toBe(404);
   });
 
-  it('When a link submission\'s vNIN is not found, then the answer that sends the person back to the vNIN step still names its reference and receipt, which says not found and not verified, and the organisation reads the same', async () => {
+  it('When a link submission\'s vNIN is not found, then the answer that sends the person back to the vNIN step still names its reference and receipt, which says not found and not verified with the organisation\'s support contact, and the organisation reads the same', async () => {
     const org = await stack.createOrg({ units: 5 });
+    const contact = 'Write to help@bank.example or call 0803 123 4567';
+    expect((await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { support_contact: contact } })).status).toBe(200);
     const link = await makeLink(stack, org.admin.token, { require_face: false });
     const { csrf } = await openPage(stack, link.url);
     // The fixture vNIN NIMC does not know: a verification is recorded (free), the person gets a receipt.
@@ -114,7 +116,7 @@ describe('the consent receipt', () => {
     expect(r.status).toBe(200);
     const json = (await r.json()) as Record<string, any>;
     for (const f of FIELDS_27560) expect(Object.hasOwn(json, f), f).toBe(true);
-    expect(json).toMatchObject({ record_id: body.reference_id, results: { verification: 'not_found', face: null, verdict: 'not_verified', verdict_reasons: ['not_found'] } });
+    expect(json).toMatchObject({ record_id: body.reference_id, controller: { support_contact: contact }, results: { verification: 'not_found', face: null, verdict: 'not_verified', verdict_reasons: ['not_found'] } });
     // No record was received: nothing of it is kept.
     expect(json.pii_information[1]).toMatchObject({ kept: 'Not kept: no record was received', kept_until: null });
     expect(JSON.stringify(json)).not.toContain('AA000000000009ZZ');

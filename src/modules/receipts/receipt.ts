@@ -34,9 +34,8 @@ export async function receiptOf(deps: ReceiptDeps, orgId: number, referenceId: s
   if (typeof facts === 'string') return facts;
   const org = await getOrganisation(deps.db, orgId);
   if (!org || org.deleted_at) return 'unknown';
-  const settings = await organisationSettings(deps.db, orgId);
-  // The organisation's support contact, once organisations have one (null until it is set).
-  const supportContact = (settings as { support_contact?: string | null }).support_contact ?? null;
+  // The organisation's support contact as it stands now (null when it has set none).
+  const { support_contact: supportContact } = await organisationSettings(deps.db, orgId);
   const label = (await listReasons(deps)).find((x) => x.key === facts.reason)?.label ?? facts.reason;
   const purpose = await repo.purposeOf(deps.db, referenceId);
   return build(facts, { org: org.name, supportContact, reasonLabel: label, purpose, processor: { name: deps.config.INVOICE_SELLER_NAME, url: deps.config.publicBaseUrl } });

@@ -228,7 +228,9 @@
         $('step-result').setAttribute('data-verdict', r.ok ? (r.answer.verdict || 'pending') : 'stopped');
         keptShown(r.answer, !r.ok);
         show('result');
+        // Every result ends the flow: who to turn to is on it, verified or not (issue: no dead ends).
         if (!r.ok) stoppedHelp(r.answer.code);
+        else helpShown();
         return;
       }
       // "Try again" keeps what the person entered: the vNIN stays, to correct or replace.
@@ -243,7 +245,8 @@
       fail(r.answer.detail || m.errors.network);
       // Not found, or failed after the lookup was recorded: the reference and the receipt all the same.
       keptShown(r.answer, true);
-      if (step === 'send') helpShown();
+      // Whatever stopped it (a vNIN NIMC does not know, a selfie without a face, a failure): whom to ask.
+      helpShown();
     }, function () {
       button.disabled = false;
       form.removeAttribute('aria-busy');
