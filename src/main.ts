@@ -114,19 +114,22 @@ if (switches && (config.sandbox.identity || config.sandbox.processor) && switche
   }
 }
 
-// Every start says where the API, its documentation and the portal are (the public address when one
-// is set); the sandbox's mailbox only when it runs one (no SMTP_URL).
-process.stdout.write(
-  [
-    '',
-    `======================== ${identitySimUrl ? 'SANDBOX' : 'STARTED'} ========================`,
-    `API:     ${config.publicBaseUrl}/v1  (documentation: ${config.publicBaseUrl}/docs)`,
-    `portal:  ${config.publicBaseUrl}/portal/  (sign in with ${identitySimUrl ? 'the demo accounts' : 'your account'})`,
-    ...(mailSink && identitySimUrl ? [`e-mails: ${identitySimUrl}/sandbox/mail  (newest first; SMTP sink on 127.0.0.1:${mailSink.port})`] : []),
-    '=========================================================',
-    '',
-  ].join('\n'),
-);
+// Every start but production's (whose stdout is its JSON log lines only) says where the API, its
+// documentation and the portal are (the public address when one is set); the sandbox's mailbox only
+// when it runs one (no SMTP_URL).
+if (config.NODE_ENV !== 'production') {
+  process.stdout.write(
+    [
+      '',
+      `======================== ${identitySimUrl ? 'SANDBOX' : 'STARTED'} ========================`,
+      `API:     ${config.publicBaseUrl}/v1  (documentation: ${config.publicBaseUrl}/docs)`,
+      `portal:  ${config.publicBaseUrl}/portal/  (sign in with ${identitySimUrl ? 'the demo accounts' : 'your account'})`,
+      ...(mailSink && identitySimUrl ? [`e-mails: ${identitySimUrl}/sandbox/mail  (newest first; SMTP sink on 127.0.0.1:${mailSink.port})`] : []),
+      '=========================================================',
+      '',
+    ].join('\n'),
+  );
+}
 
 const webEntry = fileURLToPath(new URL('./server.ts', import.meta.url));
 const workerEntry = fileURLToPath(new URL('../workers/main.ts', import.meta.url));
