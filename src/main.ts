@@ -114,14 +114,17 @@ if (switches && (config.sandbox.identity || config.sandbox.processor) && switche
   }
 }
 
-if (mailSink && identitySimUrl) {
+// Every start but production's (whose stdout is its JSON log lines only) says where the API, its
+// documentation and the portal are (the public address when one is set); the sandbox's mailbox only
+// when it runs one (no SMTP_URL).
+if (config.NODE_ENV !== 'production') {
   process.stdout.write(
     [
       '',
-      '======================== SANDBOX ========================',
-      `API:     http://localhost:${config.PORT}/v1  (documentation: http://localhost:${config.PORT}/docs)`,
-      `portal:  http://localhost:${config.PORT}/portal/  (sign in with the demo accounts)`,
-      `e-mails: ${identitySimUrl}/sandbox/mail  (newest first; SMTP sink on 127.0.0.1:${mailSink.port})`,
+      `======================== ${identitySimUrl ? 'SANDBOX' : 'STARTED'} ========================`,
+      `API:     ${config.publicBaseUrl}/v1  (documentation: ${config.publicBaseUrl}/docs)`,
+      `portal:  ${config.publicBaseUrl}/portal/  (sign in with ${identitySimUrl ? 'the demo accounts' : 'your account'})`,
+      ...(mailSink && identitySimUrl ? [`e-mails: ${identitySimUrl}/sandbox/mail  (newest first; SMTP sink on 127.0.0.1:${mailSink.port})`] : []),
       '=========================================================',
       '',
     ].join('\n'),

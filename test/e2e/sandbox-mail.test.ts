@@ -29,6 +29,7 @@ it('When a password reset is asked in the sandbox, then the e-mail is listed at 
   const mailUrl = `http://127.0.0.1:${s.ports.identity}/sandbox/mail`;
   expect(s.output()).toContain(`e-mails: ${mailUrl}`);
   expect(s.output()).toContain(`SMTP sink on 127.0.0.1:${s.ports.smtp}`);
+  expect(s.output()).toContain(`portal:  http://localhost:${s.ports.api}/portal/  (sign in with the demo accounts)`);
 
   const username = `mailbox-${randomBytes(3).toString('hex')}`;
   const email = `${username}@example.com`;

@@ -184,12 +184,32 @@ describe('automatic top-up', () => {
     expect(await stack.db.oneFirst(q`SELECT count(*)::int AS n FROM outbox WHERE kind = 'auto_topup_skipped_email' AND dedupe_key IN (SELECT 'auto-topup-skipped-' || id FROM auto_topup_charges WHERE org_id = ${org.orgId})`)).toBe(1);
   });
 
-  it('When the saved card is declined, then automatic top-up turns itself off, nothing is credited, the card is not charged again, and every administrator gets an e-mail', { timeout: 60_000 }, async () => {
+  it('When a queued charge finds no saved card at all, then it is skipped and the administrators and finance officers are e-mailed that there is no saved card', { timeout: 60_000 }, async () => {
+    const org = await newOrg(20);
+    const financeEmail = `finance-${org.orgId}@bank.example`;
+    await createUser(stack.db, { orgId: org.orgId, username: `fin-${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}`, role: 'finance', email: financeEmail, requirePasswordChange: false });
+    await topUpByCard(org);
+    expect((await putAuto(org, settings({ below_units: 200, units: 100, max_per_day: 5 }))).status).toBe(200);
+    // The card is gone behind the settings' back.
+    await stack.db.query(q`DELETE FROM saved_cards WHERE org_id = ${org.orgId}`);
+    await verify(org);
+    expect(await chargesSettled(org.orgId)).toEqual([expect.objectContaining({ status: 'skipped', detail: 'no saved card' })]);
+    const [mail] = await waitFor(() => {
+      const m = mailsTo(org.email, /Automatic top-up skipped/);
+      return m.length > 0 ? m : undefined;
+    }, { what: 'the skipped e-mail' });
+    expect(mail!.to).toEqual(expect.arrayContaining([org.email, financeEmail]));
+    expect(decodeQuotedPrintable(mail!.raw)).toContain('was not made: no saved card');
+  });
+
+  it('When the saved card is declined, then automatic top-up turns itself off, nothing is credited, the card is not charged again, and every administrator and finance officer gets an e-mail', { timeout: 60_000 }, async () => {
     const org = await newOrg(20);
     const second = { username: `i34-admin2-${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` };
     await createUser(stack.db, { orgId: org.orgId, ...second, role: 'org_admin', requirePasswordChange: false });
     const secondEmail = `second-${org.orgId}@bank.example`;
     await stack.db.query(q`UPDATE users SET email = ${secondEmail} WHERE username = ${second.username}`);
+    const financeEmail = `finance-${org.orgId}@bank.example`;
+    await createUser(stack.db, { orgId: org.orgId, username: `fin-${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}`, role: 'finance', email: financeEmail, requirePasswordChange: false });
     await topUpByCard(org, DECLINING_CARD);
     expect((await putAuto(org, settings({ below_units: 120 }))).body).toMatchObject({ enabled: true, card: { last4: '0409' } });
 
@@ -204,7 +224,7 @@ describe('automatic top-up', () => {
     expect(event).toEqual({ actor: 'system', target: charge!.reference, details: { units: 1000, card: 'visa ending 0409', reason: 'Declined' } });
 
     const mail = await waitFor(() => mailsTo(org.email, /Subject: Automatic top-up turned off: the card was declined/)[0], { what: 'the decline e-mail' });
-    expect(mail.to).toEqual(expect.arrayContaining([org.email, secondEmail]));
+    expect(mail.to).toEqual(expect.arrayContaining([org.email, secondEmail, financeEmail]));
     const text = decodeQuotedPrintable(mail.raw).replace(/\r?\n/g, ' ');
     expect(text).toContain('declined on the visa ending 0409');
     expect(text).toContain(`${stack.config.publicBaseUrl}/portal/top-up`);

@@ -149,6 +149,47 @@ describe.skipIf(!hasChromium)('the verification link page has no dead ends (Chro
     await page.context().close();
   });
 
+  it('When NIMC does not know the vNIN, then the vNIN step names the reference, links the receipt (not verified: no record) and shows the support contact; the next vNIN is verified, and that result too shows the contact and its receipt', { timeout: 90_000 }, async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const name = await orgName(org);
+    await withContact(org);
+    const link = await linkFor(org);
+    const page = await phone();
+    await page.goto(link.url);
+    await toVnin(page);
+    // The fixture vNIN NIMC does not know: a verification is recorded (free), so there is a receipt.
+    await page.getByLabel('vNIN', { exact: true }).fill('AA000000000009ZZ');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'NIMC does not know this vNIN' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('heading', { name: 'Your virtual NIN' }).waitFor();
+    expect(await page.getByLabel('vNIN', { exact: true }).inputValue()).toBe('AA000000000009ZZ');
+    const [refused] = await submissions(org, link.id);
+    expect(refused).toMatchObject({ status: 'refused', code: 'vnin_not_found', verdict: 'not_verified', verdict_reasons: ['not_found'] });
+    expect(await page.locator('#kept-ref').innerText()).toContain(refused.reference_id);
+    expect(await page.locator('#contact').innerText()).toBe(`Need help? ${name}: ${CONTACT}`);
+    const toReceipt = page.getByRole('link', { name: /^Your receipt/ });
+    expect(await toReceipt.isVisible()).toBe(true);
+    await state(page, '18-vnin-not-found-receipt');
+    const receipt = await (await fetch(`${stack.url}${await toReceipt.getAttribute('href')}`)).text();
+    expect(receipt).toContain('Not verified: no record was found');
+    expect(receipt).toContain(refused.reference_id);
+
+    // Another vNIN, from the same page: verified; the result shows the contact and its own receipt.
+    await page.getByLabel('vNIN', { exact: true }).fill('AA000000000001ZZ');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('heading', { name: 'You are verified' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#contact').innerText()).toBe(`Need help? ${name}: ${CONTACT}`);
+    expect(await page.locator('#kept-ref').isVisible()).toBe(false);
+    const href = await page.getByRole('link', { name: /^Your receipt/ }).getAttribute('href');
+    const verified = (await (await fetch(`${stack.url}${href}.json`)).json()) as { record_id: string; results: Record<string, unknown> };
+    expect(verified.record_id).not.toBe(refused.reference_id);
+    expect(verified.results).toMatchObject({ verification: 'found', verdict: 'verified' });
+    await state(page, '19-verified-contact');
+    await page.context().close();
+  });
+
   it('When the link has expired, then its page names the support contact and the next step', { timeout: 60_000 }, async () => {
     const org = await stack.createOrg();
     const name = await orgName(org);

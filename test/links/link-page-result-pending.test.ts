@@ -28,8 +28,14 @@ describe('the link page while the verification is still running', () => {
       next: expect.stringMatching(/^What happens next: do not send again; .+ will tell you the result\. You can close this page\.$/),
       reference_id: expect.stringMatching(/^REF-[A-Z0-9]{12}$/),
       reference: expect.stringMatching(/^Your reference: REF-[A-Z0-9]{12}\. /),
+      receipt: expect.stringMatching(/^\/r\/[A-Za-z0-9_-]{22}$/),
     });
     const ref = (sent.body as { reference_id?: string }).reference_id!;
+    // The person's receipt exists already, and says the check is not decided yet.
+    const receipt = (sent.body as { receipt?: string }).receipt!;
+    const early = (await (await fetch(`${stack.url}${receipt}.json`)).json()) as { record_id: string; results: Record<string, unknown> };
+    expect(early.record_id).toBe(ref);
+    expect(early.results).toMatchObject({ verification: 'pending', verdict: null, verdict_reasons: [] });
     const detail = await stack.api('GET', `/v1/verification-links/${link.id}`, { token: org.admin.token });
     expect(detail.body.submissions).toMatchObject([{ reference_id: ref, status: 'pending', verdict: null, verdict_reasons: [] }]);
     // The requery says the same until the lookup ends, then the verdict.
@@ -38,5 +44,8 @@ describe('the link page while the verification is still running', () => {
       return r.status === 200 ? r : null;
     }, { what: `the verification ${ref} found`, timeoutMs: 20_000 });
     expect(found.body).toMatchObject({ verdict: 'verified', verdict_reasons: [] });
+    // The same receipt now reads the end, with the organisation's verdict.
+    const late = (await (await fetch(`${stack.url}${receipt}.json`)).json()) as { results: Record<string, unknown> };
+    expect(late.results).toMatchObject({ verification: 'found', verdict: 'verified', verdict_reasons: [] });
   });
 });

@@ -336,8 +336,17 @@ describe("the person's page", () => {
     const link = await makeLink(stack, org.admin.token);
     const again = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin, selfie: hopperSelfie }, { from: ownAddress() });
     expect(again.status, again.text).toBe(404);
-    expect(again.body).toEqual({ detail: 'This vNIN has already been used. Make a new one (dial *346*3*<NIN>*000000#) and enter it here.', code: 'vnin_used', step: 'vnin' });
+    // A verification was recorded (refused by NIMC): the person still gets its reference and receipt.
+    expect(again.body).toEqual({
+      detail: 'This vNIN has already been used. Make a new one (dial *346*3*<NIN>*000000#) and enter it here.',
+      code: 'vnin_used',
+      step: 'vnin',
+      reference_id: expect.stringMatching(/^REF-[A-Z0-9]{12}$/),
+      reference: expect.stringMatching(/^Your reference: REF-[A-Z0-9]{12}\. Quote it if you contact .+\.$/),
+      receipt: expect.stringMatching(/^\/r\/[A-Za-z0-9_-]{22}$/),
+    });
     const d = await detail(org, link.id);
+    expect((again.body as { reference_id?: string }).reference_id).toBe(d.submissions[0].reference_id);
     expect(d).toMatchObject({ uses: 0, status: 'active', submissions: [{ reference_id: expect.any(String), status: 'refused', code: 'vnin_used', face: null, verdict: 'not_verified', verdict_reasons: ['refused'], submitted_at: expect.any(String) }] });
     expect((await ledger(org.orgId)).length).toBe(units);
     const { event } = await hooks.eventFor(d.submissions[0].reference_id);

@@ -72,7 +72,7 @@ describe('the consent receipt', () => {
       purpose: { reason: 'corporate', description: 'Opening your savings account', purpose_type: 'Identity verification' },
       lawful_basis: { basis: 'consent' },
       collection_method: 'web',
-      results: { verification: 'found', face: null, liveness: null },
+      results: { verification: 'found', face: null, liveness: null, verdict: 'verified', verdict_reasons: [] },
       event: [{ event_type: 'explicit', event_state: 'consent given', given_by: 'person' }],
     });
     expect(json.privacy_notice.text).toMatch(/^I agree that .+ may check my identity/);
@@ -99,6 +99,31 @@ describe('the consent receipt', () => {
     expect(foreign.body.detail).toBe('Unknown reference_id');
     expect((await stack.api('GET', '/v1/verifications/nonsense/receipt', { token: org.member.token })).status).toBe(400);
     expect((await fetch(`${stack.url}/r/AAAAAAAAAAAAAAAAAAAAAA.json`)).status).toBe(404);
+  });
+
+  it('When a link submission\'s vNIN is not found, then the answer that sends the person back to the vNIN step still names its reference and receipt, which says not found and not verified with the organisation\'s support contact, and the organisation reads the same', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const contact = 'Write to help@bank.example or call 0803 123 4567';
+    expect((await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { support_contact: contact } })).status).toBe(200);
+    const link = await makeLink(stack, org.admin.token, { require_face: false });
+    const { csrf } = await openPage(stack, link.url);
+    // The fixture vNIN NIMC does not know: a verification is recorded (free), the person gets a receipt.
+    const answer = await submitPage(stack, link.url, { csrf, vnin: 'AA000000000009ZZ' });
+    expect(answer.status, answer.text).toBe(404);
+    const body = answer.body as { code?: string; step?: string; reference_id?: string; receipt?: string };
+    expect(body).toMatchObject({ code: 'vnin_not_found', step: 'vnin', reference_id: expect.stringMatching(/^REF-[A-Z0-9]{12}$/), receipt: expect.stringMatching(/^\/r\/[A-Za-z0-9_-]{22}$/) });
+    const r = await fetch(`${stack.url}${body.receipt}.json`);
+    expect(r.status).toBe(200);
+    const json = (await r.json()) as Record<string, any>;
+    for (const f of FIELDS_27560) expect(Object.hasOwn(json, f), f).toBe(true);
+    expect(json).toMatchObject({ record_id: body.reference_id, controller: { support_contact: contact }, results: { verification: 'not_found', face: null, verdict: 'not_verified', verdict_reasons: ['not_found'] } });
+    // No record was received: nothing of it is kept.
+    expect(json.pii_information[1]).toMatchObject({ kept: 'Not kept: no record was received', kept_until: null });
+    expect(JSON.stringify(json)).not.toContain('AA000000000009ZZ');
+    const page = await fetch(`${stack.url}${body.receipt}`);
+    expect(await page.text()).toContain('Not verified: no record was found');
+    const own = await stack.api('GET', `/v1/verifications/${body.reference_id}/receipt`, { token: org.member.token });
+    expect(own.body).toEqual(json);
   });
 
   it('When the organisation verified over the API with a consent, then it has the same receipt (given by the organisation, no notice text); without a consent, a 404 says so', async () => {

@@ -2233,6 +2233,17 @@ export interface components {
                 } | null;
                 /** @description The liveness check; null when no face was compared */
                 liveness: string | null;
+                /**
+                 * @description `verified`: the record was found and every check asked for passed (a face: `match: true`; liveness: `passed` when checked or required); `not_verified`: see `verdict_reasons`; null: not decided yet (pending) or no longer known (the record was erased)
+                 * @example verified
+                 * @enum {string|null}
+                 */
+                verdict: "verified" | "not_verified" | null;
+                /**
+                 * @description Why `not_verified`, every reason that applies (empty when verified or not decided); the list is in the webhooks guide, "Verdict"
+                 * @example []
+                 */
+                verdict_reasons: ("not_found" | "refused" | "failed" | "details_no_match" | "no_reference_photo" | "face_not_compared" | "face_no_match" | "liveness_failed" | "liveness_not_checked")[];
             };
             /** @description The consent events (27560 `event`): one, the consent given */
             event: {

@@ -23,6 +23,25 @@ function faceText(r: ConsentReceipt): string {
   return `${f.match ? 'Your selfie matched' : 'Your selfie did not match'} the NIMC photo (confidence ${f.confidence} out of 100; a match needs ${f.threshold})`;
 }
 
+/** The verdict the organisation read, in the person's words: whether every check it asked for passed. */
+const REASON_WORDS: Record<string, string> = {
+  not_found: 'no record was found',
+  refused: 'the vNIN was refused (used, expired or made for another organisation)',
+  failed: 'the check could not be made',
+  details_no_match: 'the details given did not match the record',
+  no_reference_photo: 'NIMC holds no photo to compare with',
+  face_not_compared: 'the face could not be compared',
+  face_no_match: 'the selfie did not match',
+  liveness_failed: 'the liveness check failed',
+  liveness_not_checked: 'the liveness check was not made',
+};
+function verdictText(r: ConsentReceipt): string {
+  const { verdict, verdict_reasons: reasons } = r.results;
+  if (verdict === null) return 'Not decided yet';
+  if (verdict === 'verified') return 'Verified: every check asked for passed';
+  return `Not verified: ${reasons.map((x) => REASON_WORDS[x] ?? x).join('; ')}`;
+}
+
 export function readable(r: ConsentReceipt): Readable {
   const org = r.controller.party_name;
   const rows: Readable['sections'] = [
@@ -50,7 +69,7 @@ export function readable(r: ConsentReceipt): Readable {
         ['Lawful basis', `Your consent (${r.lawful_basis.law})`],
       ],
     },
-    { heading: 'The result', rows: [['Identity record', outcome(r)], ['Face', faceText(r)], ...(r.results.liveness && r.results.face ? ([['Liveness', r.results.liveness === 'not_checked' ? 'Not checked' : r.results.liveness]] as [string, string][]) : [])] },
+    { heading: 'The result', rows: [['Verdict', verdictText(r)], ['Identity record', outcome(r)], ['Face', faceText(r)], ...(r.results.liveness && r.results.face ? ([['Liveness', r.results.liveness === 'not_checked' ? 'Not checked' : r.results.liveness]] as [string, string][]) : [])] },
     { heading: 'Your data', rows: r.pii_information.map((p) => [p.pii_type, `${p.use}. ${p.kept}${p.kept_until ? ` until ${when(p.kept_until)}` : ''}.`] as [string, string]) },
     {
       heading: 'Your rights',

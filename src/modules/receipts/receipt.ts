@@ -34,9 +34,8 @@ export async function receiptOf(deps: ReceiptDeps, orgId: number, referenceId: s
   if (typeof facts === 'string') return facts;
   const org = await getOrganisation(deps.db, orgId);
   if (!org || org.deleted_at) return 'unknown';
-  const settings = await organisationSettings(deps.db, orgId);
-  // The organisation's support contact, once organisations have one (null until it is set).
-  const supportContact = (settings as { support_contact?: string | null }).support_contact ?? null;
+  // The organisation's support contact as it stands now (null when it has set none).
+  const { support_contact: supportContact } = await organisationSettings(deps.db, orgId);
   const label = (await listReasons(deps)).find((x) => x.key === facts.reason)?.label ?? facts.reason;
   const purpose = await repo.purposeOf(deps.db, referenceId);
   return build(facts, { org: org.name, supportContact, reasonLabel: label, purpose, processor: { name: deps.config.INVOICE_SELLER_NAME, url: deps.config.publicBaseUrl } });
@@ -107,6 +106,7 @@ function build(f: ReceiptFacts, o: { org: string; supportContact: string | null;
       verification: f.status === 'expired' ? 'failed' : f.status,
       face: face ? { status: face.status, match: face.match, confidence: face.confidence, threshold: face.threshold } : null,
       liveness: face ? livenessOf(face.liveness) : null,
+      ...f.verdict,
     },
     event: [{ event_time: f.consent.obtainedAt, event_type: 'explicit', event_state: 'consent given', given_by: f.consent.givenByPerson ? 'person' : 'organisation' }],
     privacy_notice: { version: f.consent.noticeVersion, text: f.consent.text },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { verdictSchema } from '../verification/index.ts';
 
 // The consent receipt (docs/receipts.md): the fields of ISO/IEC TS 27560:2023 "consent record
 // information structure", named as the Data Privacy Vocabulary's JSON profile of it names them
@@ -72,6 +73,8 @@ export const consentReceipt = z
         .nullable()
         .meta({ description: 'The comparison of the selfie with the NIMC photo; null when none was made' }),
       liveness: z.string().nullable().meta({ description: 'The liveness check; null when no face was compared' }),
+      // The very verdict the organisation read in its answer and events (verdict.ts).
+      ...verdictSchema,
     }),
     event: z
       .array(

@@ -5,7 +5,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { recordAudit } from '../audit/index.ts';
 import { deliverSoon, queueMail } from '../mail/index.ts';
-import { getOrganisation, lowBalanceRecipients } from '../organisations/index.ts';
+import { accountKeepers, getOrganisation, lowBalanceRecipients } from '../organisations/index.ts';
 import * as repo from './auto.repository.ts';
 import { announceSkips, type SkipDeps } from './auto-skipped.ts';
 import { failFastOnFinalProcessorError, settleTopup } from './credit.ts';
@@ -149,7 +149,11 @@ async function declined(deps: TopupDeps, c: repo.ChargeRow, reason: string, log:
     await topups.closeTopup(tx, c.reference!, 'failed', 'failed', now);
     await repo.turnOffForDecline(tx, c.org_id, now);
     if (c.card_reference) await markCardDeclined(tx, c.org_id, c.card_reference, now);
-    const { organisation, recipients } = await lowBalanceRecipients(tx, c.org_id);
+    // A declined charge is an automatic top-up not made: told, as every skipped one is, to the
+    // administrators and finance officers (accountKeepers), and to the balance alerts' addresses.
+    const [alerts, keepers] = await Promise.all([lowBalanceRecipients(tx, c.org_id), accountKeepers(tx, c.org_id)]);
+    const organisation = alerts.organisation;
+    const recipients = [...new Set([...alerts.recipients, ...keepers.recipients].map((a) => a.toLowerCase()))];
     const to = recipients.length > 0 ? recipients : [deps.config.MAIL_FALLBACK_TO];
     const id = await queueMail(tx, deps.config, {
       dedupeKey: `auto-topup-declined-${c.id}`,

@@ -6,6 +6,7 @@ import { failing } from '../../lib/rule.ts';
 import type { FaceAnswer, FaceKept } from './face-kept.ts';
 import { keyRing } from './sealing.ts';
 import { SERVED, servedFields } from './served.ts';
+import { verdictOfVerification, type VerdictFields } from './verdict.ts';
 import * as repo from './verification.repository.ts';
 import type { Mode, VerificationStatus } from './verification.schemas.ts';
 
@@ -24,6 +25,8 @@ export type ReceiptFacts = {
   expiresAt: Date;
   consent: { obtainedAt: string; channel: string; noticeVersion: string; givenByPerson: boolean; text: string | null };
   face: FaceAnswer | null;
+  /** verdict.ts: the verdict the organisation read, so that the person's receipt says the same. */
+  verdict: VerdictFields;
 };
 
 /** Why a verification has no receipt: none of this organisation's, erased (or past its retention), or no consent recorded with it. */
@@ -39,11 +42,10 @@ export async function receiptFactsOf(deps: { db: CommonQueryMethods; config: Con
   if (row.status === 'expired' || row.expires_at.getTime() <= deps.clock.now().getTime()) return 'erased';
   const c = row.consent as Record<string, unknown> | null | undefined;
   if (!c || typeof c.obtained_at !== 'string') return 'no_consent';
-  let face: FaceAnswer | null = null;
   const keyIds = deps.config.encryptionKeys.map((k) => k.id);
-  if (row.mode === 'face' && failing(SERVED, servedFields(row, deps.clock.now(), keyIds)) === null) {
-    face = openJson<FaceKept>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc! }, row.reference_id).face;
-  }
+  // What it kept, opened only to read its face result and verdict (never put on the receipt itself).
+  const kept = failing(SERVED, servedFields(row, deps.clock.now(), keyIds)) === null ? openJson<unknown>(keyRing(deps.config.encryptionKeys, row.key_id), { keyId: row.key_id!, data: row.record_enc! }, row.reference_id) : null;
+  const face: FaceAnswer | null = row.mode === 'face' && kept ? ((kept as FaceKept).face ?? null) : null;
   return {
     referenceId: row.reference_id,
     orgId: row.org_id,
@@ -61,5 +63,6 @@ export async function receiptFactsOf(deps: { db: CommonQueryMethods; config: Con
       text: typeof c.text === 'string' ? c.text : null,
     },
     face,
+    verdict: verdictOfVerification(row, kept),
   };
 }

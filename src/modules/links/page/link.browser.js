@@ -177,6 +177,17 @@
     show(state.vnin === '' ? 'vnin' : data.requireFace && !state.selfie ? 'selfie' : 'send');
   });
 
+  /**
+   * The receipt of the submission just answered, whenever it recorded a verification (found, not found,
+   * failed or not decided yet); with its reference when the result page does not show it already.
+   */
+  function keptShown(answer, withRef) {
+    $('kept').hidden = !answer.receipt;
+    $('kept-ref').textContent = (withRef && answer.reference) || '';
+    $('kept-ref').hidden = !(withRef && answer.reference);
+    if (answer.receipt) $('receipt-link').href = answer.receipt;
+  }
+
   // ---- sending ----
   $('back').addEventListener('click', function () { show('vnin'); });
   $('send-form').addEventListener('submit', function (ev) {
@@ -191,6 +202,7 @@
     button.disabled = true;
     form.setAttribute('aria-busy', 'true');
     fail('');
+    keptShown({}, false);
     say(m.send.sending);
     var body = { csrf: form.elements.csrf.value, consent: true, vnin: state.vnin };
     if (data.requireFace) body.selfie = state.selfie;
@@ -214,12 +226,11 @@
         $('result-next').textContent = (r.ok && r.answer.next) || '';
         $('result-ref').textContent = (r.ok && r.answer.reference) || '';
         $('step-result').setAttribute('data-verdict', r.ok ? (r.answer.verdict || 'pending') : 'stopped');
-        if (r.answer.receipt) {
-          $('receipt-link').href = r.answer.receipt;
-          $('receipt-line').hidden = false;
-        }
+        keptShown(r.answer, !r.ok);
         show('result');
+        // Every result ends the flow: who to turn to is on it, verified or not (issue: no dead ends).
         if (!r.ok) stoppedHelp(r.answer.code);
+        else helpShown();
         return;
       }
       // "Try again" keeps what the person entered: the vNIN stays, to correct or replace.
@@ -232,7 +243,10 @@
       }
       show(step, true);
       fail(r.answer.detail || m.errors.network);
-      if (step === 'send') helpShown();
+      // Not found, or failed after the lookup was recorded: the reference and the receipt all the same.
+      keptShown(r.answer, true);
+      // Whatever stopped it (a vNIN NIMC does not know, a selfie without a face, a failure): whom to ask.
+      helpShown();
     }, function () {
       button.disabled = false;
       form.removeAttribute('aria-busy');

@@ -151,9 +151,12 @@ ${selfie}
 <p id="result-text"></p>
 <p id="result-next"></p>
 <p id="result-ref" class="hint"></p>
-<p id="receipt-line" hidden><a id="receipt-link" href="/">${esc(m.result.receipt)}</a></p>
 <p id="retry-line" hidden><button type="button" id="retry">${esc(m.help.retry)}</button></p>
 </section>
+<div id="kept" hidden>
+<p id="kept-ref" class="hint"></p>
+<p><a id="receipt-link" href="/">${esc(m.result.receipt)}</a></p>
+</div>
 <p id="contact" class="contact" hidden>${esc(helpText(v.org, v.supportContact))}</p>
 </main>
 <script type="application/json" id="page-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>

@@ -145,11 +145,24 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   // Still pending when the page stopped waiting: the submission keeps its use (the verification may
   // yet be charged) and stays pending; the sweep settles it once the verification ends.
   if (outcome.status !== 'pending') await settleOnPage(d, submission, { kind: 'ended', status: outcome.status, code: outcome.code, ...(link.require_face ? { face: outcome.face } : {}) });
+  // Every outcome here recorded a verification with the person's consent (verifyForLink rethrows when
+  // none was): found, not found, failed or not decided yet, the person gets the receipt of their
+  // consent (/r/<token>), kept as long as the verification (docs/receipts.md). A submission turned
+  // away or refused before anything was recorded (above) has no verification, so no receipt.
+  const receipt = await issueReceipt(ctx.db, { referenceId: outcome.referenceId, purpose: link.purpose, at: now });
   // Found (verified or not) or not decided yet: the result page says which, and what comes next.
-  if (outcome.status === 'pending') return resultOf(outcome, words);
-  // Found: with the person's receipt of their consent (/r/<token>), kept as long as the verification (docs/receipts.md).
-  if (outcome.status === 'found') return { ...resultOf(outcome, words), receipt: await issueReceipt(ctx.db, { referenceId: outcome.referenceId, purpose: link.purpose, at: now }) };
-  throw forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face);
+  if (outcome.status === 'pending' || outcome.status === 'found') return { ...resultOf(outcome, words), receipt };
+  // Not found or failed: the step to act on, with the reference to quote and the receipt.
+  throw withReceipt(forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face), {
+    reference_id: outcome.referenceId,
+    reference: words(MESSAGES.result.reference, { ref: outcome.referenceId }),
+    receipt,
+  });
+}
+
+/** The person's answer when a verification was recorded: the same refusal, naming its reference and receipt. */
+function withReceipt(err: AppError, kept: { reference_id: string; reference: string; receipt: string }): AppError {
+  return new AppError(err.code, err.detail, { extra: { ...err.extra, ...kept }, ...(err.headers ? { headers: err.headers } : {}) });
 }
 
 /**
