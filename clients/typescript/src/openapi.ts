@@ -508,6 +508,7 @@ export interface paths {
          *     - `alert_emails` (a list of at most 10 e-mail addresses, kept lower-cased and once each) chooses who gets the low-balance alerts; `[]` (the default) leaves them to the administrators. The addresses are not written to the audit trail (`organisation.settings_changed` names the setting only).
          *     - `address` (one line, up to 300 characters) and `tin` (the tax identification number: 8 to 20 digits, hyphens allowed between them, e.g. `12345678-0001`) are printed as the buyer on the organisation's VAT invoices (Top-up, "Invoices"); `null` removes either. An invoice keeps the values it was issued with.
          *     - `support_contact` (one sentence of at most 200 characters naming an e-mail address, a phone number of 7 to 15 digits, or a web address starting `https://` or `www.`; spaces and line breaks are folded to single spaces) is shown to the person on every verification link page that cannot go on: expired, used up, withdrawn, the organisation cannot take verifications, a failure. Anything else: 400 naming the rule; `null` removes it. Not written to the audit trail (it may name a person's phone).
+         *     - `require_liveness: true` (default false) requires a liveness check with every face match: a face match with a plain `selfie` (`POST /verify-nin/face`, or a verification link page submitting a selfie) is refused 422 `liveness_required` before anything is looked up, held or charged, and the verdict then needs `face.liveness: passed` (see `POST /liveness/sessions`).
          */
         patch: operations["updateOrganisationSettings"];
         trace?: never;
@@ -2662,6 +2663,8 @@ export interface components {
             alert_emails: string[];
             /** @description Shown to a person on every verification link page that cannot go on; null: none */
             support_contact: string | null;
+            /** @description A face match must come with a liveness check: one with a plain `selfie` is refused (422 `liveness_required`) */
+            require_liveness: boolean;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -2683,6 +2686,8 @@ export interface components {
              * @example Call 0803 123 4567 (9am to 5pm) or write to help@example.com
              */
             support_contact?: string | null;
+            /** @description Face matches must come with a liveness check (`liveness` in place of `selfie`): a face match with a plain `selfie` (API or verification link) is refused, 422 `liveness_required`, before anything is looked up or charged; and the verdict asks for liveness `passed`. Default false */
+            require_liveness?: boolean;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
