@@ -8,7 +8,7 @@ export const COMMANDS: readonly { synopsis: string; note?: string }[] = [
   { synopsis: 'org:create --name N --tenancy hosted|self-hosted [--affiliate] --business-registration REF --data-protection REF [--unit-cost KOBO] [--min-topup-units N] [--email BILLING_EMAIL]' },
   { synopsis: 'org:subscription --org ID --active true|false' },
   { synopsis: 'org:limits --org ID --max-in-flight N|default' },
-  { synopsis: 'org:settings --org ID [--require-consent true|false] [--require-mfa true|false] [--low-balance-units N|off] [--face-match-threshold N] [--support-contact "SENTENCE"|off]', note: 'no setting flag: prints the settings' },
+  { synopsis: 'org:settings --org ID [--require-consent true|false] [--require-mfa true|false] [--low-balance-units N|off] [--face-match-threshold N] [--support-contact "SENTENCE"|off] [--require-liveness true|false]', note: 'no setting flag: prints the settings' },
   { synopsis: 'org:show --org ID' },
   { synopsis: 'org:delete --org ID [--close-pending]' },
   { synopsis: 'user:create --org ID --username U --password P --role admin|member|finance [--email E] [--no-password-change]' },

@@ -38,6 +38,11 @@ export async function runComplianceCommand(db: DatabasePool, config: Config, com
         if (mfa !== 'true' && mfa !== 'false') throw new UsageError('--require-mfa must be true or false');
         patch.require_mfa = mfa === 'true';
       }
+      const liveness = flags['require-liveness'];
+      if (liveness !== undefined) {
+        if (liveness !== 'true' && liveness !== 'false') throw new UsageError('--require-liveness must be true or false');
+        patch.require_liveness = liveness === 'true';
+      }
       if (flags['face-match-threshold'] !== undefined) patch.face_match_threshold = int(flags, 'face-match-threshold')!;
       const line = flags['low-balance-units'];
       if (line !== undefined) patch.low_balance_units = line === 'off' ? null : int(flags, 'low-balance-units')!;

@@ -117,7 +117,7 @@ describe('the admin CLI reads every flag it documents and refuses the others', {
       name: 'Walk Org', tenancy: 'hosted', 'business-registration': 'RC-1', 'data-protection': 'DP-1', 'unit-cost': '15000', 'min-topup-units': '10',
       email: 'walk@example.com', active: 'true', 'max-in-flight': '3', 'require-consent': 'true', 'require-mfa': 'false', 'low-balance-units': '5', 'face-match-threshold': '80',
       password: 'a-long-password-1', units: '5', note: 'walk', limit: '5', id: 'BAT-AAAAAAAAAAAA', reference: 'TOP-1-0000000000000000', by: 'ada',
-      nin: '12345678901', batch: '10', 'support-contact': 'Write to help@example.com',
+      nin: '12345678901', batch: '10', 'support-contact': 'Write to help@bank.example', 'require-liveness': 'false',
     };
     const unread: string[] = [];
     for (const { synopsis } of COMMANDS) {

@@ -74,12 +74,12 @@ describe('consent', () => {
 
   it('When an administrator requires consent, then a live lookup without it is 400 before anything is held or asked, a fixture still answers, and one with consent is charged', async () => {
     const org = await stack.createOrg({ units: 5 });
-    expect((await stack.api('GET', '/v1/me/organisation', { token: org.member.token })).body).toEqual({ require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [] });
+    expect((await stack.api('GET', '/v1/me/organisation', { token: org.member.token })).body).toEqual({ require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [], support_contact: null, require_liveness: false });
     const byMember = await stack.api('PATCH', '/v1/me/organisation', { token: org.member.token, json: { require_consent: true } });
     expect(byMember.status).toBe(403);
     const set = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { require_consent: true } });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ require_consent: true, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [] });
+    expect(set.body).toEqual({ require_consent: true, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [], support_contact: null, require_liveness: false });
 
     // The reasons list is fetched once per cache period: fetched now, it is not counted as a lookup below.
     expect((await stack.api('GET', '/v1/nimc-reasons', { token: org.member.token })).status).toBe(200);
@@ -104,7 +104,7 @@ describe('consent', () => {
     expect(await wallet(org.orgId)).toEqual({ units: 4, reserved: 0 });
 
     const off = await stack.api('PATCH', '/v1/me/organisation', { token: org.admin.token, json: { require_consent: false } });
-    expect(off.body).toEqual({ require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [] });
+    expect(off.body).toEqual({ require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [], support_contact: null, require_liveness: false });
     expect((await stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '23456789012', reason: 'corporate' } })).status).toBe(200);
   });
 

@@ -117,10 +117,10 @@ describe('low-balance alerts', () => {
         return { code: (err as { code: number }).code, json: null };
       }
     };
-    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', '50')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: 50, address: null, tin: null, face_match_threshold: 75, alert_emails: [] } });
+    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', '50')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: 50, address: null, tin: null, face_match_threshold: 75, alert_emails: [], support_contact: null, require_liveness: false } });
     const events = await stack.db.any(q`SELECT actor, target, details FROM audit_events WHERE org_id = ${org.orgId} AND action = 'organisation.settings_changed'`);
     expect(events).toEqual([{ actor: 'operator', target: `org:${org.orgId}`, details: { changed: ['low_balance_units'], low_balance_units: 50 } }]);
-    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', 'off')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [] } });
+    expect(await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', 'off')).toEqual({ code: 0, json: { require_consent: false, require_mfa: false, low_balance_units: null, address: null, tin: null, face_match_threshold: 75, alert_emails: [], support_contact: null, require_liveness: false } });
     expect((await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', '0')).code).toBe(1);
     expect((await cli('org:settings', '--org', String(org.orgId), '--low-balance-units', 'lots')).code).toBe(2);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { faceBody, livenessRequiredOf } from '../../src/modules/verification/face-kept.ts';
 import { VERDICT, VERDICT_REASONS, outcomeOf, verdictOf, verdictOfLink, verdictOfVerification } from '../../src/modules/verification/verdict.ts';
 
 const compared = (match: boolean, liveness = 'not_checked') => ({ status: 'compared' as const, match, confidence: match ? 90 : 20, liveness });
@@ -55,5 +56,26 @@ describe('the one verdict', () => {
 
   it('When the rule is read, then its checks are exactly the documented reasons, in their order', () => {
     expect(VERDICT.map((c) => c.name)).toEqual([...VERDICT_REASONS]);
+  });
+
+  it("When the organisation required liveness at the comparison (kept with it), then every stored verdict needs liveness passed, whatever the setting says later; a link asking for liveness too", () => {
+    const row = { status: 'found' as const, failure_code: null, mode: 'face' };
+    const face = { ...compared(true), threshold: 75, model: 'm' };
+    expect(livenessRequiredOf({ require_liveness: true })).toEqual({ liveness_required: true });
+    expect(livenessRequiredOf({ require_liveness: false })).toEqual({});
+    // The requery, history, slip, subject export and verification.completed read the kept value.
+    expect(verdictOfVerification(row, { face, liveness_required: true })).toEqual({ verdict: 'not_verified', verdict_reasons: ['liveness_not_checked'] });
+    expect(verdictOfVerification(row, { face: { ...face, liveness: 'passed' }, liveness_required: true })).toEqual({ verdict: 'verified', verdict_reasons: [] });
+    expect(verdictOfVerification(row, { face })).toEqual({ verdict: 'verified', verdict_reasons: [] });
+    expect(verdictOfVerification(row, { face: { ...face, liveness: 'failed' } })).toEqual({ verdict: 'not_verified', verdict_reasons: ['liveness_failed'] });
+    // The sync answer's body.
+    const body = faceBody('REF', { face: face as never, liveness_required: true });
+    expect([body.verdict, body.verdict_reasons]).toEqual(['not_verified', ['liveness_not_checked']]);
+    expect(body).not.toHaveProperty('liveness_required');
+    // A link: its own liveness field (or the organisation's setting) as the third input.
+    expect(verdictOfLink({ status: 'found', code: null }, compared(true), true)).toEqual({ verdict: 'not_verified', verdict_reasons: ['liveness_not_checked'] });
+    expect(verdictOfLink({ status: 'found', code: null }, compared(true, 'passed'), true)).toEqual({ verdict: 'verified', verdict_reasons: [] });
+    expect(verdictOfLink({ status: 'found', code: null }, compared(true))).toEqual({ verdict: 'verified', verdict_reasons: [] });
+    expect(verdictOfLink({ status: 'found', code: null }, undefined, true)).toEqual({ verdict: 'verified', verdict_reasons: [] });
   });
 });

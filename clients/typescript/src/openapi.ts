@@ -508,6 +508,7 @@ export interface paths {
          *     - `alert_emails` (a list of at most 10 e-mail addresses, kept lower-cased and once each) chooses who gets the low-balance alerts; `[]` (the default) leaves them to the administrators. The addresses are not written to the audit trail (`organisation.settings_changed` names the setting only).
          *     - `address` (one line, up to 300 characters) and `tin` (the tax identification number: 8 to 20 digits, hyphens allowed between them, e.g. `12345678-0001`) are printed as the buyer on the organisation's VAT invoices (Top-up, "Invoices"); `null` removes either. An invoice keeps the values it was issued with.
          *     - `support_contact` (one sentence of at most 200 characters naming an e-mail address, a phone number of 7 to 15 digits, or a web address starting `https://` or `www.`; spaces and line breaks are folded to single spaces) is shown to the person on every verification link page that cannot go on: expired, used up, withdrawn, the organisation cannot take verifications, a failure. Anything else: 400 naming the rule; `null` removes it. Not written to the audit trail (it may name a person's phone).
+         *     - `require_liveness: true` (default false) requires a liveness check with every face match: a face match with a plain `selfie` (`POST /verify-nin/face`, or a verification link page submitting a selfie) is refused 422 `liveness_required` before anything is looked up, held or charged, and the verdict then needs `face.liveness: passed` (see `POST /liveness/sessions`).
          */
         patch: operations["updateOrganisationSettings"];
         trace?: never;
@@ -756,6 +757,7 @@ export interface paths {
          *     | `selfie_no_face` | no face found |
          *     | `selfie_many_faces` | more than one face (a second face counts when it is at least 40 % of the largest one's size) |
          *     | `selfie_face_too_small` | the face's shorter side is under 64 pixels once the selfie is fitted in 1024 x 1024 |
+         *     | `liveness_required` | the organisation requires liveness (`require_liveness`, `PATCH /me/organisation`): a plain `selfie` is refused before it is read by a face worker |
          *
          *     Then the person is looked up as `/verify-nin` or `/verify-nin/vnin` would (not found: 404, failed:
          *     502/503, nothing charged), and the selfie is compared with the record's photo:
@@ -2673,6 +2675,8 @@ export interface components {
             alert_emails: string[];
             /** @description Shown to a person on every verification link page that cannot go on; null: none */
             support_contact: string | null;
+            /** @description A face match must come with a liveness check: one with a plain `selfie` is refused (422 `liveness_required`) */
+            require_liveness: boolean;
         };
         OrganisationSettingsPatch: {
             /** @description Live verifications without a `consent` object are refused (400); fixtures are exempt */
@@ -2694,6 +2698,8 @@ export interface components {
              * @example Call 0803 123 4567 (9am to 5pm) or write to help@example.com
              */
             support_contact?: string | null;
+            /** @description Face matches must come with a liveness check (`liveness` in place of `selfie`): a face match with a plain `selfie` (API or verification link) is refused, 422 `liveness_required`, before anything is looked up or charged; and the verdict asks for liveness `passed`. Default false */
+            require_liveness?: boolean;
         };
         /** @description Any processor event; `charge.success` carries data.reference */
         PaystackEvent: {
@@ -5714,7 +5720,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged */
+            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); `liveness_required` (the organisation requires liveness and a `selfie` was sent); nothing looked up or charged */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5723,7 +5729,7 @@ export interface operations {
                     "application/json": {
                         detail: string;
                         /** @enum {string} */
-                        code?: "selfie_unreadable" | "selfie_no_face" | "selfie_many_faces" | "selfie_face_too_small";
+                        code?: "selfie_unreadable" | "selfie_no_face" | "selfie_many_faces" | "selfie_face_too_small" | "liveness_required";
                     };
                 };
             };

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { call, get, query, type Schemas } from '../api.ts';
 import { AdminOnly } from '../layout.tsx';
+import { livenessText } from '../liveness.ts';
 import { ErrorText, Field, Page, Pager, Select, ShownOnce, useAction, useLoad, when } from '../ui.tsx';
 
 type Link = Schemas['VerificationLink'];
@@ -11,7 +12,9 @@ const STATUS = { active: 'Active', expired: 'Expired', used_up: 'Used up', revok
 function faceText(f: Submission['face']): string {
   if (!f) return '';
   if (f.status === 'no_reference_photo') return 'No reference photo';
-  return `${f.match ? 'Match' : 'No match'} (${f.confidence ?? '?'} / threshold ${f.threshold})`;
+  const compared = `${f.match ? 'Match' : 'No match'} (${f.confidence ?? '?'} / threshold ${f.threshold})`;
+  // Liveness only when it was checked: a selfie's "not checked" is the link's choice, said once on the link.
+  return f.liveness === 'not_checked' ? compared : `${compared}; liveness ${livenessText(f.liveness)}`;
 }
 
 /** The link's URL, shown once: only a hash of its token is kept, so it cannot be shown again. */

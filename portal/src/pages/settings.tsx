@@ -18,6 +18,7 @@ export function Settings() {
   const [address, setAddress] = useState('');
   const [tin, setTin] = useState('');
   const [contact, setContact] = useState('');
+  const [liveness, setLiveness] = useState(false);
   const [saved, setSaved] = useState(false);
   const action = useAction();
   useEffect(() => {
@@ -30,6 +31,7 @@ export function Settings() {
     setAddress(loaded.data.address ?? '');
     setTin(loaded.data.tin ?? '');
     setContact(loaded.data.support_contact ?? '');
+    setLiveness(loaded.data.require_liveness ?? false);
   }, [loaded.data]);
   const has = (key: keyof Settings) => loaded.data !== null && key in loaded.data;
   const save = (e: Event) => {
@@ -44,6 +46,7 @@ export function Settings() {
       if (has('address')) patch.address = address.trim() === '' ? null : address;
       if (has('tin')) patch.tin = tin.trim() === '' ? null : tin;
       if (has('support_contact')) patch.support_contact = contact.trim() === '' ? null : contact;
+      if (has('require_liveness')) patch.require_liveness = liveness;
       await call('PATCH', '/me/organisation', { json: patch });
       setSaved(true);
       loaded.reload();
@@ -63,6 +66,17 @@ export function Settings() {
               <div class="check">
                 <input id="f-require-mfa" type="checkbox" checked={mfa} onChange={(e) => setMfa((e.target as HTMLInputElement).checked)} />
                 <label for="f-require-mfa">Require two-factor sign-in for administrators</label>
+              </div>
+            ) : null}
+            {has('require_liveness') ? (
+              <div class="field">
+                <div class="check">
+                  <input id="f-require-liveness" type="checkbox" checked={liveness} aria-describedby="f-require-liveness-hint" onChange={(e) => setLiveness((e.target as HTMLInputElement).checked)} />
+                  <label for="f-require-liveness">Require a liveness check with every face match</label>
+                </div>
+                <small id="f-require-liveness-hint" class="hint">
+                  The person turns their head on request in front of their camera; a face match with a plain selfie is refused (liveness_required), on verification links too
+                </small>
               </div>
             ) : null}
             {has('low_balance_units') ? (

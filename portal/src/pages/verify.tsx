@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { API, call, get, type Schemas } from '../api.ts';
+import { livenessText } from '../liveness.ts';
 import { ErrorText, Field, Form, Page, Select, useAction, useLoad } from '../ui.tsx';
 
 type Kind = 'nin' | 'vnin' | 'phone' | 'demography' | 'face';
@@ -86,6 +87,11 @@ export function Verify() {
             {/* capture="user": a phone opens its front camera; a computer offers a file. */}
             <input id="f-selfie" name="selfie" type="file" accept="image/jpeg,image/png,image/webp" capture="user" required onChange={(e) => setSelfie((e.target as HTMLInputElement).files?.[0] ?? null)} />
             <small>JPEG, PNG or WebP, at most 2 MiB; one face, close enough. Liveness is not checked: a photo of a photo would pass.</small>
+            {settings.data?.require_liveness ? (
+              <small role="note">
+                <strong>Your organisation requires a liveness check with every face match</strong>, so a selfie alone is refused (liveness_required): make a verification link, whose page asks the person to turn their head.
+              </small>
+            ) : null}
           </div>
         ) : null}
         {kind === 'vnin' ? <Field label="Virtual NIN" name="vnin" value={value} onInput={setValue} required hint="16 letters and digits, made by the person for us" /> : null}
@@ -138,7 +144,7 @@ function FaceCard({ face }: { face: Face }) {
         ) : null}
         <div>
           <dt>Liveness</dt>
-          <dd>not checked</dd>
+          <dd data-liveness={face.liveness}>{livenessText(face.liveness)}</dd>
         </div>
         <div>
           <dt>Model</dt>

@@ -26,6 +26,8 @@ export type LinkVerification = {
   ref: string;
   /** Aborts when the person's page went away: its face jobs are dropped rather than run for nobody. */
   signal?: AbortSignal;
+  /** The link asks for liveness (its `liveness` field): its verdict then needs `face.liveness: passed`. */
+  livenessRequired?: boolean;
 };
 
 /** How a link's submission ended, as `verification.completed` says it. */
@@ -100,7 +102,7 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
             ...(v.signal ? { signal: v.signal } : {}),
           });
     const face = (answer.body as { face?: FaceAnswer | null }).face ?? null;
-    return { referenceId: ref, status: 'found', code: null, face, error: null, verdict: verdictOfLink({ status: 'found', code: null }, v.selfie === null ? undefined : face) };
+    return { referenceId: ref, status: 'found', code: null, face, error: null, verdict: verdictOfLink({ status: 'found', code: null }, v.selfie === null ? undefined : face, v.livenessRequired === true) };
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const row = (await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [ref], { records: false })).get(ref);

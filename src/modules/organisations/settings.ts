@@ -17,6 +17,7 @@ export const organisationSettingsRow = z.object({
   face_match_threshold: z.number().int().meta({ description: 'A face match is `confidence >= face_match_threshold` (0-100 scale; default 75)' }),
   alert_emails: z.array(z.string()).meta({ description: "Who gets the organisation's low-balance alerts; empty: its administrators (else its billing address)" }),
   support_contact: z.string().nullable().meta({ description: 'Shown to a person on every verification link page that cannot go on; null: none' }),
+  require_liveness: z.boolean().meta({ description: 'A face match must come with a liveness check: one with a plain `selfie` is refused (422 `liveness_required`)' }),
 });
 export type OrganisationSettings = z.infer<typeof organisationSettingsRow>;
 
@@ -97,6 +98,13 @@ export const settingsPatch = z
         description: `Where a person turns when a verification link page cannot go on (expired, used up, withdrawn, the organisation cannot take verifications, a failure): one sentence of at most ${SUPPORT_CONTACT_MAX} characters with an e-mail address, a phone number (7 to 15 digits) or a web address, shown as written; null removes it`,
         example: 'Call 0803 123 4567 (9am to 5pm) or write to help@example.com',
       }),
+    require_liveness: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          'Face matches must come with a liveness check (`liveness` in place of `selfie`): a face match with a plain `selfie` (API or verification link) is refused, 422 `liveness_required`, before anything is looked up or charged; and the verdict asks for liveness `passed`. Default false',
+      }),
   })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'Send at least one setting to change')
@@ -105,7 +113,7 @@ export type SettingsPatch = z.infer<typeof settingsPatch>;
 
 export const ORGANISATION_NOT_FOUND = 'Organisation not found';
 
-const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold, alert_emails, support_contact`;
+const COLUMNS = sql.fragment`require_consent, require_mfa, low_balance_units, address, tin, face_match_threshold, alert_emails, support_contact, require_liveness`;
 
 /** Read on each live verification: one primary-key row, no join. */
 export async function organisationSettings(db: CommonQueryMethods, orgId: number): Promise<OrganisationSettings> {
@@ -125,6 +133,7 @@ export async function updateOrganisationSettings(db: CommonQueryMethods, orgId: 
   if (patch.address !== undefined) sets.push(sql.fragment`address = ${patch.address}`);
   if (patch.tin !== undefined) sets.push(sql.fragment`tin = ${patch.tin}`);
   if (patch.support_contact !== undefined) sets.push(sql.fragment`support_contact = ${patch.support_contact}`);
+  if (patch.require_liveness !== undefined) sets.push(sql.fragment`require_liveness = ${patch.require_liveness}`);
   if (patch.alert_emails !== undefined) sets.push(sql.fragment`alert_emails = ${sql.array(patch.alert_emails, 'text')}`);
   const row = await db.maybeOne(sql.type(organisationSettingsRow)`
     UPDATE organisations SET ${sql.join(sets, sql.fragment`, `)}

@@ -98,6 +98,9 @@ const SETTINGS = md(
     'address starting `https://` or `www.`; spaces and line breaks are folded to single spaces) is shown to the person on every ' +
     'verification link page that cannot go on: expired, used up, withdrawn, the organisation cannot take verifications, a failure. ' +
     'Anything else: 400 naming the rule; `null` removes it. Not written to the audit trail (it may name a person\'s phone).',
+  '- `require_liveness: true` (default false) requires a liveness check with every face match: a face match with a plain `selfie` ' +
+    '(`POST /verify-nin/face`, or a verification link page submitting a selfie) is refused 422 `liveness_required` before anything is ' +
+    'looked up, held or charged, and the verdict then needs `face.liveness: passed` (see `POST /liveness/sessions`).',
 );
 
 export function register(registry: OpenAPIRegistry): void {

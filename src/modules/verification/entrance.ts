@@ -8,6 +8,7 @@ import type { Answer } from './answer.ts';
 import { CONSENT_REQUIRED, type Consent } from './consent.ts';
 import { decodeSelfie, matchFace } from './face-run.ts';
 import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
+import { refuseSelfieWhenLivenessRequired } from './liveness-required.ts';
 import * as idem from './idempotency.ts';
 import type { VerifyDeps, Who } from './run.ts';
 import { startLookup, type LookupAgain, type LookupStarted, type NewLookup, type StartDeps, type Started, type StartedAgain } from './start.ts';
@@ -146,6 +147,8 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
     deps.metrics.verifications.inc({ mode: query.mode, outcome: 'subscription_inactive' });
     throw new AppError('forbidden', SUBSCRIPTION_REQUIRED);
   }
+  // An organisation that requires liveness takes no face match with a plain selfie (fixtures included).
+  if (query.mode === 'face') await refuseSelfieWhenLivenessRequired(deps, who.orgId, req.face);
   // Before anything is held or asked: an organisation that requires consent gets no live lookup without it.
   if (!fixture && consent === null && (await organisationSettings(deps.db, who.orgId)).require_consent) {
     deps.metrics.verifications.inc({ mode: query.mode, outcome: 'consent_missing' });

@@ -15,12 +15,21 @@ export type FaceAnswer = {
 /**
  * A face verification's kept value: the record (absent with match_only) and the comparison (null
  * until the comparison step has stored it). The selfie and the descriptors are never part of it.
+ * `liveness_required`: the organisation required liveness (`require_liveness`) when the comparison
+ * was made, read with its threshold; so the verdict keeps the rule it was made under, whatever the
+ * setting says later. Absent: not required.
  */
-export type FaceKept = { record?: PersonRecord; face: FaceAnswer | null };
+export type FaceKept = { record?: PersonRecord; face: FaceAnswer | null; liveness_required?: true };
+
+/** The kept value's `liveness_required`, as the organisation's settings say it at the comparison. */
+export function livenessRequiredOf(settings: { require_liveness: boolean }): Pick<FaceKept, 'liveness_required'> {
+  return settings.require_liveness ? { liveness_required: true } : {};
+}
 
 /** The body of a face verification's 200 answer (it was found: its verdict reads the comparison). */
 export function faceBody(ref: string, kept: FaceKept): { data: object; face: FaceAnswer | null } & VerdictFields {
-  return { data: kept.record ? { ...kept.record, reference_id: ref } : { reference_id: ref }, face: kept.face, ...verdictOf({ outcome: 'found', face: kept.face }) };
+  const verdict = verdictOf({ outcome: 'found', face: kept.face, livenessRequired: kept.liveness_required === true });
+  return { data: kept.record ? { ...kept.record, reference_id: ref } : { reference_id: ref }, face: kept.face, ...verdict };
 }
 
 /** The answer to a comparison under the organisation's threshold (0-100). */

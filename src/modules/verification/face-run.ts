@@ -4,7 +4,7 @@ import { checkSelfie, compareWithPhoto, faceClientDeps, isAcceptedImage, sealedI
 import { organisationSettings } from '../organisations/index.ts';
 import { balanceOf } from '../wallet/index.ts';
 import { answerOf, type Answer } from './answer.ts';
-import { faceAnswerOf, faceBody, type FaceAnswer, type FaceKept } from './face-kept.ts';
+import { faceAnswerOf, faceBody, livenessRequiredOf, type FaceAnswer, type FaceKept } from './face-kept.ts';
 import { acceptedAnswer, runAsyncLive, runFixtureAsync } from './async-run.ts';
 import { recordFixture, runFixture } from './fixture-run.ts';
 import type { FixtureOutcome } from './fixtures.ts';
@@ -63,10 +63,11 @@ export async function matchFace(
   const requestId = m.run.requestId;
   await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
 
-  const threshold = (await organisationSettings(deps.db, orgId)).face_match_threshold;
+  const settings = await organisationSettings(deps.db, orgId);
+  const threshold = settings.face_match_threshold;
   // A fixture's comparison is made here (nothing is charged for it, so nothing to give back).
   const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, requestId, m.signal), threshold);
-  const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => (matchOnly ? { face } : { record, face });
+  const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => ({ ...(matchOnly ? {} : { record }), face, ...livenessRequiredOf(settings) });
   const done = async (face: FaceAnswer) => {
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
     await recordAudit(deps.db, { ...auditContext(who), action: 'verification.face_matched', target: ref });

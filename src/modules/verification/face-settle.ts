@@ -6,7 +6,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { compareWithPhoto, faceClientDeps, openedImage } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
-import { faceAnswerOf, type FaceKept } from './face-kept.ts';
+import { faceAnswerOf, livenessRequiredOf, type FaceKept } from './face-kept.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import type { Decision } from './settle.ts';
@@ -53,8 +53,9 @@ export async function compareBeforeSettling(
     log.warn({ referenceId, code }, 'face match not compared; unit released');
     return { failed: { kind: 'failed', code, detail: err.detail } };
   }
-  const answer = faceAnswerOf(comparison, (await organisationSettings(deps.db, face.orgId)).face_match_threshold);
-  const kept: FaceKept = { ...(matchOnly ? {} : { record }), face: answer };
+  const settings = await organisationSettings(deps.db, face.orgId);
+  const answer = faceAnswerOf(comparison, settings.face_match_threshold);
+  const kept: FaceKept = { ...(matchOnly ? {} : { record }), face: answer, ...livenessRequiredOf(settings) };
   const extra = answer.status === 'compared' ? deps.config.FACE_MATCH_UNITS - 1 : 0;
   return {
     kept,

@@ -59,18 +59,22 @@ function requireNin(nin: string): string {
   return nin;
 }
 
-/** What a verification still keeps: a face match keeps its record (not with match_only) beside its comparison. */
-function kept(config: Config, r: repo.SubjectRow): { record: PersonRecord | MatchOutcome | null; face: FaceAnswer | null } {
-  if (!r.record_enc || !r.key_id) return { record: null, face: null };
+/**
+ * What a verification still keeps: a face match keeps its record (not with match_only) beside its
+ * comparison, and whether liveness was required when it was compared (read for the verdict only).
+ */
+function kept(config: Config, r: repo.SubjectRow): { record: PersonRecord | MatchOutcome | null; face: FaceAnswer | null; livenessRequired: boolean } {
+  if (!r.record_enc || !r.key_id) return { record: null, face: null, livenessRequired: false };
   const opened = openJson<PersonRecord | MatchOutcome | FaceKept>(keyRing(config.encryptionKeys, r.key_id), { keyId: r.key_id, data: r.record_enc }, r.reference_id);
-  if (r.mode !== 'face') return { record: opened as PersonRecord | MatchOutcome, face: null };
+  if (r.mode !== 'face') return { record: opened as PersonRecord | MatchOutcome, face: null, livenessRequired: false };
   const f = opened as FaceKept;
-  return { record: f.record ?? null, face: f.face };
+  return { record: f.record ?? null, face: f.face, livenessRequired: f.liveness_required === true };
 }
 
 /** What a verification keeps, with its verdict read from it (verdict.ts): a face match's from its comparison. */
-function withVerdict(r: repo.SubjectRow, k: ReturnType<typeof kept>) {
-  const verdict = verdictOfVerification({ status: r.status as VerificationStatus, failure_code: r.failure_code, mode: r.mode }, r.mode === 'face' ? (k.face || k.record ? { face: k.face } : null) : k.record);
+function withVerdict(r: repo.SubjectRow, { livenessRequired, ...k }: ReturnType<typeof kept>) {
+  const faceKept = k.face || k.record ? { face: k.face, ...(livenessRequired ? { liveness_required: true } : {}) } : null;
+  const verdict = verdictOfVerification({ status: r.status as VerificationStatus, failure_code: r.failure_code, mode: r.mode }, r.mode === 'face' ? faceKept : k.record);
   return { ...k, ...verdict };
 }
 

@@ -113,18 +113,27 @@ export function outcomeOf(status: VerificationStatus | 'refused', code: string |
 export function verdictOfVerification(row: { status: VerificationStatus; failure_code: string | null; mode: string }, kept: unknown): VerdictFields {
   const outcome = outcomeOf(row.status, row.failure_code);
   if (row.mode === 'match') return verdictOf({ outcome, details: kept ? { all_match: (kept as MatchOutcome).all_match === true } : null });
-  if (row.mode === 'face') return verdictOf({ outcome, face: kept ? ((kept as { face?: FaceLike | null }).face ?? null) : null });
+  if (row.mode === 'face') {
+    // The organisation's require_liveness as it stood at the comparison (face-kept.ts FaceKept).
+    const k = kept as { face?: FaceLike | null; liveness_required?: boolean } | null;
+    return verdictOf({ outcome, face: k?.face ?? null, livenessRequired: k?.liveness_required === true });
+  }
   return verdictOf({ outcome });
 }
 
 /**
  * A verification link submission's verdict: how it ended (the link's `status` and `code`) and, when
  * the link asked for a face, its comparison (null when none was made; undefined when no face was asked).
+ * `livenessRequired`: the link asked for liveness (its `liveness` field) or its organisation required it.
  */
-export function verdictOfLink(end: { status: VerificationStatus | 'refused' | 'abandoned'; code: string | null }, face: FaceLike | null | undefined): VerdictFields {
+export function verdictOfLink(
+  end: { status: VerificationStatus | 'refused' | 'abandoned'; code: string | null },
+  face: FaceLike | null | undefined,
+  livenessRequired = false,
+): VerdictFields {
   // Abandoned: the submission stopped before any verification was recorded; it never will be.
   const outcome = end.status === 'abandoned' ? 'failed' : outcomeOf(end.status, end.code);
-  return verdictOf(face === undefined ? { outcome } : { outcome, face });
+  return verdictOf(face === undefined ? { outcome } : { outcome, face, livenessRequired });
 }
 
 /** The face result without its threshold and model, as link events carry it (never personal data). */

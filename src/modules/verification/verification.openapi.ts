@@ -202,6 +202,7 @@ const FACE = md(
   '| `selfie_no_face` | no face found |',
   "| `selfie_many_faces` | more than one face (a second face counts when it is at least 40 % of the largest one's size) |",
   "| `selfie_face_too_small` | the face's shorter side is under 64 pixels once the selfie is fitted in 1024 x 1024 |",
+  '| `liveness_required` | the organisation requires liveness (`require_liveness`, `PATCH /me/organisation`): a plain `selfie` is refused before it is read by a face worker |',
   '',
   'Then the person is looked up as `/verify-nin` or `/verify-nin/vnin` would (not found: 404, failed:',
   "502/503, nothing charged), and the selfie is compared with the record's photo:",
@@ -461,8 +462,8 @@ export function register(registry: OpenAPIRegistry): void {
       413: errorResponse('The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged'),
       422: errorResponse(
         'A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, ' +
-          '`selfie_face_too_small` (the face\'s shorter side under 64 px once the selfie is fitted in 1024 px); nothing looked up or charged',
-        z.object({ detail: z.string(), code: z.enum(['selfie_unreadable', 'selfie_no_face', 'selfie_many_faces', 'selfie_face_too_small']).optional() }),
+          '`selfie_face_too_small` (the face\'s shorter side under 64 px once the selfie is fitted in 1024 px); `liveness_required` (the organisation requires liveness and a `selfie` was sent); nothing looked up or charged',
+        z.object({ detail: z.string(), code: z.enum(['selfie_unreadable', 'selfie_no_face', 'selfie_many_faces', 'selfie_face_too_small', 'liveness_required']).optional() }),
       ),
     },
   });

@@ -213,6 +213,9 @@ function forThePerson(err: AppError, words: (text: string, vars?: Record<string,
   // The face worker did not answer in time or failed (before the lookup, or after it): NIMC was
   // reached, or not needed yet; what failed is the comparison.
   if (code !== null && FACE_FAULTS.has(code)) return refusal(err.code, words(e.face_unavailable), code, 'send', err.headers);
+  // The organisation requires liveness but this link takes a plain selfie: nothing the person can
+  // change; the organisation must offer a link with liveness.
+  if (code === 'liveness_required') return refusal('validation', words(e.liveness_required), code, 'result');
   switch (err.code) {
     case 'not_found':
       return refusal('not_found', words(e.not_found), 'not_found', 'vnin');
