@@ -196,6 +196,7 @@
     canvas.getContext('2d').drawImage(video, 0, 0, canvas.width, canvas.height);
     return { step: step, image: canvas.toDataURL('image/jpeg', 0.9), captured_at_ms: stamp() };
   }
+  /** POSTs JSON to this page's path + `path`; resolves `{ok, answer}` (an unreadable answer is `{}`). */
   function post(path, body) {
     return fetch(location.pathname.replace(/\/$/, '') + path, {
       method: 'POST',
@@ -337,14 +338,7 @@
     var body = { csrf: form.elements.csrf.value, consent: true, vnin: state.vnin };
     if (data.requireFace && live) body.liveness = state.liveness;
     else if (data.requireFace) body.selfie = state.selfie;
-    fetch(location.pathname.replace(/\/$/, '') + '/submit', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      credentials: 'omit',
-      body: JSON.stringify(body),
-    }).then(function (res) {
-      return res.json().then(function (answer) { return { ok: res.ok, answer: answer }; }, function () { return { ok: false, answer: {} }; });
-    }).then(function (r) {
+    post('/submit', body).then(function (r) {
       button.disabled = false;
       form.removeAttribute('aria-busy');
       var step = r.answer.step || (r.ok ? 'result' : 'send');
