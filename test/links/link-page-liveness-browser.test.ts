@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { HOPPER_NIN, linkReceiver, makeLink, sandboxVnin } from '../setup/links.ts';
@@ -33,10 +35,10 @@ type Sent = { csrf: string; vnin: string; liveness: { session_id: string; frames
 
 /**
  * The fake camera, as an init script (before the page's own): a canvas drawn every 40 ms with the
- * frame of the prompt shown (`front` before any), its stream as the camera; and what the prompt
+ * frame of the prompt shown (`front` before any; with `still`, always `front`: a person who does not move), its stream as the camera; and what the prompt
  * showed, in order, kept in `__prompts` (its step, words and aria-live) for the test to read.
  */
-function fakeCamera(): string {
+function fakeCamera(o: { still?: boolean } = {}): string {
   const images = Object.fromEntries(STEPS.map((s) => [s, `data:image/jpeg;base64,${readFileSync(`${FRAMES}/${s}.jpg`).toString('base64')}`]));
   return `(() => {
   const images = ${JSON.stringify(images)};
@@ -52,7 +54,7 @@ function fakeCamera(): string {
     const step = el && el.getAttribute('data-liveness-step');
     const last = window.__prompts[window.__prompts.length - 1];
     if (step && (!last || last.step !== step)) window.__prompts.push({ step, words: el.textContent, live: el.getAttribute('aria-live') });
-    const img = loaded[step || 'front'];
+    const img = loaded[${o.still ? "'front'" : "step || 'front'"}];
     if (img.complete) ctx.drawImage(img, 0, 0, 400, 458);
     n++;
     ctx.fillStyle = 'rgb(' + (n % 256) + ',' + ((n * 7) % 256) + ',' + ((n * 13) % 256) + ')';
@@ -181,7 +183,7 @@ describe.skipIf(!hasChromium)('the liveness check on the verification link page 
   it.skipIf(!JUDGED)('When the person follows the prompts with their own live face, then the check passes and the face matches: verified, the submission and its webhook say liveness passed', { timeout: 120_000 }, async () => {
     const org = await stack.createOrg({ units: 10 });
     const hooks = await linkReceiver(stack, org);
-    const link = await makeLink(stack, org.admin.token, { client_ref: 'liveness-path' });
+    const link = await makeLink(stack, org.admin.token, { client_ref: 'liveness-path', liveness: true });
     expect(link).toMatchObject({ require_face: true, liveness: true });
     const page = await phone();
     await page.addInitScript(fakeCamera());
@@ -191,10 +193,31 @@ describe.skipIf(!hasChromium)('the liveness check on the verification link page 
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.getByRole('heading', { name: 'You are verified' }).waitFor({ timeout: 60_000 });
     await state(page, '23-liveness-verified');
+    expect(await page.locator('#result-text').textContent()).toMatch(/^NIMC confirmed your identity and your selfie matched the photo NIMC holds\. /);
     const [s] = await submissions(org, link.id);
     expect(s).toMatchObject({ status: 'found', face: { status: 'compared', match: true, liveness: 'passed' }, verdict: 'verified' });
     const { event } = await hooks.eventFor(s.reference_id);
     expect(event.data).toMatchObject({ link_id: link.id, client_ref: 'liveness-path', status: 'found', face: { match: true, liveness: 'passed' }, verdict: 'verified' });
+    await page.context().close();
+  });
+
+  it.skipIf(!JUDGED)('When the person does not turn their head, then the server fails the check (422 liveness_failed): the page offers it again with two tries left, and nothing is charged or taken from the link', { timeout: 120_000 }, async () => {
+    const org = await stack.createOrg({ units: 10 });
+    const link = await makeLink(stack, org.admin.token, { liveness: true });
+    const page = await phone();
+    await page.addInitScript(fakeCamera({ still: true }));
+    await page.goto(link.url);
+    await toCheck(page, await sandboxVnin(stack, HOPPER_NIN));
+    await runCheck(page);
+    const answer = page.waitForResponse((r) => r.url().endsWith('/submit'));
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    expect((await answer).status()).toBe(422);
+    await page.getByRole('heading', { name: 'Show it is you, live' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: /^The check did not pass\. .+ You can try 2 more times\.$/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Start the check' }).isVisible()).toBe(true);
+    // Nothing charged: no ledger row but the opening top-up.
+    expect(await stack.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*)::int AS n FROM wallet_transactions WHERE org_id = ${org.orgId} AND kind <> 'adjustment'`)).toBe(0);
+    expect((await stack.api('GET', `/v1/verification-links/${link.id}`, { token: org.admin.token })).body).toMatchObject({ uses: 0 });
     await page.context().close();
   });
 
