@@ -50,6 +50,7 @@ const STATE_CHANGING: Record<string, AuditAction | AuditAction[] | Exempt> = {
   'POST /verification-links': 'verification_link.created',
   'POST /verification-links/:id/revoke': 'verification_link.revoked',
   // The person's submission on a link's page runs a vNIN lookup (its own row) or a face match (its event).
+  'POST /v/:token/liveness-session': exempt("a liveness session for a link's page: free, it keeps only its row (the poses' order, its state); the submission that sends its frames is the verification"),
   'POST /v/:token/submit': exempt("a verification asked by the person on a link's page: its verification row (and a face match's verification.face_matched event) and the link's submission row keep it"),
   // The person e-mails their own receipt to an address they typed: nothing of an account or an organisation changes.
   'POST /r/:token/email': exempt('the person sends their consent receipt to an address they typed: the outbox row is the sending, sealed and erased once sent, and the address is kept nowhere'),

@@ -41,15 +41,16 @@ const AXE = readFileSync('node_modules/axe-core/axe.min.js', 'utf8');
 /**
  * axe-core inside the page (evaluated over the DevTools protocol, which the page's CSP does not
  * govern), then a screenshot at the given width (into `o.dir`, `<name>-<width>.png`; or `o.file`).
- * No serious or critical violation is allowed.
+ * No serious or critical violation is allowed (with `o.anyImpact`, no violation at all).
  */
-export async function checkPage(page: Page, name: string, width: number, o: { height?: number; dir?: string; file?: string } = {}): Promise<void> {
+export async function checkPage(page: Page, name: string, width: number, o: { height?: number; dir?: string; file?: string; anyImpact?: boolean } = {}): Promise<void> {
   await page.setViewportSize({ width, height: o.height ?? 900 });
   await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
+  const anyImpact = o.anyImpact === true;
+  const violations = await page.evaluate(async (anyImpact) => {
     const r = await (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
+    return r.violations.filter((v) => anyImpact || v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }, anyImpact);
   expect(violations, `${name} at ${width}px`).toEqual([]);
   // Evaluated in the page: written as text, since this file is compiled without the DOM library.
   const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');

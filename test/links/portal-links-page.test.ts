@@ -48,10 +48,13 @@ describe.skipIf(!hasChromium)('portal verification links page in headless Chromi
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(url);
 
     const listed = (await stack.api('GET', '/v1/verification-links', { token: org.admin.token })).body.data;
-    expect(listed).toMatchObject([{ purpose: 'Opening your savings account', require_face: false, max_uses: 2, uses: 0, client_ref: 'applicant-42', status: 'active' }]);
+    expect(listed).toMatchObject([{ purpose: 'Opening your savings account', require_face: false, liveness: false, max_uses: 2, uses: 0, client_ref: 'applicant-42', status: 'active' }]);
     const id = listed[0].id as string;
     const row = page.getByRole('row').filter({ hasText: id });
     await row.getByText('0 / 2').waitFor();
+    // Without a face, no liveness check either (its box is off and greyed while the face's is off).
+    await row.getByRole('cell', { name: 'none', exact: true }).waitFor();
+    expect(await page.getByLabel(/^With a liveness check/).isDisabled()).toBe(true);
 
     // The person submits a fixture vNIN on the page (as its script does); the portal lists the submission.
     const sent = await submitPage(stack, url, { csrf: (await openPage(stack, url)).csrf, vnin: FIXTURE_VNIN }, { from: ownAddress() });

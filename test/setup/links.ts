@@ -11,10 +11,15 @@ export const FACES = 'src/simulators/identity-authority/faces/';
 /** Grace Hopper's NIN at the identity simulator: a live record with her real portrait. */
 export const HOPPER_NIN = '70000000001';
 
-export type MadeLink = { id: string; url: string; status: string; uses: number; max_uses: number; expires_at: string; require_face: boolean; client_ref: string | null };
+export type MadeLink = { id: string; url: string; status: string; uses: number; max_uses: number; expires_at: string; require_face: boolean; liveness: boolean; client_ref: string | null };
 
+/**
+ * A link as most tests drive it: with a face, a selfie (`liveness: false`) unless the body names
+ * `liveness` (the API's default is a liveness check: test/links/link-liveness.test.ts).
+ */
 export async function makeLink(stack: Stack, token: string, body: Record<string, unknown> = {}): Promise<MadeLink> {
-  const r = await stack.api('POST', '/v1/verification-links', { token, json: { reason: 'corporate', purpose: 'Opening your savings account', ...body } });
+  const selfie = body.require_face === false || 'liveness' in body ? {} : { liveness: false };
+  const r = await stack.api('POST', '/v1/verification-links', { token, json: { reason: 'corporate', purpose: 'Opening your savings account', ...selfie, ...body } });
   expect(r.status, r.text).toBe(201);
   return r.body as MadeLink;
 }

@@ -1590,11 +1590,12 @@ export interface paths {
         put?: never;
         /**
          * Make a link for a person to verify themselves
-         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `{"reason", "purpose", "require_face": true, "expires_in_hours": 72, "max_uses": 1, "client_ref"}`:
+         * @description Organisation administrators, and API clients of an administrator role holding the `links` scope. `{"reason", "purpose", "require_face": true, "liveness": true, "expires_in_hours": 72, "max_uses": 1, "client_ref"}`:
          *
          *     - `reason` a key of `GET /nimc-reasons` (400 otherwise; its label is shown to the person);
          *     - `purpose` up to 200 characters, shown to the person;
          *     - `expires_in_hours` 1 to 720 (default 72); `max_uses` 1 to 1000 (default 1); `require_face` default true (false: the page runs `POST /verify-nin/vnin` without a selfie);
+         *     - `liveness` default as `require_face`: the page has the person turn their head on request before their camera (a liveness check, docs/liveness.md) in place of a selfie; `false` keeps the selfie; `true` with `require_face: false` is refused (400);
          *     - `client_ref` your own reference (up to 100 characters, never shown to the person).
          *
          *     The 201 answer carries `url` (`<PUBLIC_BASE_URL>/v/<token>`, the token 128 random bits): **it is shown once**, since only the token's hash is kept. Send it to the person (SMS, e-mail, WhatsApp). Lost it: revoke the link and make another.
@@ -2617,6 +2618,8 @@ export interface components {
              * @default true
              */
             require_face?: boolean;
+            /** @description With the face match, a liveness check: the page has the person turn their head on request before their camera, in place of a selfie (docs/liveness.md). Default: as `require_face`; `true` without `require_face` is refused (400); `false` keeps the selfie (camera or a chosen photo) */
+            liveness?: boolean;
             /**
              * @description 1 to 720; default 72
              * @default 72
@@ -3355,6 +3358,8 @@ export interface components {
             reason: string;
             purpose: string;
             require_face: boolean;
+            /** @description The face match comes with a liveness check (head poses before the camera) in place of a selfie */
+            liveness: boolean;
             expires_at: string;
             max_uses: number;
             /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
@@ -3374,6 +3379,8 @@ export interface components {
             reason: string;
             purpose: string;
             require_face: boolean;
+            /** @description The face match comes with a liveness check (head poses before the camera) in place of a selfie */
+            liveness: boolean;
             expires_at: string;
             max_uses: number;
             /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
@@ -3432,6 +3439,8 @@ export interface components {
                 reason: string;
                 purpose: string;
                 require_face: boolean;
+                /** @description The face match comes with a liveness check (head poses before the camera) in place of a selfie */
+                liveness: boolean;
                 expires_at: string;
                 max_uses: number;
                 /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */
@@ -3453,6 +3462,8 @@ export interface components {
             reason: string;
             purpose: string;
             require_face: boolean;
+            /** @description The face match comes with a liveness check (head poses before the camera) in place of a selfie */
+            liveness: boolean;
             expires_at: string;
             max_uses: number;
             /** @description Verifications made (those charging nothing, such as a refused vNIN, are not counted) */

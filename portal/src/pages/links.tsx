@@ -84,6 +84,7 @@ export function Links() {
   const [purpose, setPurpose] = useState('');
   const [reason, setReason] = useState('corporate');
   const [requireFace, setRequireFace] = useState(true);
+  const [liveness, setLiveness] = useState(true);
   const [hours, setHours] = useState('72');
   const [maxUses, setMaxUses] = useState('1');
   const [clientRef, setClientRef] = useState('');
@@ -97,7 +98,7 @@ export function Links() {
     e.preventDefault();
     void action.run(async () => {
       setResult(null);
-      const body: Record<string, unknown> = { reason, purpose, require_face: requireFace, expires_in_hours: Number(hours), max_uses: Number(maxUses) };
+      const body: Record<string, unknown> = { reason, purpose, require_face: requireFace, liveness: requireFace && liveness, expires_in_hours: Number(hours), max_uses: Number(maxUses) };
       if (clientRef.trim()) body.client_ref = clientRef.trim();
       const r = await call<Schemas['VerificationLinkWithUrl']>('POST', '/verification-links', { json: body });
       setUrl(r.data.url);
@@ -133,6 +134,10 @@ export function Links() {
             <input id="link-face" type="checkbox" checked={requireFace} onChange={(e) => setRequireFace((e.target as HTMLInputElement).checked)} />
             <label for="link-face">Ask for a selfie (face match)</label>
           </div>
+          <div class="check">
+            <input id="link-liveness" type="checkbox" checked={requireFace && liveness} disabled={!requireFace} onChange={(e) => setLiveness((e.target as HTMLInputElement).checked)} />
+            <label for="link-liveness">With a liveness check (the person turns their head before the camera, in place of the selfie)</label>
+          </div>
           <Field label="Valid for (hours)" name="expires_in_hours" type="number" min="1" step="1" value={hours} onInput={setHours} hint="1 to 720" />
           <Field label="Uses" name="max_uses" type="number" min="1" step="1" value={maxUses} onInput={setMaxUses} hint="How many verifications it may make, 1 to 1000" />
           <Field label="Your reference" name="client_ref" value={clientRef} onInput={setClientRef} hint="Optional, returned with the webhook; no personal data" />
@@ -150,6 +155,7 @@ export function Links() {
               <th scope="col">Link</th>
               <th scope="col">Purpose</th>
               <th scope="col">State</th>
+              <th scope="col">Face</th>
               <th scope="col">Uses</th>
               <th scope="col">Expires</th>
               <th scope="col">Actions</th>
@@ -169,6 +175,7 @@ export function Links() {
                 </td>
                 <td class="wrap">{l.purpose}</td>
                 <td>{STATUS[l.status]}</td>
+                <td>{l.require_face ? (l.liveness ? 'liveness check' : 'selfie') : 'none'}</td>
                 <td>
                   {l.uses} / {l.max_uses}
                 </td>

@@ -2,7 +2,7 @@ import type { CommonQueryMethods } from 'slonik';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { lookupWaitMs } from '../../jobs/budgets.ts';
-import { isVninRefusal, lookupOutcomes, startVerification, type Asker, type Consent, type FaceAnswer, type LinkMaker, type PersonsOwnConsent, type VerificationStatus, type VerifyDeps, verdictOfLink, type VerdictFields } from '../verification/index.ts';
+import { isVninRefusal, lookupOutcomes, startVerification, type Asker, type Consent, type FaceAnswer, type FacePart, type LinkMaker, type LivenessFrameInput, type PersonsOwnConsent, type VerificationStatus, type VerifyDeps, verdictOfLink, type VerdictFields } from '../verification/index.ts';
 
 /**
  * A verification asked on a verification link's page: the person gave a vNIN (and a selfie) for the
@@ -15,8 +15,10 @@ export type LinkVerification = {
   maxInFlight: number | null;
   reason: string;
   vnin: string;
-  /** base64 (a data: prefix allowed); null: a vNIN verification without a face. */
+  /** base64 (a data: prefix allowed); null: a vNIN verification without a face, or one with `liveness`. */
   selfie: string | null;
+  /** A liveness check's session and frames in place of the selfie (exactly one of the two for a face match). */
+  liveness?: { sessionId: string; frames: LivenessFrameInput[] };
   consent: Consent & PersonsOwnConsent;
   requestId: string;
   /**
@@ -91,18 +93,20 @@ export async function verifyForLink(deps: VerifyDeps, v: LinkVerification): Prom
   // The link asks, as an asker of its own kind: recorded as its maker's, for its organisation.
   const asker: Asker = { kind: 'link', orgId: v.orgId, maker: v.maker, subscriptionActive: v.subscriptionActive, maxInFlight: v.maxInFlight };
   const common = { delivery: 'link' as const, asker, idempotencyKey: null, requestId: v.requestId, ref };
+  if (v.selfie !== null && v.liveness) throw new Error('a link verification takes a selfie or liveness frames, not both');
+  const face: FacePart | null = v.liveness ? { kind: 'liveness', sessionId: v.liveness.sessionId, frames: v.liveness.frames } : v.selfie === null ? null : { kind: 'selfie', selfie: v.selfie };
   try {
     const answer =
-      v.selfie === null
+      face === null
         ? await startVerification(deps, { ...common, query: { mode: 'vnin', body: { vnin: v.vnin, reason: v.reason, consent: v.consent } } })
         : await startVerification(deps, {
             ...common,
             query: { mode: 'face', body: { vnin: v.vnin, reason: v.reason, consent: v.consent, match_only: false } },
-            face: { kind: 'selfie', selfie: v.selfie },
+            face,
             ...(v.signal ? { signal: v.signal } : {}),
           });
-    const face = (answer.body as { face?: FaceAnswer | null }).face ?? null;
-    return { referenceId: ref, status: 'found', code: null, face, error: null, verdict: verdictOfLink({ status: 'found', code: null }, v.selfie === null ? undefined : face, v.livenessRequired === true) };
+    const found = (answer.body as { face?: FaceAnswer | null }).face ?? null;
+    return { referenceId: ref, status: 'found', code: null, face: found, error: null, verdict: verdictOfLink({ status: 'found', code: null }, face === null ? undefined : found, v.livenessRequired === true) };
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const row = (await lookupOutcomes({ db: deps.db, ring: deps.config.encryptionKeys }, [ref], { records: false })).get(ref);

@@ -5,12 +5,14 @@ import { createLinkBody, link, linkDetail, linkPage, linkWithUrl } from './links
 const WHO = 'Organisation administrators, and API clients of an administrator role holding the `links` scope.';
 /** The operations' own rules, markdown (shown under each operation at /docs; the tag's guide is links.guide.md). */
 const CREATE = md(
-  `${WHO} \`{"reason", "purpose", "require_face": true, "expires_in_hours": 72, "max_uses": 1, "client_ref"}\`:`,
+  `${WHO} \`{"reason", "purpose", "require_face": true, "liveness": true, "expires_in_hours": 72, "max_uses": 1, "client_ref"}\`:`,
   '',
   '- `reason` a key of `GET /nimc-reasons` (400 otherwise; its label is shown to the person);',
   '- `purpose` up to 200 characters, shown to the person;',
   '- `expires_in_hours` 1 to 720 (default 72); `max_uses` 1 to 1000 (default 1); `require_face` default true (false: the page runs ' +
     '`POST /verify-nin/vnin` without a selfie);',
+  '- `liveness` default as `require_face`: the page has the person turn their head on request before their camera (a liveness ' +
+    'check, docs/liveness.md) in place of a selfie; `false` keeps the selfie; `true` with `require_face: false` is refused (400);',
   '- `client_ref` your own reference (up to 100 characters, never shown to the person).',
   '',
   'The 201 answer carries `url` (`<PUBLIC_BASE_URL>/v/<token>`, the token 128 random bits): **it is shown once**, since only the ' +

@@ -14,6 +14,7 @@ export const linkRow = z.object({
   reason: z.string(),
   purpose: z.string(),
   require_face: z.boolean(),
+  liveness: z.boolean(),
   expires_at: time,
   max_uses: z.coerce.number(),
   uses: z.coerce.number(),
@@ -30,7 +31,7 @@ export const linkRow = z.object({
 });
 export type LinkRow = z.infer<typeof linkRow>;
 
-const columns = sql.fragment`id, seq, org_id, reason, purpose, require_face, expires_at, max_uses, uses, client_ref, status, created_by_user, created_by_client, created_by_client_id, created_at, revoked_at`;
+const columns = sql.fragment`id, seq, org_id, reason, purpose, require_face, liveness, expires_at, max_uses, uses, client_ref, status, created_by_user, created_by_client, created_by_client_id, created_at, revoked_at`;
 
 /** A link acts for its maker: it takes submissions only while they may still make links at `at` (read live). */
 const makerMayAct = (l: string, at: Date) =>
@@ -45,6 +46,7 @@ export type NewLink = {
   reason: string;
   purpose: string;
   requireFace: boolean;
+  liveness: boolean;
   expiresAt: Date;
   maxUses: number;
   clientRef: string | null;
@@ -54,8 +56,8 @@ export type NewLink = {
 
 export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<LinkRow> {
   return db.one(sql.type(linkRow)`
-    INSERT INTO verification_links (id, org_id, token_hash, reason, purpose, require_face, expires_at, max_uses, client_ref, created_by_user, created_by_client, created_by_client_id, created_at)
-    VALUES (${l.id}, ${l.orgId}, ${sql.binary(l.tokenHash)}, ${l.reason}, ${l.purpose}, ${l.requireFace}, ${sql.timestamp(l.expiresAt)}, ${l.maxUses}, ${l.clientRef},
+    INSERT INTO verification_links (id, org_id, token_hash, reason, purpose, require_face, liveness, expires_at, max_uses, client_ref, created_by_user, created_by_client, created_by_client_id, created_at)
+    VALUES (${l.id}, ${l.orgId}, ${sql.binary(l.tokenHash)}, ${l.reason}, ${l.purpose}, ${l.requireFace}, ${l.liveness}, ${sql.timestamp(l.expiresAt)}, ${l.maxUses}, ${l.clientRef},
             ${l.maker.userId}, ${l.maker.apiClientId}, ${l.maker.clientId}, ${sql.timestamp(l.createdAt)})
     RETURNING ${columns}`);
 }

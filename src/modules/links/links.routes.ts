@@ -35,7 +35,7 @@ export function linksRoutes(ctx: AppContext): Router {
       ...auditContext(principalOf(req)),
       action: 'verification_link.created',
       target: `verification_link:${made.id}`,
-      details: { max_uses: made.max_uses, require_face: made.require_face, expires_at: made.expires_at },
+      details: { max_uses: made.max_uses, require_face: made.require_face, liveness: made.liveness, expires_at: made.expires_at },
     });
     // The URL carries the link's only secret.
     res.setHeader('Cache-Control', 'no-store');

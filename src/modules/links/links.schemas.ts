@@ -25,6 +25,10 @@ export const createLinkBody = z.object({
     .max(200, 'purpose must be at most 200 characters')
     .meta({ description: 'Shown to the person as why you ask (up to 200 characters)', example: 'Opening your savings account' }),
   require_face: z.boolean().default(true).meta({ description: 'Ask for a selfie and compare it with the photo the authority holds (a face match); default true' }),
+  liveness: z
+    .boolean()
+    .optional()
+    .meta({ description: 'With the face match, a liveness check: the page has the person turn their head on request before their camera, in place of a selfie (docs/liveness.md). Default: as `require_face`; `true` without `require_face` is refused (400); `false` keeps the selfie (camera or a chosen photo)' }),
   expires_in_hours: integerIn('expires_in_hours', 1, MAX_EXPIRES_IN_HOURS).default(DEFAULT_EXPIRES_IN_HOURS).meta({ description: `1 to ${MAX_EXPIRES_IN_HOURS}; default ${DEFAULT_EXPIRES_IN_HOURS}` }),
   max_uses: integerIn('max_uses', 1, MAX_USES).default(1).meta({ description: `How many verifications the link may make, 1 to ${MAX_USES}; default 1` }),
   client_ref: z
@@ -59,6 +63,7 @@ export const link = z.object({
   reason: z.string(),
   purpose: z.string(),
   require_face: z.boolean(),
+  liveness: z.boolean().meta({ description: 'The face match comes with a liveness check (head poses before the camera) in place of a selfie' }),
   expires_at: z.string(),
   max_uses: z.number().int(),
   uses: z.number().int().meta({ description: 'Verifications made (those charging nothing, such as a refused vNIN, are not counted)' }),

@@ -14,6 +14,7 @@ import type { CreateLink, Link } from './links.schemas.ts';
 export type LinkDeps = ReasonsDeps & { db: DatabasePool; config: Config; clock: Clock };
 
 export const LINK_NOT_FOUND = 'verification link not found';
+export const LIVENESS_NEEDS_FACE = 'liveness: true needs require_face: true (a liveness check comes with the face match); leave liveness out or set require_face';
 export const LINK_ALREADY_REVOKED = 'This verification link is already revoked';
 
 /** The SHA-256 of a token: 128 random bits need no slow hash to stay unguessable. */
@@ -41,6 +42,7 @@ export function present(row: repo.LinkRow, now: Date): Link {
     reason: row.reason,
     purpose: row.purpose,
     require_face: row.require_face,
+    liveness: row.liveness,
     expires_at: row.expires_at,
     max_uses: row.max_uses,
     uses: row.uses,
@@ -57,6 +59,7 @@ export function linkUrl(base: string, token: string): string {
 
 export async function createLink(deps: LinkDeps, principal: Principal, orgId: number, b: CreateLink, base: string) {
   await requireKnownReason(deps, b.reason);
+  if (b.liveness === true && !b.require_face) throw new AppError('bad_request', LIVENESS_NEEDS_FACE);
   const token = randomBytes(16).toString('base64url');
   const now = deps.clock.now();
   const row = await repo.insertLink(deps.db, {
@@ -67,6 +70,8 @@ export async function createLink(deps: LinkDeps, principal: Principal, orgId: nu
     reason: b.reason,
     purpose: b.purpose,
     requireFace: b.require_face,
+    // A face asked for is a live one unless the maker says otherwise (links.schemas.ts refuses liveness without a face).
+    liveness: b.liveness ?? b.require_face,
     expiresAt: new Date(now.getTime() + b.expires_in_hours * 3600_000),
     maxUses: b.max_uses,
     clientRef: b.client_ref ?? null,

@@ -4,3 +4,4 @@ export { livenessRoutes } from './liveness.routes.ts';
 export { register as registerLivenessOpenApi } from './liveness.openapi.ts';
 export { runLivenessJudgement } from './liveness.job.ts';
 export { livenessRules } from './frame-hashes.ts';
+export { createSession } from './sessions.ts';

@@ -33,11 +33,14 @@ export type VerificationAsk =
   // The face itself comes as the request's `face` part; a face is biometric data, so consent is required.
   | { mode: 'face'; body: Omit<z.infer<typeof faceRequestBody>, 'selfie'> & { consent: Consent } };
 
+/** One frame of a liveness check: its step, the image (base64, a data: prefix allowed), and the device's clock. */
+export type LivenessFrameInput = { step: 'front' | 'turn_left' | 'turn_right' | 'look_up'; image: string; captured_at_ms: number };
+
 /**
- * The face to compare with the record's photo. A discriminated part: a selfie today; liveness frames
- * are another kind (`{ kind: 'liveness', ... }`) a later change adds here and in face-run.ts.
+ * The face to compare with the record's photo. A discriminated part: a selfie, or the frames of a
+ * liveness session (judged before the comparison).
  */
-export type FacePart = { kind: 'selfie'; selfie: string };
+export type FacePart = { kind: 'selfie'; selfie: string } | { kind: 'liveness'; sessionId: string; frames: LivenessFrameInput[] };
 
 /** The maker of a verification link, as its row names them: the verification is recorded as theirs. */
 export type LinkMaker = { userId: number | null; apiClientId: number | null; clientId: string | null };
@@ -139,6 +142,8 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
   const query = queryOf(req.query);
   if (query.mode === 'face' && req.face === undefined) throw new Error('a face verification needs its face part');
   // Told before anything is claimed, held or queued (its size, its encoding, its image format).
+  // Liveness frames are judged by the liveness check's own path (liveness-api's part of the contract).
+  if (req.face?.kind === 'liveness') throw new AppError('unavailable', 'liveness checks are not taken yet');
   const selfie = query.mode === 'face' && req.face ? decodeSelfie(req.face.selfie) : null;
   const consent = req.query.body.consent ?? null;
   await requireKnownReason(deps, query.reason);

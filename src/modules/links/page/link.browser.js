@@ -1,14 +1,17 @@
 // The verification link's page, in the person's browser (src/modules/links/page/render.ts writes its HTML): moves between the
-// steps, takes the selfie (the camera, or a chosen photo), and sends everything once, as JSON, with the
-// form's CSRF token. Every word comes from the server (messages.en.json); nothing is written as HTML.
+// steps, takes the selfie (the camera, or a chosen photo) or runs the liveness check (head poses before
+// the camera, in a session's order), and sends everything once, as JSON, with the form's CSRF token. Every word comes from the server (messages.en.json); nothing is written as HTML.
 (function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
   var data = JSON.parse($('page-data').textContent);
   var m = data.messages;
   var steps = data.requireFace ? ['consent', 'vnin', 'selfie', 'send'] : ['consent', 'vnin', 'send'];
-  var state = { vnin: '', selfie: null, pending: null, stream: null };
+  var live = data.liveness;
+  var state = { vnin: '', selfie: null, pending: null, stream: null, liveness: null, tries: 0, run: 0 };
   var MAX_SIDE = 1024;
+  /** The face part is ready to send: the selfie, or the liveness check's frames. */
+  function faceReady() { return live ? state.liveness !== null : state.selfie !== null; }
 
   function fill(text, vars) {
     return text.replace(/\{(\w+)\}/g, function (all, k) { return Object.prototype.hasOwnProperty.call(vars, k) ? String(vars[k]) : all; });
@@ -78,6 +81,9 @@
 
   // ---- the selfie ----
   function stopCamera() {
+    // A liveness check under way stops with its camera.
+    state.run++;
+    if ($('start-camera')) $('start-camera').disabled = false;
     if (state.stream) state.stream.getTracks().forEach(function (t) { t.stop(); });
     state.stream = null;
     if ($('camera')) $('camera').hidden = true;
@@ -100,7 +106,7 @@
     $('h-preview').focus();
   }
 
-  if (data.requireFace) {
+  if (data.requireFace && !live) {
     $('start-camera').addEventListener('click', function () {
       fail('');
       if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
@@ -157,6 +163,143 @@
     });
   }
 
+  // ---- the liveness check ----
+  // The server draws the poses' order (a session); the page shows an oval to place the face in, then
+  // each prompt, and takes two frames of each pose from the camera (the middle and the end of it),
+  // stamped by one clock (performance.now). The frames are judged on the server only.
+  var ARROWS = { front: '\u25CE', turn_left: '\u2190', turn_right: '\u2192', look_up: '\u2191' };
+  var LIVE_SIDE = 720;
+  var lastAt = -1;
+  var CANCELLED = {};
+  function after(ms) { return new Promise(function (done) { setTimeout(done, ms); }); }
+  /** Whole milliseconds of one clock, strictly increasing. */
+  function stamp() {
+    var t = Math.round(performance.now());
+    if (t <= lastAt) t = lastAt + 1;
+    lastAt = t;
+    return t;
+  }
+  function prompt(step, words) {
+    var p = $('liveness-prompt');
+    if (step) p.setAttribute('data-liveness-step', step);
+    else p.removeAttribute('data-liveness-step');
+    $('prompt-arrow').textContent = step ? ARROWS[step] : '';
+    $('prompt-words').textContent = words;
+  }
+  /** One frame of the video as it is (not mirrored), JPEG, at most LIVE_SIDE pixels on its longer side. */
+  function frame(step) {
+    var video = $('video');
+    var scale = Math.min(1, LIVE_SIDE / Math.max(video.videoWidth, video.videoHeight));
+    var canvas = document.createElement('canvas');
+    canvas.width = Math.round(video.videoWidth * scale);
+    canvas.height = Math.round(video.videoHeight * scale);
+    canvas.getContext('2d').drawImage(video, 0, 0, canvas.width, canvas.height);
+    return { step: step, image: canvas.toDataURL('image/jpeg', 0.9), captured_at_ms: stamp() };
+  }
+  /** POSTs JSON to this page's path + `path`; resolves `{ok, answer}` (an unreadable answer is `{}`). */
+  function post(path, body) {
+    return fetch(location.pathname.replace(/\/$/, '') + path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      credentials: 'omit',
+      body: JSON.stringify(body),
+    }).then(function (res) {
+      return res.json().then(function (answer) { return { ok: res.ok, answer: answer }; }, function () { return { ok: false, answer: {} }; });
+    });
+  }
+  /** Resolves once the video has its first frame (a camera takes a moment to start). */
+  function videoReady(my) {
+    var check = function (n) {
+      if (my !== state.run) return Promise.reject(CANCELLED);
+      if ($('video').videoWidth > 0) return Promise.resolve();
+      if (n > 200) return Promise.reject(new Error('no video'));
+      return after(50).then(function () { return check(n + 1); });
+    };
+    return check(0);
+  }
+  function capture(session, my) {
+    var frames = [];
+    var still = function () { if (my !== state.run) throw CANCELLED; };
+    // The oval first, then "Look at the camera", then the session's poses in its order.
+    var chain = videoReady(my).then(function () { return after(1500); });
+    ['front'].concat(session.challenges).forEach(function (step) {
+      chain = chain.then(function () {
+        still();
+        prompt(step, live[step]);
+        return after(step === 'front' ? 800 : 1000);
+      }).then(function () {
+        still();
+        frames.push(frame(step));
+        return after(step === 'front' ? 400 : 800);
+      }).then(function () {
+        still();
+        frames.push(frame(step));
+      });
+    });
+    return chain.then(function () {
+      state.liveness = { session_id: session.session_id, frames: frames };
+      prompt(null, '');
+      show('send');
+      say(live.done);
+    });
+  }
+  function cameraRefused(err) {
+    // Refused by the person or the browser: say how to allow it again (Android Chrome, iOS Safari).
+    var denied = err && (err.name === 'NotAllowedError' || err.name === 'SecurityError');
+    stopCamera();
+    say('');
+    fail(denied ? live.camera_denied : live.no_camera);
+    helpShown();
+    $('start-camera').focus();
+  }
+  function startCheck() {
+    fail('');
+    if (state.tries >= 3) {
+      fail(live.no_more);
+      helpShown();
+      return;
+    }
+    if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+      fail(live.no_camera);
+      helpShown();
+      return;
+    }
+    stopCamera();
+    var my = state.run;
+    state.liveness = null;
+    $('start-camera').disabled = true;
+    say(live.starting);
+    navigator.mediaDevices.getUserMedia({ video: { facingMode: 'user', width: { ideal: 1280 }, height: { ideal: 1280 } }, audio: false }).then(function (stream) {
+      if (my !== state.run) {
+        stream.getTracks().forEach(function (t) { t.stop(); });
+        return;
+      }
+      state.stream = stream;
+      $('video').srcObject = stream;
+      prompt(null, live.place);
+      $('camera').hidden = false;
+      $('camera-start').hidden = true;
+      say('');
+      // A new session for each try: its poses in an order drawn now.
+      post('/liveness-session', { csrf: $('send-form').elements.csrf.value }).then(function (r) {
+        if (my !== state.run) return;
+        if (!r.ok) {
+          stopCamera();
+          fail(r.answer.detail || m.errors.network);
+          helpShown();
+          return;
+        }
+        return capture(r.answer, my);
+      }).catch(function (err) {
+        if (err === CANCELLED) return;
+        stopCamera();
+        fail(err instanceof TypeError ? m.errors.network : live.no_camera);
+        helpShown();
+      });
+    }, cameraRefused);
+  }
+  if (live) $('start-camera').addEventListener('click', startCheck);
+
   // ---- the vNIN's help ----
   $('copy-ussd').addEventListener('click', function () {
     var done = function () { $('copy-status').textContent = m.help.copied; };
@@ -174,7 +317,7 @@
   }
   $('retry').addEventListener('click', function () {
     $('retry-line').hidden = true;
-    show(state.vnin === '' ? 'vnin' : data.requireFace && !state.selfie ? 'selfie' : 'send');
+    show(state.vnin === '' ? 'vnin' : data.requireFace && !faceReady() ? 'selfie' : 'send');
   });
 
   /**
@@ -194,9 +337,9 @@
     ev.preventDefault();
     var form = ev.target;
     var button = $('send');
-    if (data.requireFace && !state.selfie) {
+    if (data.requireFace && !faceReady()) {
       show('selfie');
-      fail(m.selfie.needed);
+      fail(live ? live.needed : m.selfie.needed);
       return;
     }
     button.disabled = true;
@@ -205,21 +348,18 @@
     keptShown({}, false);
     say(m.send.sending);
     var body = { csrf: form.elements.csrf.value, consent: true, vnin: state.vnin };
-    if (data.requireFace) body.selfie = state.selfie;
-    fetch(location.pathname.replace(/\/$/, '') + '/submit', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      credentials: 'omit',
-      body: JSON.stringify(body),
-    }).then(function (res) {
-      return res.json().then(function (answer) { return { ok: res.ok, answer: answer }; }, function () { return { ok: false, answer: {} }; });
-    }).then(function (r) {
+    if (data.requireFace && live) body.liveness = state.liveness;
+    else if (data.requireFace) body.selfie = state.selfie;
+    post('/submit', body).then(function (r) {
       button.disabled = false;
       form.removeAttribute('aria-busy');
       var step = r.answer.step || (r.ok ? 'result' : 'send');
       if (r.ok || step === 'result') {
         // Kept when the submission stopped: "Try again" sends it again.
-        if (r.ok) state.selfie = null;
+        if (r.ok) {
+          state.selfie = null;
+          state.liveness = null;
+        }
         // A 200 is the result (verified, not verified, or not decided yet: `verdict` null); else a stop.
         $('h-result').textContent = r.ok ? r.answer.heading : m.result.stopped_heading;
         $('result-text').textContent = r.answer.detail || '';
@@ -235,6 +375,23 @@
       }
       // "Try again" keeps what the person entered: the vNIN stays, to correct or replace.
       if (step === 'vnin') $('vnin').value = state.vnin;
+      if (step === 'selfie' && live) {
+        // A session is judged once: the check again, with a new one; a failed check at most twice more.
+        state.liveness = null;
+        show('selfie', true);
+        if (r.answer.code !== 'liveness_failed') {
+          fail(r.answer.detail || live.needed);
+          return;
+        }
+        state.tries++;
+        var left = 3 - state.tries;
+        fail(left <= 0 ? live.no_more : r.answer.detail + ' ' + (left === 1 ? live.tries_left_one : fill(live.tries_left, { n: left })));
+        if (left <= 0) {
+          $('camera-start').hidden = true;
+          helpShown();
+        }
+        return;
+      }
       if (step === 'selfie') {
         state.selfie = null;
         state.pending = null;

@@ -12,7 +12,7 @@ import { goneReason, tokenHash } from '../links.service.ts';
 import { pageAssets, sendCompressed } from './assets.ts';
 import { csrfKeys, issueCsrf } from './csrf.ts';
 import { MESSAGES, renderGone, renderPage } from './render.ts';
-import { goneError, submitOnPage, type LinkOrganisation } from './submit.ts';
+import { goneError, livenessSessionOnPage, submitOnPage, type LinkOrganisation } from './submit.ts';
 
 /**
  * Every answer of the page: not to be indexed, cached, framed or sent on as a referrer (the URL is
@@ -55,6 +55,10 @@ export function linkPageRoutes(ctx: AppContext): Router {
       perLink: createLimiter(ctx.redis, { prefix: `${ctx.config.REDIS_PREFIX}:rl:link`, points: ctx.config.LINK_SUBMISSIONS_PER_LINK, durationSeconds: ctx.config.LINK_RATE_WINDOW_SECONDS }),
       perAddress: createLimiter(ctx.redis, { prefix: `${ctx.config.REDIS_PREFIX}:rl:link-address`, points: ctx.config.LINK_SUBMISSIONS_PER_ADDRESS, durationSeconds: ctx.config.LINK_RATE_WINDOW_SECONDS }),
       addressKey: keyNamer(ctx.config.JWT_SECRET),
+    },
+    sessionLimits: {
+      perLink: createLimiter(ctx.redis, { prefix: `${ctx.config.REDIS_PREFIX}:rl:link-liveness`, points: ctx.config.LINK_SUBMISSIONS_PER_LINK, durationSeconds: ctx.config.LINK_RATE_WINDOW_SECONDS }),
+      perAddress: createLimiter(ctx.redis, { prefix: `${ctx.config.REDIS_PREFIX}:rl:link-liveness-address`, points: ctx.config.LINK_SUBMISSIONS_PER_ADDRESS, durationSeconds: ctx.config.LINK_RATE_WINDOW_SECONDS }),
     },
   };
   const names = { css: assets.css.name, js: assets.js.name };
@@ -101,6 +105,7 @@ export function linkPageRoutes(ctx: AppContext): Router {
       purpose: link.purpose,
       reasonLabel,
       requireFace: link.require_face,
+      liveness: link.liveness,
       enterpriseCode: ctx.config.nimcEnterpriseCode,
       csrf: issueCsrf(submitDeps.csrf, link.id, now),
       nonce,
@@ -110,18 +115,30 @@ export function linkPageRoutes(ctx: AppContext): Router {
     html(res, 200, page, nonce, req);
   });
 
-  // A selfie makes this body large: 2 MiB decoded is under 3 MB as base64 (as POST /verify-nin/face).
-  r.post('/v/:token/submit', requireContentType('json'), express.json({ limit: '3mb' }), async (req, res) => {
+  /** The link a POST of the page is for, or its answer sent (404; a link that takes no more submissions is thrown as its 410). */
+  async function postedLink(req: express.Request, res: Response): Promise<{ link: repo.LinkRow; org: LinkOrganisation } | null> {
     res.setHeader('Cache-Control', 'no-store');
     const now = ctx.clock.now();
     const found = await linkOf(String(req.params.token), now);
     if (!found) {
       res.status(404).json({ detail: MESSAGES.gone.not_found, code: 'not_found', step: 'result' });
-      return;
+      return null;
     }
     const gone = goneReason(found.link, now);
     if (gone) throw goneError(gone);
-    res.json(await submitOnPage(submitDeps, req, found.link, found.org));
+    return found;
+  }
+
+  // A selfie makes this body large: 2 MiB decoded is under 3 MB as base64 (as POST /verify-nin/face);
+  // a liveness check's frames (at most 12) up to 10 MiB, as the API takes them.
+  r.post('/v/:token/submit', requireContentType('json'), express.json({ limit: '10mb' }), async (req, res) => {
+    const found = await postedLink(req, res);
+    if (found) res.json(await submitOnPage(submitDeps, req, found.link, found.org));
+  });
+
+  r.post('/v/:token/liveness-session', requireContentType('json'), express.json({ limit: '4kb' }), async (req, res) => {
+    const found = await postedLink(req, res);
+    if (found) res.status(201).json(await livenessSessionOnPage(submitDeps, req, found.link, found.org));
   });
 
   return r;

@@ -33,6 +33,8 @@ export type PageView = {
   purpose: string;
   reasonLabel: string;
   requireFace: boolean;
+  /** The face match with a liveness check: head poses before the camera in place of the selfie (require_face too). */
+  liveness: boolean;
   enterpriseCode: string;
   csrf: string;
   nonce: string;
@@ -74,8 +76,13 @@ export function renderPage(v: PageView): string {
   const org = esc(v.org);
   const steps = v.requireFace ? 4 : 3;
   const ussd = esc(ussdOf(v.enterpriseCode));
-  const data = { requireFace: v.requireFace, ussd: ussdOf(v.enterpriseCode), messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: m.selfie, send: m.send, result: { stopped_heading: m.result.stopped_heading }, errors: { network: m.errors.network }, help: { copied: m.help.copied, copy_failed: m.help.copy_failed, camera_denied: m.help.camera_denied } } };
-  const selfie = v.requireFace
+  const live = v.requireFace && v.liveness;
+  // The liveness words the script needs, with the organisation's name already in them.
+  const liveness = live ? { ...m.liveness, no_camera: fill(m.liveness.no_camera, { org: v.org }), no_more: fill(m.liveness.no_more, { org: v.org }) } : undefined;
+  const data = { requireFace: v.requireFace, liveness, ussd: ussdOf(v.enterpriseCode), messages: { step_of: m.step_of, intro: { must_agree: m.intro.must_agree }, vnin: { invalid: m.vnin.invalid }, selfie: live ? undefined : m.selfie, send: m.send, result: { stopped_heading: m.result.stopped_heading }, errors: { network: m.errors.network }, help: { copied: m.help.copied, copy_failed: m.help.copy_failed, camera_denied: m.help.camera_denied } } };
+  const selfie = live
+    ? livenessStep()
+    : v.requireFace
     ? `
 <section id="step-selfie" aria-labelledby="h-selfie" hidden>
 <h1 id="h-selfie" tabindex="-1">${esc(m.selfie.heading)}</h1>
@@ -110,7 +117,7 @@ export function renderPage(v: PageView): string {
 <h1 id="h-consent" tabindex="-1">${esc(fill(m.intro.heading, { org: v.org }))}</h1>
 <p>${esc(fill(m.intro.purpose, { purpose: v.purpose }))}</p>
 <p>${esc(fill(m.intro.reason, { reason: v.reasonLabel }))}</p>
-<p>${esc(fill(m.intro.how, { org: v.org, face_how: v.requireFace ? m.intro.face_how : '' }))}</p>
+<p>${esc(fill(m.intro.how, { org: v.org, face_how: live ? m.intro.liveness_how : v.requireFace ? m.intro.face_how : '' }))}</p>
 <form id="consent-form" novalidate>
 <h2>${esc(m.intro.consent_heading)}</h2>
 <p id="consent-text" class="consent">${esc(consentText(v.org, v.purpose, v.requireFace))}</p>
@@ -163,6 +170,28 @@ ${selfie}
 </body>
 </html>
 `;
+}
+
+/**
+ * The liveness check's step (in place of the selfie's): the camera behind an oval to place the face
+ * in, and the prompt (a large arrow and words, read out as it changes), whose `data-liveness-step`
+ * names the pose asked for; link.browser.js runs it. No file input: a chosen photo is not live.
+ */
+function livenessStep(): string {
+  const l = MESSAGES.liveness;
+  return `
+<section id="step-selfie" aria-labelledby="h-selfie" hidden>
+<h1 id="h-selfie" tabindex="-1">${esc(l.heading)}</h1>
+<p id="liveness-explain">${esc(l.explain)}</p>
+<div id="camera" class="liveness" hidden>
+<div class="viewer">
+<video id="video" autoplay playsinline muted aria-label="${esc(l.camera_label)}"></video>
+<div class="oval" aria-hidden="true"></div>
+</div>
+<p id="liveness-prompt" class="prompt" aria-live="assertive" aria-atomic="true"><span id="prompt-arrow" class="arrow" aria-hidden="true"></span><span id="prompt-words"></span></p>
+</div>
+<p id="camera-start"><button type="button" id="start-camera" aria-describedby="liveness-explain">${esc(l.start)}</button></p>
+</section>`;
 }
 
 /**

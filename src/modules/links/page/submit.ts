@@ -7,6 +7,7 @@ import { AppError } from '../../../lib/errors.ts';
 import { callerGone, parseInput } from '../../../lib/http.ts';
 import { consumeAll } from '../../../lib/rate-limit.ts';
 import { clientAddress } from '../../auth/index.ts';
+import { createSession } from '../../liveness/index.ts';
 import { issueReceipt } from '../../receipts/index.ts';
 import { newReferenceId } from '../../verification/index.ts';
 import { verifyForLink, type LinkOutcome } from '../link-run.ts';
@@ -27,7 +28,55 @@ export type SubmitDeps = {
   csrf: CsrfKeys;
   /** Per link, and per address (its keyed hash: no address in a Redis key name). */
   limits: { perLink: RateLimiterRedis; perAddress: RateLimiterRedis; addressKey: (address: string) => string };
+  /** The liveness sessions the page asks for, counted as the submissions are, in counters of their own. */
+  sessionLimits: { perLink: RateLimiterRedis; perAddress: RateLimiterRedis };
 };
+
+/** The CSRF token and the origin, as every POST of the page checks them. */
+function checkForm(d: SubmitDeps, req: Request, link: repo.LinkRow, now: Date): void {
+  if (!fromThisOrigin(req) || !checkCsrf(d.csrf, link.id, (req.body as { csrf?: unknown } | undefined)?.csrf, now)) {
+    throw refusal('forbidden', MESSAGES.errors.reload, 'csrf', 'send');
+  }
+}
+
+/** Both limits, from this request's address; beyond, the 429 in the person's words. */
+async function withinLimits(limits: { perLink: RateLimiterRedis; perAddress: RateLimiterRedis }, addressKey: (a: string) => string, req: Request, linkId: string, words: (text: string, vars?: Record<string, string | number>) => string): Promise<void> {
+  try {
+    await consumeAll([
+      [limits.perLink, linkId],
+      // An IPv6 /64 counts as one address: one subscriber holds a whole /64.
+      [limits.perAddress, addressKey(addressBucket(clientAddress(req)))],
+    ]);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
+    throw tooMany(err, words);
+  }
+}
+
+/** What the page needs of a liveness session: its id, the poses in its order, and when it ends. */
+export type PageSession = { session_id: string; challenges: string[]; expires_at: string };
+
+/**
+ * POST /v/<token>/liveness-session: a liveness session for the link's organisation (free, counted
+ * against its LIVENESS_OPEN_SESSIONS_PER_ORG), for a link that asks for liveness. Checked as the
+ * submission is (CSRF token, origin, limits per link and per address); each try of the check takes one.
+ */
+export async function livenessSessionOnPage(d: SubmitDeps, req: Request, link: repo.LinkRow, org: LinkOrganisation): Promise<PageSession> {
+  const { ctx } = d;
+  const now = ctx.clock.now();
+  const words = (text: string, vars: Record<string, string | number> = {}) => fill(text, { org: org.name, ussd: ussdOf(ctx.config.nimcEnterpriseCode), ...vars });
+  checkForm(d, req, link, now);
+  if (!link.liveness) throw refusal('bad_request', MESSAGES.errors.reload, 'liveness_not_asked', 'send');
+  await withinLimits(d.sessionLimits, d.limits.addressKey, req, link.id, words);
+  try {
+    const s = await createSession(ctx, link.org_id);
+    return { session_id: s.id, challenges: s.challenges, expires_at: s.expires_at };
+  } catch (err) {
+    // The organisation's open sessions are all taken: to the person, a wait like any other limit.
+    if (err instanceof AppError && err.code === 'rate_limited') throw tooMany(err, words);
+    throw err;
+  }
+}
 
 const body = z.object({
   csrf: z.string().max(200),
@@ -35,9 +84,18 @@ const body = z.object({
   vnin: z.string().max(64),
   // A data: URL of the selfie; the face match's own limit (2 MiB decoded) is checked as the API checks it.
   selfie: z.string().optional(),
+  // A link with liveness: the session the page asked for (POST /v/<token>/liveness-session) and the
+  // frames it took; judged as `POST /verify-nin/face` judges them (their own rules are checked there).
+  liveness: z
+    .object({
+      session_id: z.string().max(100),
+      frames: z.array(z.object({ step: z.enum(['front', 'turn_left', 'turn_right', 'look_up']), image: z.string(), captured_at_ms: z.number() })).max(12),
+    })
+    .optional(),
 });
 
 const VNIN = /^[A-Z0-9]{16}$/;
+const LIVENESS_SESSION_REFUSALS = new Set(['liveness_session_expired', 'liveness_session_used', 'liveness_session_not_found']);
 const VNIN_REFUSALS = new Set(['vnin_used', 'vnin_expired', 'vnin_not_found', 'vnin_wrong_enterprise']);
 /**
  * A face worker not answering in time or failing: at the selfie's check (503) or at the comparison (the
@@ -74,26 +132,17 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   const { ctx } = d;
   const now = ctx.clock.now();
   const words = (text: string, vars: Record<string, string | number> = {}) => fill(text, { org: org.name, ussd: ussdOf(ctx.config.nimcEnterpriseCode), ...vars });
-  if (!fromThisOrigin(req) || !checkCsrf(d.csrf, link.id, (req.body as { csrf?: unknown } | undefined)?.csrf, now)) {
-    throw refusal('forbidden', MESSAGES.errors.reload, 'csrf', 'send');
-  }
+  checkForm(d, req, link, now);
   const b = parseInput(body, req.body);
   if (b.consent !== true) throw refusal('bad_request', MESSAGES.errors.consent, 'consent_missing', 'consent');
   const vnin = b.vnin.replace(/\s+/g, '').toUpperCase();
   if (!VNIN.test(vnin)) throw refusal('bad_request', MESSAGES.errors.vnin_format, 'vnin_format', 'vnin');
-  if (link.require_face && !b.selfie) throw refusal('bad_request', MESSAGES.selfie.needed, 'selfie_missing', 'selfie');
+  if (link.liveness && !b.liveness) throw refusal('bad_request', MESSAGES.liveness.needed, 'liveness_missing', 'selfie');
+  if (link.require_face && !link.liveness && !b.selfie) throw refusal('bad_request', MESSAGES.selfie.needed, 'selfie_missing', 'selfie');
+  const face = !link.require_face ? 'none' : link.liveness ? 'liveness' : 'selfie';
 
   const address = clientAddress(req);
-  try {
-    await consumeAll([
-      [d.limits.perLink, link.id],
-      // An IPv6 /64 counts as one address: one subscriber holds a whole /64.
-      [d.limits.perAddress, d.limits.addressKey(addressBucket(address))],
-    ]);
-  } catch (err) {
-    if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
-    throw tooMany(err, words);
-  }
+  await withinLimits(d.limits, d.limits.addressKey, req, link.id, words);
 
   const submission: PendingSubmission = { linkId: link.id, orgId: link.org_id, clientRef: link.client_ref, referenceId: newReferenceId() };
   if (!(await repo.takeUse(ctx.db, { linkId: link.id, referenceId: submission.referenceId, at: now }))) {
@@ -111,7 +160,9 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
       maxInFlight: org.maxInFlight,
       reason: link.reason,
       vnin,
-      selfie: link.require_face ? b.selfie! : null,
+      selfie: face === 'selfie' ? b.selfie! : null,
+      livenessRequired: face === 'liveness',
+      ...(face === 'liveness' ? { liveness: { sessionId: b.liveness!.session_id, frames: b.liveness!.frames } } : {}),
       consent: {
         obtained_at: now.toISOString(),
         channel: 'web',
@@ -134,12 +185,12 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
     // link as refused, with its event and the e-mail to the organisation (turned-away.ts).
     if (err.code === 'insufficient_units' || err.code === 'forbidden') {
       await turnAway(ctx, submission, err.code === 'insufficient_units' ? 'insufficient_units' : 'organisation_cannot_verify');
-      throw forThePerson(err, words, link.require_face);
+      throw forThePerson(err, words, face);
     }
     // Refused before anything was recorded or charged (the selfie, the limits): the submission goes
     // and its use comes back.
     await settleOnPage(d, submission, { kind: 'refused' });
-    throw forThePerson(err, words, link.require_face);
+    throw forThePerson(err, words, face);
   }
 
   // Still pending when the page stopped waiting: the submission keeps its use (the verification may
@@ -153,7 +204,7 @@ export async function submitOnPage(d: SubmitDeps, req: Request, link: repo.LinkR
   // Found (verified or not) or not decided yet: the result page says which, and what comes next.
   if (outcome.status === 'pending' || outcome.status === 'found') return { ...resultOf(outcome, words), receipt };
   // Not found or failed: the step to act on, with the reference to quote and the receipt.
-  throw withReceipt(forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, link.require_face), {
+  throw withReceipt(forThePerson(outcome.error ?? new AppError('upstream_failed', 'verification failed'), words, face), {
     reference_id: outcome.referenceId,
     reference: words(MESSAGES.result.reference, { ref: outcome.referenceId }),
     receipt,
@@ -205,9 +256,16 @@ export function tooMany(err: AppError, words: (text: string, vars?: Record<strin
 }
 
 /** What the API would have answered, as the page says it: the person's words and the step to act on. */
-function forThePerson(err: AppError, words: (text: string, vars?: Record<string, string | number>) => string, withSelfie: boolean): AppError {
+function forThePerson(err: AppError, words: (text: string, vars?: Record<string, string | number>) => string, face: 'none' | 'selfie' | 'liveness'): AppError {
   const code = typeof err.extra?.code === 'string' ? err.extra.code : null;
   const e = MESSAGES.errors;
+  const l = MESSAGES.liveness;
+  // The frames did not pass (nothing looked up, nothing charged): the page offers the check again,
+  // with a new session, at most twice more (link.browser.js counts).
+  if (code === 'liveness_failed') return refusal('validation', l.failed, code, 'selfie');
+  // The session ran out, or was judged already: the check again, with a new one.
+  if (code !== null && LIVENESS_SESSION_REFUSALS.has(code)) return refusal(err.code, l.expired, code, 'selfie');
+  if (face === 'liveness' && (err.code === 'bad_request' || err.code === 'payload_too_large')) return refusal(err.code, l.unreadable, 'liveness_unreadable', 'selfie');
   if (code !== null && code.startsWith('selfie_') && code in e) return refusal('validation', e[code as keyof typeof e], code, 'selfie');
   if (code !== null && VNIN_REFUSALS.has(code)) return refusal('not_found', words(e[code as keyof typeof e]), code, 'vnin');
   // The face worker did not answer in time or failed (before the lookup, or after it): NIMC was
@@ -227,7 +285,7 @@ function forThePerson(err: AppError, words: (text: string, vars?: Record<string,
     // The selfie as sent could not be taken (not base64, over 2 MiB): the page takes another.
     case 'bad_request':
     case 'payload_too_large':
-      if (withSelfie) return refusal(err.code, e.selfie_unreadable, 'selfie_unreadable', 'selfie');
+      if (face === 'selfie') return refusal(err.code, e.selfie_unreadable, 'selfie_unreadable', 'selfie');
       return refusal(err.code, words(e.try_later), 'try_later', 'send');
     default:
       return refusal(err.code, words(e.try_later), code ?? 'try_later', 'send', err.headers);
