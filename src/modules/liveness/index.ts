@@ -4,7 +4,6 @@ export { livenessRoutes } from './liveness.routes.ts';
 export { register as registerLivenessOpenApi } from './liveness.openapi.ts';
 export { runLivenessJudgement } from './liveness.job.ts';
 export { livenessRules } from './frame-hashes.ts';
-export { createSession } from './sessions.ts';
 // A face match's liveness check (the verification module's entrance): judged before any lookup.
-export { judgeSession, livenessFailed, type DecodedFrame, type SessionJudged } from './liveness.client.ts';
-export { livenessCheckSchema, livenessResultSchema, STEPS, type LivenessCheck, type LivenessFrameInput, type LivenessResult } from './liveness.schemas.ts';
+export { judgeSession, livenessFailed, type DecodedFrame } from './liveness.client.ts';
+export { livenessCheckSchema, livenessResultSchema, STEPS, type LivenessCheck, type LivenessFrameInput } from './liveness.schemas.ts';

@@ -2,7 +2,7 @@
 // The one entrance (entrance.ts: a route's, a batch row's or a link's verification), how
 // verifications ended, and cancel. A batch lookup's end is reported by its job (the catalog's
 // batch.lookup-settled), never by a call out of this module.
-export { startVerification, type Asker, type FacePart, type LinkMaker, type LivenessFrameInput } from './entrance.ts';
+export { startVerification, type Asker, type LinkMaker } from './entrance.ts';
 export type { VerifyDeps } from './run.ts';
 export { faceResultsOf, lookupOutcomes, type LookupOutcome } from './outcomes.ts';
 export type { FaceAnswer } from './face-kept.ts';
