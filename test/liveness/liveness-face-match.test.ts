@@ -5,6 +5,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { until } from '../setup/wait.ts';
 
 /**
  * POST /v1/verify-nin/face with `liveness` instead of a selfie, through the API, a face worker and
@@ -108,6 +109,32 @@ describe('a face match with a liveness check', () => {
     expect(got.status, got.text).toBe(200);
     expect(got.body.face).toMatchObject({ match: true, liveness: 'passed', liveness_check: { session_id: s.id } });
     expect(await ledger(org.orgId)).toEqual([{ kind: 'fixture_verification', units_delta: 0, reference: r.body.reference_id }]);
+  }, 120_000);
+
+  it('When a passed check is sent with Prefer: respond-async and an Idempotency-Key, then the job charges face + liveness units and the key replays it', async () => {
+    const org = await stack.createOrg({ units: 10 });
+    const s = await newSession(org);
+    // One consent statement, so that the replay is the same request.
+    const body = { consent: consent(), liveness: { session_id: s.id, frames: sequence(s.challenges) } };
+    const headers = { Prefer: 'respond-async', 'Idempotency-Key': `lv-${randomBytes(6).toString('hex')}` };
+    const accepted = await face(org, body, headers);
+    expect(accepted.status, accepted.text).toBe(202);
+    const ref = accepted.body.reference_id as string;
+    const requery = () => stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
+    const done = await until(requery, (r) => r.status !== 202, 60_000);
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.face).toMatchObject({ match: true, liveness: 'passed', liveness_check: { session_id: s.id } });
+    expect(await ledger(org.orgId)).toEqual([
+      { kind: 'verification', units_delta: -1, reference: ref },
+      { kind: 'face_match', units_delta: -2, reference: ref },
+    ]);
+    // The same key and frames: the verification again (the session is not judged twice); other frames: 409.
+    const replay = await face(org, body, headers);
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body.face).toEqual(done.body.face);
+    const other = await face(org, { consent: body.consent, liveness: { session_id: s.id, frames: sequence(s.challenges) } }, headers);
+    expect(other.status, other.text).toBe(409);
+    expect(await wallet(org.orgId)).toEqual({ units: 7, reserved: 0 });
   }, 120_000);
 
   const failures: [string, (challenges: Challenge[]) => Frame[], string[]][] = [
