@@ -216,6 +216,11 @@ describe('a face match with a liveness check', () => {
     const missingStep = await face(org, { liveness: { session_id: s.id, frames: frames.filter((f) => f.step !== 'look_up') } });
     expect(missingStep.status, missingStep.text).toBe(400);
     expect(missingStep.body.detail).toMatch(/look_up has 0/);
+    const fourFronts = await face(org, { liveness: { session_id: s.id, frames: [frames[0]!, frames[0]!, frames[0]!, ...frames] } });
+    expect(fourFronts.status, fourFronts.text).toBe(400);
+    expect(fourFronts.body.detail).toMatch(/front has 4/);
+    const thirteen = await face(org, { liveness: { session_id: s.id, frames: [...frames, ...frames].slice(0, 13) } });
+    expect(thirteen.status, thirteen.text).toBe(400);
     const notBase64 = await face(org, { liveness: { session_id: s.id, frames: frames.map((f, i) => (i === 2 ? { ...f, image: '%%%' } : f)) } });
     expect(notBase64.status).toBe(400);
     expect(notBase64.body.detail).toMatch(/^liveness\.frames\[2\]\.image/);
