@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -69,7 +71,7 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 describe('a face match with a liveness check', () => {
-  it('When a head turns in the session order, then it passes, the face matches, the session is used and face + liveness units are charged', async () => {
+  it('When a head turns in the session order, then it passes, the face matches, the session is used, face + liveness units are charged, and the requery and subject export show the check', async () => {
     const org = await stack.createOrg({ units: 10 });
     const s = await newSession(org);
     const r = await face(org, { liveness: { session_id: s.id, frames: sequence(s.challenges) } });
@@ -91,6 +93,11 @@ describe('a face match with a liveness check', () => {
     const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect(again.status, again.text).toBe(200);
     expect(again.body.face).toEqual(r.body.face);
+    // The subject export lists the face result as answered, liveness check included.
+    const env = { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, SUBJECT_HASH_KEY: stack.config.SUBJECT_HASH_KEY, LOG_LEVEL: 'silent' };
+    const exported = await promisify(execFile)(process.execPath, ['src/cli/admin.ts', 'subject:export', '--nin', HOPPER_NIN, '--org', String(org.orgId)], { env });
+    const listed = JSON.parse(exported.stdout.trim().split('\n').at(-1)!).verifications as { reference_id: string; face: unknown }[];
+    expect(listed.find((v) => v.reference_id === ref)?.face).toEqual(r.body.face);
     // The same session again: 409, nothing more looked up or charged.
     const calls = stack.identitySim.stats().calls;
     const used = await face(org, { liveness: { session_id: s.id, frames: sequence(s.challenges) } });
