@@ -260,7 +260,9 @@ export const jobIds = {
   batchSettled: (referenceId: string) => `batch-settled-${referenceId}`,
   faceCheck: (referenceId: string) => `face-check-${referenceId}`,
   faceCompare: (referenceId: string) => `face-compare-${referenceId}`,
-  livenessJudge: (sessionId: string) => `liveness-judge-${sessionId}`,
+  // One job per request (nonce): two requests sending one session at once are both judged, and the
+  // first to record its judgement wins (the other 409), instead of the second taking the first's job.
+  livenessJudge: (sessionId: string, nonce: string) => `liveness-judge-${sessionId}-${nonce}`,
 };
 
 export const SCHEDULES = {

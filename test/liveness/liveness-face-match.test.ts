@@ -107,6 +107,15 @@ describe('a face match with a liveness check', () => {
     expect(await wallet(org.orgId)).toEqual({ units: 7, reserved: 0 });
   }, 120_000);
 
+  it('When two requests send one session at once, then one is judged and answered, the other 409 liveness_session_used', async () => {
+    const org = await stack.createOrg({ units: 0 });
+    const s = await newSession(org);
+    const both = await Promise.all([0, 1].map(() => face(org, { nin: FIXTURE_NIN, liveness: { session_id: s.id, frames: sequence(s.challenges) } })));
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(both.find((r) => r.status === 409)!.body.code).toBe('liveness_session_used');
+    expect(await sessionStatus(org, s.id)).toBe('used');
+  }, 120_000);
+
   it('When a fixture NIN is asked with a passed check, then it answers liveness passed for nothing, asynchronously too', async () => {
     const org = await stack.createOrg({ units: 0 });
     const s = await newSession(org);

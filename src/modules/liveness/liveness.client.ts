@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { jobIds } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
@@ -58,7 +59,7 @@ export async function judgeSession(deps: JudgeSessionDeps, orgId: number, sessio
         return { step: f.step, captured_at_ms: f.captured_at_ms, image: { keyId: s.keyId, data: s.data.toString('base64') } };
       }),
     },
-    { jobId: jobIds.livenessJudge(session.id), timeoutMs: 2 * deps.config.FACE_WAIT_MS, removeWhenDone: true, dropWhenUnwaited: true, ...(signal ? { signal } : {}) },
+    { jobId: jobIds.livenessJudge(session.id, randomBytes(6).toString('hex')), timeoutMs: 2 * deps.config.FACE_WAIT_MS, removeWhenDone: true, dropWhenUnwaited: true, ...(signal ? { signal } : {}) },
   );
   if (w.status !== 'completed') throw new AppError('unavailable', LIVENESS_UNAVAILABLE, { extra: { code: w.status === 'timeout' ? 'face_timeout' : 'face_failed' }, headers: { 'Retry-After': '5' } });
   const { front, ...judged } = w.result;
