@@ -251,6 +251,7 @@ export const configSchema = z
     LIVENESS_MIN_YAW_DEGREES: z.coerce.number().min(5).max(60).default(20).describe('how far (degrees) the head must turn left or right from the person\'s own front frame for a turn to count ([liveness.md](liveness.md))'),
     LIVENESS_MIN_PITCH_DEGREES: z.coerce.number().min(3).max(45).default(12).describe('how far (degrees) the chin must come up from the person\'s own front frame for `look_up` to count'),
     LIVENESS_FRAME_HASH_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe('days the keyed hash (HMAC-SHA-256) of each judged liveness frame is kept, so a frame sent again is refused as `frames_reused`; the frames themselves are never kept'),
+    LIVENESS_UNITS: z.coerce.number().int().min(0).max(100).default(1).describe('units a face match with a passed liveness check costs on top of the face match\'s own, charged whenever those are (a compared face match); a failed check costs nothing'),
   })
   .superRefine((c, ctx) => {
     for (const issue of publishedSecretIssues({ ...c, jwtSecrets: jwtSecretList(c) })) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });

@@ -61,6 +61,9 @@ export const JOBS = {
       // A face match's selfie (synchronous or asynchronous), sealed (associated data `face:<referenceId>`): compared
       // with the found record's photo before the verification settles. The job is removed as it ends.
       selfie: sealedImage.optional(),
+      // A face match whose selfie was a passed liveness check's front frame: that check (session, steps;
+      // no frame), sealed (associated data `face:<referenceId>`), kept with the comparison.
+      liveness: sealed.optional(),
     }),
     result: z.object({
       outcome: z.enum(['found', 'not_found', 'failed']),
@@ -232,6 +235,8 @@ export const JOBS = {
       status: z.enum(['passed', 'failed']),
       reasons: z.array(z.string()),
       steps: z.array(z.object({ step: z.string(), passed: z.boolean(), yaw: z.number().nullable(), pitch: z.number().nullable(), frames: z.number().int() })),
+      // The index of the front frame the poses were measured from: a passed check's selfie.
+      front: z.number().int().min(0).max(11).optional(),
     }),
     attempts: 2,
     backoffMs: 200,
@@ -255,7 +260,9 @@ export const jobIds = {
   batchSettled: (referenceId: string) => `batch-settled-${referenceId}`,
   faceCheck: (referenceId: string) => `face-check-${referenceId}`,
   faceCompare: (referenceId: string) => `face-compare-${referenceId}`,
-  livenessJudge: (sessionId: string) => `liveness-judge-${sessionId}`,
+  // One job per request (nonce): two requests sending one session at once are both judged, and the
+  // first to record its judgement wins (the other 409), instead of the second taking the first's job.
+  livenessJudge: (sessionId: string, nonce: string) => `liveness-judge-${sessionId}-${nonce}`,
 };
 
 export const SCHEDULES = {

@@ -325,6 +325,24 @@ describe('every operation through a Prism validating proxy', () => {
     expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...faceBody, selfie: Buffer.from('not an image').toString('base64') } }), 422);
     expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...faceBody, consent: undefined } }), 400);
 
+    // A liveness check in place of the selfie (the sandbox's synthetic frames): passed, used, failed.
+    const lv = (name: string) => readFileSync(`src/simulators/identity-authority/faces/liveness/grace-hopper/${name}.jpg`).toString('base64');
+    const framesFor = (challenges: string[], still: boolean) =>
+      [['front', 'front'], ...challenges.flatMap((c) => (still ? [[c, `still-${c}`]] : [[c, `${c}-mid`], [c, c]]))].map(([step, name], i) => ({ step, image: lv(name!), captured_at_ms: 1000 + i * 400 }));
+    const session = expectStatus(await call('POST /liveness/sessions', '/liveness/sessions', { token }), 201).body as { id: string; challenges: string[] };
+    expectStatus(await call('GET /liveness/sessions/{id}', `/liveness/sessions/${session.id}`, { token }), 200);
+    expectStatus(await call('GET /liveness/sessions/{id}', '/liveness/sessions/lvs_000000000000000000000000', { token }), 404);
+    const livenessBody = { ...faceBody, selfie: undefined, liveness: { session_id: session.id, frames: framesFor(session.challenges, false) } };
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: livenessBody }), 200);
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: livenessBody }), 409);
+    const failing = expectStatus(await call('POST /liveness/sessions', '/liveness/sessions', { token }), 201).body as { id: string; challenges: string[] };
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...livenessBody, liveness: { session_id: failing.id, frames: framesFor(failing.challenges, true) } } }), 422);
+    expectStatus(await call('POST /verify-nin/face', '/verify-nin/face', { token, json: { ...livenessBody, liveness: { session_id: 'lvs_000000000000000000000000', frames: framesFor(failing.challenges, true) } } }), 404);
+
+    // A face match carries the person's consent: its consent receipt (another reference's: 404).
+    expectStatus(await call('GET /verifications/{reference_id}/receipt', `/verifications/${faced}/receipt`, { token }), 200);
+    expectStatus(await call('GET /verifications/{reference_id}/receipt', '/verifications/REF-000000000000/receipt', { token }), 404);
+
     const requery = (reference_id: string) => call('POST /verify-nin/requery', '/verify-nin/requery', { token, json: { reference_id } });
     for (const ref of [found, asyncFound, matched, asyncMatch, faced]) expectStatus(await requery(ref), 200);
     expectStatus(await requery(asyncMissing), 404);
@@ -404,13 +422,6 @@ describe('every operation through a Prism validating proxy', () => {
     }
     expectStatus(await call('GET /statements/{month}', '/statements/2026-13', { token: admin }), 400);
     expectStatus(await call('GET /statements/{month}', `/statements/${month}`, { token: admin, headers: { accept: 'image/png' } }), 406);
-
-    // ---- the organisation's copy of the person's receipt; liveness sessions ----
-    expectStatus(await call('GET /verifications/{reference_id}/receipt', `/verifications/${linkSubmissions[0].reference_id}/receipt`, { token: admin }), 200);
-    expectStatus(await call('GET /verifications/{reference_id}/receipt', '/verifications/REF-000000000000/receipt', { token: admin }), 404);
-    const session = expectStatus(await call('POST /liveness/sessions', '/liveness/sessions', { token: admin }), 201).body;
-    expectStatus(await call('GET /liveness/sessions/{id}', `/liveness/sessions/${session.id}`, { token: admin }), 200);
-    expectStatus(await call('GET /liveness/sessions/{id}', '/liveness/sessions/lvs_000000000000000000000000', { token: admin }), 404);
 
     // ---- platform and operations ----
     const platformUser = { username: `platform-${org.orgId}@example.com`, password: 'pw-platform-long-enough' };

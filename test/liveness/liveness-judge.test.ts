@@ -122,7 +122,7 @@ describe('the liveness judgement', () => {
     expect(await framesReused(KEY, twice.map((f) => f.image), async () => new Set())).toBe(true);
   }, 60_000);
 
-  it("When a face worker runs the liveness.judge job, then it opens the session's sealed frames and answers the result only", async () => {
+  it("When a face worker runs the liveness.judge job, then it opens the session's sealed frames and answers the result and its front frame's index only", async () => {
     const ring = [{ id: 'k1', key: Buffer.alloc(32, 7) }];
     const order: Challenge[] = ['turn_left', 'look_up', 'turn_right'];
     const sessionId = 'lvs_00112233445566778899aabb';
@@ -131,7 +131,9 @@ describe('the liveness judgement', () => {
       return { step: f.step, captured_at_ms: f.captured_at_ms, image: { keyId: s.keyId, data: s.data.toString('base64') } };
     });
     const result = await runLivenessJudgement({ ...deps, ring, rules: RULES }, { sessionId, challenges: order, frames });
-    expect(Object.keys(result).sort()).toEqual(['reasons', 'status', 'steps']);
+    // The result, and which frame was the front the poses were measured from (the face match's selfie).
+    expect(Object.keys(result).sort()).toEqual(['front', 'reasons', 'status', 'steps']);
+    expect(result.front).toBe(0);
     expect(result).toMatchObject({ status: 'passed', reasons: [] });
     // Sealed for another session, the frames do not open.
     await expect(runLivenessJudgement({ ...deps, ring, rules: RULES }, { sessionId: 'lvs_ffffffffffffffffffffffff', challenges: order, frames })).rejects.toThrow();

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
@@ -14,6 +15,7 @@ import { until } from '../setup/wait.ts';
  * page, whose vNIN and link token are searched for too), no window of the selfies' bytes, as
  * base64 or hex, is in the database (pg_dump), in any Redis key of the stack (every type, streams
  * included: the face jobs are removed as they end) or in the API and worker logs at debug level.
+ * Nor are a liveness check's frames, passed or failed.
  */
 const run = promisify(execFile);
 const FACES = 'src/simulators/identity-authority/faces/';
@@ -93,9 +95,29 @@ describe('the selfie is never kept', () => {
     const sent = await submitPage(stack, link.url, { csrf: (await openPage(stack, link.url)).csrf, vnin, selfie: `data:image/jpeg;base64,${onPage.toString('base64')}` });
     expect(sent.status, sent.text).toBe(200);
 
+    // Liveness frames go the same way (sealed in their liveness.judge job, removed as it ends; only
+    // their keyed hashes are kept): a passed check (its front frame then compared as the selfie) and a failed one.
+    const frames: Buffer[] = [];
+    const livenessFrames = (challenges: string[], turns: string) => {
+      const names = ['front', ...challenges.flatMap((c) => [`${c}-mid`, c])];
+      return names.map((name, i) => {
+        // A JPEG comment of random bytes after the start marker: bytes sent nowhere else, the pixels unchanged.
+        const jpeg = readFileSync(`${FACES}liveness/${i === 0 ? 'grace-hopper' : turns}/${name}.jpg`);
+        const note = randomBytes(16);
+        const image = Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xfe, 0x00, 18]), note, jpeg.subarray(2)]);
+        frames.push(image);
+        return { step: name.replace(/-mid$/, ''), image: image.toString('base64'), captured_at_ms: 1000 + i * 400 };
+      });
+    };
+    for (const [turns, status] of [['grace-hopper', 200], ['eileen-collins', 422]] as const) {
+      const session = await stack.api('POST', '/v1/liveness/sessions', { token: org.member.token });
+      const checked = await ask('70000000001', hopper, { selfie: undefined, liveness: { session_id: session.body.id, frames: livenessFrames(session.body.challenges, turns) } });
+      expect(checked.status, checked.text).toBe(status);
+    }
+
     // The link's token too: kept as its hash only, and the access log names the route, not the path.
     const token = new URL(link.url).pathname.split('/')[2]!;
-    const needles = [...windows(hopper), ...windows(collins), ...windows(blank), ...windows(onPage), vnin, token];
+    const needles = [...windows(hopper), ...windows(collins), ...windows(blank), ...windows(onPage), ...frames.flatMap((f) => [f.subarray(6, 22).toString('hex'), ...windows(f)]), vnin, token];
     expect(needles.length).toBeGreaterThan(30);
     const dump = (await run('pg_dump', ['--no-owner', stack.config.DATABASE_URL], { maxBuffer: 256 * 1024 * 1024 })).stdout;
     const redis = await redisDump(stack.config.REDIS_PREFIX);
@@ -106,7 +128,7 @@ describe('the selfie is never kept', () => {
       for (const n of needles) expect(text.includes(n) || text.toLowerCase().includes(n.toLowerCase()), `${where} holds selfie bytes`).toBe(false);
     }
     // The face jobs are gone with their sealed images.
-    expect(redis.keys.filter((k) => /face-(check|compare)-REF-/.test(k) || k.includes(ref))).toEqual([]);
+    expect(redis.keys.filter((k) => /face-(check|compare)-REF-|liveness-judge-/.test(k) || k.includes(ref))).toEqual([]);
     expect(logs.length).toBeGreaterThan(0);
   }, 120_000);
 });

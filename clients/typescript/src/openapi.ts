@@ -816,6 +816,34 @@ export interface paths {
          *       are decided at once, as other asynchronous fixture calls (202, the requery answers, no webhook event).
          *       The audit event `verification.face_matched` is written when the call is accepted.
          *
+         *
+         *     **Liveness.** Instead of `selfie`, send `liveness` (exactly one of the two: 400): a session from
+         *     `POST /liveness/sessions` and its frames, `front` first, then the session's `challenges` in order:
+         *
+         *     ```json
+         *     {"nin": "70000000001", "reason": "corporate", "consent": {"...": "..."}, "liveness": {"session_id": "lvs_5f0c2a9e1b7d4c3a8e6f0b12",
+         *      "frames": [{"step": "front", "image": "/9j/...", "captured_at_ms": 1000}, {"step": "turn_right", "image": "/9j/...", "captured_at_ms": 1600}, "..."]}}
+         *     ```
+         *
+         *     Refused before anything is judged (400, or as a selfie 413 / 422 `selfie_unreadable`, the detail naming
+         *     the frame): a request malformed whatever the session is: not 1 to 3 frames of each of the four steps,
+         *     over 12 frames, `captured_at_ms` not a non-negative integer, an image not base64, over 2 MiB decoded or
+         *     not a JPEG, PNG or WebP. The body may be up to 10 MiB (413 beyond). The session: none of that id in
+         *     this organisation 404 `liveness_session_not_found`, expired 410 `liveness_session_expired`, judged
+         *     already 409 `liveness_session_used`. Everything else is judged by a face worker before the authority is
+         *     asked, with every reason that applies (docs/liveness.md): frames in another order than the session's
+         *     (`front` not first included) fail `pose_not_reached`; times that go back, steps under 200 ms apart or a
+         *     sequence longer than the session fail `timing`. A failed check answers 422 `liveness_failed` with
+         *     `liveness: {status, reasons, steps}`, nothing looked up or charged, the session `failed`. A passed
+         *     check makes the session `used` and the face match goes on with the front frame the poses were measured
+         *     from as the selfie: `face.liveness` is `passed` and `face.liveness_check` holds the session, its
+         *     challenges, the steps, the checks made and the model. It costs `LIVENESS_UNITS` (1) on top of the face
+         *     match's units, charged with them (with the comparison; not for `no_reference_photo`, nor fixtures).
+         *     A face worker not judging within twice FACE_WAIT_MS is 503, the session still open. The
+         *     Idempotency-Key's hash takes the session, the steps, the times and each frame's SHA-256. The frames
+         *     are never stored: sealed inside their job in Redis, removed as it ends; only their keyed hashes
+         *     (`frames_reused`) are kept, LIVENESS_FRAME_HASH_DAYS.
+         *
          *     The selfie and its descriptors are never stored (see the tag, "Face match"); the comparison's `confidence` and `threshold` are explained there too.
          */
         post: operations["verifyFace"];
@@ -2370,10 +2398,25 @@ export interface components {
             /** @description The threshold used (default 75) */
             threshold: number;
             /**
-             * @description Liveness is not checked: a printed photo or a screen held up to the camera would pass
+             * @description `not_checked` with a `selfie`: a printed photo or a screen held up to the camera would pass; `passed` with `liveness`: the selfie compared was the front frame of a passed liveness check (`liveness_check`)
              * @enum {string}
              */
-            liveness: "not_checked";
+            liveness: "not_checked" | "passed";
+            /** @description With `liveness: passed`: the session, its challenges, the steps as measured, the checks made and the model (no frame is kept) */
+            liveness_check?: {
+                /**
+                 * @description The session
+                 * @example lvs_5f0c2a9e1b7d4c3a8e6f0b12
+                 */
+                session_id: string;
+                /** @description The poses asked after the `front` frame, in the order the session drew */
+                challenges: ("turn_left" | "turn_right" | "look_up")[];
+                steps: components["schemas"]["LivenessStep"][];
+                /** @description The checks made, each named by the reason it fails with (all passed) */
+                checks: ("no_face" | "several_faces" | "face_changed" | "pose_not_reached" | "still_image" | "flat_image" | "frames_reused" | "timing")[];
+                /** @description The face model that read the frames */
+                model: string;
+            };
             /**
              * @description The model, its package and version
              * @example face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)
@@ -2464,6 +2507,31 @@ export interface components {
             data: components["schemas"]["LedgerLine"][];
             /** @description Pass as `cursor` for the next page; null when this is the last page */
             next_cursor: string | null;
+        };
+        LivenessCheck: {
+            /**
+             * @description The session
+             * @example lvs_5f0c2a9e1b7d4c3a8e6f0b12
+             */
+            session_id: string;
+            /** @description The poses asked after the `front` frame, in the order the session drew */
+            challenges: ("turn_left" | "turn_right" | "look_up")[];
+            steps: components["schemas"]["LivenessStep"][];
+            /** @description The checks made, each named by the reason it fails with (all passed) */
+            checks: ("no_face" | "several_faces" | "face_changed" | "pose_not_reached" | "still_image" | "flat_image" | "frames_reused" | "timing")[];
+            /** @description The face model that read the frames */
+            model: string;
+        };
+        LivenessFrame: {
+            /**
+             * @description `front`, or the challenge the frame shows
+             * @enum {string}
+             */
+            step: "front" | "turn_left" | "turn_right" | "look_up";
+            /** @description The frame as a selfie: JPEG, PNG or WebP, base64 (a data: prefix is allowed), at most 2 MiB decoded */
+            image: string;
+            /** @description When the frame was taken, in milliseconds of one clock of the device (any origin): strictly increasing */
+            captured_at_ms: number;
         };
         LivenessSession: {
             /**
@@ -2876,10 +2944,25 @@ export interface components {
                 /** @description The threshold used (default 75) */
                 threshold: number;
                 /**
-                 * @description Liveness is not checked: a printed photo or a screen held up to the camera would pass
+                 * @description `not_checked` with a `selfie`: a printed photo or a screen held up to the camera would pass; `passed` with `liveness`: the selfie compared was the front frame of a passed liveness check (`liveness_check`)
                  * @enum {string}
                  */
-                liveness: "not_checked";
+                liveness: "not_checked" | "passed";
+                /** @description With `liveness: passed`: the session, its challenges, the steps as measured, the checks made and the model (no frame is kept) */
+                liveness_check?: {
+                    /**
+                     * @description The session
+                     * @example lvs_5f0c2a9e1b7d4c3a8e6f0b12
+                     */
+                    session_id: string;
+                    /** @description The poses asked after the `front` frame, in the order the session drew */
+                    challenges: ("turn_left" | "turn_right" | "look_up")[];
+                    steps: components["schemas"]["LivenessStep"][];
+                    /** @description The checks made, each named by the reason it fails with (all passed) */
+                    checks: ("no_face" | "several_faces" | "face_changed" | "pose_not_reached" | "still_image" | "flat_image" | "frames_reused" | "timing")[];
+                    /** @description The face model that read the frames */
+                    model: string;
+                };
                 /**
                  * @description The model, its package and version
                  * @example face-api 1.7.15 (ssd_mobilenetv1 + face_landmark_68 + face_recognition, tfjs-wasm 4.22.0)
@@ -3410,7 +3493,8 @@ export interface components {
                     confidence: number | null;
                     threshold: number;
                     /** @enum {string} */
-                    liveness: "not_checked";
+                    liveness: "not_checked" | "passed";
+                    liveness_check?: components["schemas"]["LivenessCheck"];
                     model: string;
                 } | null;
                 /**
@@ -3653,8 +3737,18 @@ export interface components {
         VerifyFaceRequest: {
             nin?: string;
             vnin?: string;
-            /** @description The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded */
-            selfie: string;
+            /** @description The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded. Exactly one of `selfie` and `liveness` */
+            selfie?: string;
+            /** @description A liveness check instead of a selfie: judged first, its best `front` frame is then the selfie. Exactly one of `selfie` and `liveness` */
+            liveness?: {
+                /**
+                 * @description The liveness session (`POST /liveness/sessions`), open and of this organisation
+                 * @example lvs_5f0c2a9e1b7d4c3a8e6f0b12
+                 */
+                session_id: string;
+                /** @description 1 to 3 frames of each step, `front` first, then the challenges in the session's order; at most 12 */
+                frames: components["schemas"]["LivenessFrame"][];
+            };
             reason: string;
             /**
              * @description true: `data` is `{reference_id}` alone and no record is kept
@@ -5679,7 +5773,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerificationAccepted"];
                 };
             };
-            /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged */
+            /** @description A field breaks a rule, no `consent`, both or neither of nin and vnin, both or neither of selfie and liveness, a selfie or frame that is not base64, liveness frames not 1 to 3 of each step, or an invalid Idempotency-Key; nothing charged */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5699,7 +5793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found at the authority (`NIN not found` for NIN lookups); for a vNIN, one of four refusals with a `code`: `vnin_not_found` (`vNIN not found`), `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`. Nothing charged */
+            /** @description Not found at the authority, as on the other verification calls (for a vNIN, `code`: `vnin_not_found`, `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`), or no liveness session of that id in this organisation (`code`: `liveness_session_not_found`). Nothing charged */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5708,20 +5802,34 @@ export interface operations {
                     "application/json": {
                         detail: string;
                         /** @enum {string} */
-                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used";
+                        code?: "vnin_not_found" | "vnin_expired" | "vnin_wrong_enterprise" | "vnin_used" | "liveness_session_not_found";
                     };
                 };
             };
-            /** @description Idempotency-Key reused with another body, or its first request is still running */
+            /** @description Idempotency-Key reused with another body, or its first request is still running; or the liveness session was judged already (`code`: `liveness_session_used`) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": {
+                        detail: string;
+                        /** @description Quote it to requery after 30 s; present when a verification was recorded. */
+                        reference_id?: string;
+                        code?: string;
+                    };
                 };
             };
-            /** @description The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged */
+            /** @description The liveness session expired (`code`: `liveness_session_expired`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 10 MiB or the selfie (a frame) over 2 MiB decoded; nothing charged */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5731,7 +5839,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); `liveness_required` (the organisation requires liveness and a `selfie` was sent); nothing looked up or charged */
+            /** @description A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, `selfie_face_too_small` (the face's shorter side under 64 px once the selfie is fitted in 1024 px); `liveness_required` (the organisation requires liveness and a `selfie` was sent); `liveness_failed` (the liveness check did not pass: `liveness` says why); nothing looked up or charged */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5740,7 +5848,15 @@ export interface operations {
                     "application/json": {
                         detail: string;
                         /** @enum {string} */
-                        code?: "selfie_unreadable" | "selfie_no_face" | "selfie_many_faces" | "selfie_face_too_small" | "liveness_required";
+                        code?: "selfie_unreadable" | "selfie_no_face" | "selfie_many_faces" | "selfie_face_too_small" | "liveness_required" | "liveness_failed";
+                        /** @description With `liveness_failed`: the reasons and the steps as measured (`status: failed`) */
+                        liveness?: {
+                            /** @enum {string} */
+                            status: "passed" | "failed";
+                            /** @description Every reason that applies; empty when passed */
+                            reasons: ("no_face" | "several_faces" | "face_changed" | "pose_not_reached" | "still_image" | "flat_image" | "frames_reused" | "timing")[];
+                            steps: components["schemas"]["LivenessStep"][];
+                        };
                     };
                 };
             };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { verdictSchema } from '../verification/index.ts';
+import { livenessCheckSchema } from '../liveness/index.ts';
 
 export const LINK_ID_RE = /^LNK-[A-Z0-9]{12}$/;
 /** 128 random bits, base64url: the only secret of a link, in its URL. */
@@ -52,7 +53,8 @@ export const faceResult = z
     match: z.boolean().nullable(),
     confidence: z.number().nullable(),
     threshold: z.number(),
-    liveness: z.literal('not_checked'),
+    liveness: z.enum(['not_checked', 'passed']),
+    liveness_check: livenessCheckSchema.optional(),
     model: z.string(),
   })
   .meta({ description: 'As in the face match answer; null without a selfie, when no comparison was made, or once the verification was erased' });

@@ -5,3 +5,6 @@ export { register as registerLivenessOpenApi } from './liveness.openapi.ts';
 export { runLivenessJudgement } from './liveness.job.ts';
 export { livenessRules } from './frame-hashes.ts';
 export { createSession } from './sessions.ts';
+// A face match's liveness check (the verification module's entrance): judged before any lookup.
+export { judgeSession, livenessFailed, type DecodedFrame } from './liveness.client.ts';
+export { livenessCheckSchema, livenessResultSchema, STEPS, type LivenessCheck, type LivenessFrameInput } from './liveness.schemas.ts';

@@ -54,13 +54,15 @@ export type Seen = { step: Step; face: { descriptor: Float32Array; shape: Shape 
  * The face worker's part: every rule but frames_reused (the worker holds no database; the API adds
  * that reason with withReuse, from the frames' keyed hashes).
  */
-export async function judgeLiveness(deps: JudgeDeps, challenges: readonly Challenge[], frames: readonly LivenessFrame[], rules: JudgeRules): Promise<LivenessResult> {
+export async function judgeLiveness(deps: JudgeDeps, challenges: readonly Challenge[], frames: readonly LivenessFrame[], rules: JudgeRules): Promise<LivenessResult & { front?: number }> {
   const analysed: Seen[] = [];
   for (const f of frames) {
     const a = await deps.analyse(f.image);
     analysed.push('refusal' in a ? { step: f.step, face: null, refusal: a.refusal } : { step: f.step, face: { descriptor: a.descriptor, shape: shapeOf(a.landmarks) }, refusal: null });
   }
-  return finish(judgeAnalysed(challenges, frames, analysed, { ...rules, distance: deps.distance }));
+  const judged = judgeAnalysed(challenges, frames, analysed, { ...rules, distance: deps.distance });
+  // `front`: the index of the front frame the poses were measured from (the face match's selfie when passed).
+  return { ...finish(judged), ...(judged.front !== undefined ? { front: judged.front } : {}) };
 }
 
 /** The result with frames_reused added when a frame was sent before (or twice in one request). */
@@ -80,7 +82,7 @@ export function judgeAnalysed(
   frames: readonly LivenessFrame[],
   analysed: readonly Seen[],
   rules: JudgeRules & { distance(a: Float32Array, b: Float32Array): number },
-): { reasons: LivenessReason[]; steps: LivenessResult['steps'] } {
+): { reasons: LivenessReason[]; steps: LivenessResult['steps']; front?: number } {
   const reasons: LivenessReason[] = [];
   for (const a of analysed) if (a.refusal) reasons.push(a.refusal === 'selfie_many_faces' ? 'several_faces' : 'no_face');
   if (timingBroken(frames, rules.sessionMs)) reasons.push('timing');
@@ -128,7 +130,7 @@ export function judgeAnalysed(
   }
   if (!steps[0]!.passed) reasons.push('pose_not_reached');
   if (!moved && analysed.some((a) => a.face && a.face !== front)) reasons.push('still_image');
-  return { reasons, steps };
+  return { reasons, steps, front: analysed.findIndex((a) => a.face === front) };
 }
 
 /** `captured_at_ms` not increasing, two steps' frames under MIN_STEP_GAP_MS apart, or longer than the session. */

@@ -84,3 +84,9 @@ export async function recordJudgement(db: CommonQueryMethods, orgId: number, id:
   return r.rowCount === 1;
 }
 
+
+/** A passed session taken by the face match it was judged for: `used`, once. */
+export async function markSessionUsed(db: CommonQueryMethods, orgId: number, id: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`UPDATE liveness_sessions SET status = 'used' WHERE id = ${id} AND org_id = ${orgId} AND status = 'passed'`);
+  return r.rowCount === 1;
+}

@@ -48,3 +48,22 @@ export const livenessSessionSchema = z
   })
   .meta({ id: 'LivenessSession' });
 export type LivenessSession = z.infer<typeof livenessSessionSchema>;
+
+/**
+ * What a face match keeps and answers of the passed liveness check its selfie came from (no frame,
+ * landmark or descriptor): the session, its challenges in order, the steps as measured, the checks made
+ * (each one a reason the check would have failed with) and the face model that read the frames.
+ */
+export const livenessCheckSchema = z
+  .object({
+    session_id: sessionIdSchema,
+    challenges: z.array(z.enum(CHALLENGES)).meta({ description: 'The poses asked after the `front` frame, in the order the session drew' }),
+    steps: z.array(stepResultSchema),
+    checks: z.array(z.enum(LIVENESS_REASONS)).meta({ description: 'The checks made, each named by the reason it fails with (all passed)' }),
+    model: z.string().meta({ description: 'The face model that read the frames' }),
+  })
+  .meta({ id: 'LivenessCheck' });
+export type LivenessCheck = z.infer<typeof livenessCheckSchema>;
+
+/** A frame as a face match sends it (its image decoded and checked by the verification module). */
+export type LivenessFrameInput = { step: Step; image: string; captured_at_ms: number };

@@ -29,7 +29,7 @@ export function acceptedAnswer(referenceId: string, headers: Record<string, stri
  * A face match (its selfie already checked) sends its sealed selfie along in the job: the lookup job
  * compares it with the found record's photo before it settles (lookup.job.ts).
  */
-export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie: { keyId: string; data: string } }): Promise<Answer> {
+export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie: { keyId: string; data: string }; liveness?: { keyId: string; data: string } }): Promise<Answer> {
   const { query } = run;
   const ref = face?.ref ?? run.ref ?? newReferenceId();
   const now = deps.clock.now();
@@ -60,6 +60,7 @@ export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: str
       acceptedAt: now.getTime(),
       ...(useOnce ? { useOnce: true as const } : {}),
       ...(face ? { selfie: face.selfie } : {}),
+      ...(face?.liveness ? { liveness: face.liveness } : {}),
     };
     // A face match's job holds its sealed selfie (and its result the record): gone as the job ends.
     await enqueueBackgroundLookup(deps, payload, { removeWhenDone: useOnce || !!face });

@@ -6,7 +6,8 @@ import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason } from '../reasons/index.ts';
 import type { Answer } from './answer.ts';
 import { CONSENT_REQUIRED, type Consent } from './consent.ts';
-import { decodeSelfie, matchFace } from './face-run.ts';
+import { decodeFrames, decodeSelfie, matchFace, type FaceToMatch } from './face-run.ts';
+import type { LivenessFrameInput } from '../liveness/index.ts';
 import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
 import { refuseSelfieWhenLivenessRequired } from './liveness-required.ts';
 import * as idem from './idempotency.ts';
@@ -33,14 +34,13 @@ export type VerificationAsk =
   // The face itself comes as the request's `face` part; a face is biometric data, so consent is required.
   | { mode: 'face'; body: Omit<z.infer<typeof faceRequestBody>, 'selfie'> & { consent: Consent } };
 
-/** One frame of a liveness check: its step, the image (base64, a data: prefix allowed), and the device's clock. */
-export type LivenessFrameInput = { step: 'front' | 'turn_left' | 'turn_right' | 'look_up'; image: string; captured_at_ms: number };
-
 /**
- * The face to compare with the record's photo. A discriminated part: a selfie, or the frames of a
- * liveness session (judged before the comparison).
+ * The face to compare with the record's photo: a selfie, or a liveness session's frames (`front`,
+ * then the session's challenges), judged before anything is looked up; the selfie is then the front
+ * frame the poses were measured from (face-run.ts, docs/liveness.md).
  */
 export type FacePart = { kind: 'selfie'; selfie: string } | { kind: 'liveness'; sessionId: string; frames: LivenessFrameInput[] };
+export type { LivenessFrameInput };
 
 /** The maker of a verification link, as its row names them: the verification is recorded as theirs. */
 export type LinkMaker = { userId: number | null; apiClientId: number | null; clientId: string | null };
@@ -142,9 +142,7 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
   const query = queryOf(req.query);
   if (query.mode === 'face' && req.face === undefined) throw new Error('a face verification needs its face part');
   // Told before anything is claimed, held or queued (its size, its encoding, its image format).
-  // Liveness frames are judged by the liveness check's own path (liveness-api's part of the contract).
-  if (req.face?.kind === 'liveness') throw new AppError('unavailable', 'liveness checks are not taken yet');
-  const selfie = query.mode === 'face' && req.face ? decodeSelfie(req.face.selfie) : null;
+  const face = query.mode === 'face' && req.face ? faceToMatch(req.face) : null;
   const consent = req.query.body.consent ?? null;
   await requireKnownReason(deps, query.reason);
   const fixture = fixtureOf(query);
@@ -172,7 +170,7 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
       body: {
         ...storedQueryOf(deps.config, query),
         ...(consent ? { consent } : {}),
-        ...(selfie ? { selfie: createHash('sha256').update(selfie).digest('hex') } : {}),
+        ...(face ? faceFingerprint(face) : {}),
       },
       now: deps.clock.now(),
     });
@@ -188,8 +186,8 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
   const maxInFlight = who.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT;
   const run = { orgId: who.orgId, userId: who.userId, apiClientId: who.apiClientId, query, consent, claim, requestId: req.requestId, maxInFlight, ...(req.ref ? { ref: req.ref } : {}) };
   try {
-    const answer = selfie
-      ? await matchFace(deps, who, { run, selfie, fixture, respondAsync, signal: req.signal })
+    const answer = face
+      ? await matchFace(deps, who, { run, face, fixture, respondAsync, signal: req.signal })
       : await deliverLookup(deps, run, fixture, respondAsync);
     // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay
     // reads the verification (202 while it waits, the final answer once it has ended).
@@ -199,4 +197,16 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
     if (claim) await afterFailure(deps, claim, err, carriesVnin(query));
     throw err;
   }
+}
+
+function faceToMatch(part: FacePart): FaceToMatch {
+  return part.kind === 'selfie' ? { kind: 'selfie', selfie: decodeSelfie(part.selfie) } : { kind: 'liveness', sessionId: part.sessionId, frames: decodeFrames(part.frames) };
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** What of the face enters the Idempotency-Key's keyed hash: the images' SHA-256s (never the images), the session and the frames' steps and times. */
+function faceFingerprint(face: FaceToMatch): object {
+  if (face.kind === 'selfie') return { selfie: sha256(face.selfie) };
+  return { liveness: { session_id: face.sessionId, frames: face.frames.map((f) => ({ step: f.step, captured_at_ms: f.captured_at_ms, image: sha256(f.image) })) } };
 }

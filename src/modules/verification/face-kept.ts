@@ -1,4 +1,6 @@
 import { confidenceOf, FACE_MODEL, type FaceComparison } from '../face/index.ts';
+import { openJson, sealJson, type KeyRing } from '../../lib/crypto.ts';
+import { livenessCheckSchema, type LivenessCheck } from '../liveness/index.ts';
 import type { PersonRecord } from './person.ts';
 import { verdictOf, type VerdictFields } from './verdict.ts';
 
@@ -8,7 +10,9 @@ export type FaceAnswer = {
   match: boolean | null;
   confidence: number | null;
   threshold: number;
-  liveness: 'not_checked';
+  /** `passed`: the selfie was the front frame of a passed liveness check, described in `liveness_check`. */
+  liveness: 'not_checked' | 'passed';
+  liveness_check?: LivenessCheck;
   model: string;
 };
 
@@ -33,8 +37,20 @@ export function faceBody(ref: string, kept: FaceKept): { data: object; face: Fac
 }
 
 /** The answer to a comparison under the organisation's threshold (0-100). */
-export function faceAnswerOf(c: FaceComparison, threshold: number): FaceAnswer {
-  if (c.outcome === 'no_reference_photo') return { status: 'no_reference_photo', match: null, confidence: null, threshold, liveness: 'not_checked', model: FACE_MODEL };
+export function faceAnswerOf(c: FaceComparison, threshold: number, check?: LivenessCheck): FaceAnswer {
+  const liveness = check ? { liveness: 'passed' as const, liveness_check: check } : { liveness: 'not_checked' as const };
+  if (c.outcome === 'no_reference_photo') return { status: 'no_reference_photo', match: null, confidence: null, threshold, ...liveness, model: FACE_MODEL };
   const confidence = confidenceOf(c.distance);
-  return { status: 'compared', match: confidence >= threshold, confidence, threshold, liveness: 'not_checked', model: FACE_MODEL };
+  return { status: 'compared', match: confidence >= threshold, confidence, threshold, ...liveness, model: FACE_MODEL };
+}
+
+/** A passed liveness check sealed for one verification's lookup job (associated data `liveness-check:<referenceId>`). */
+export function sealedLivenessCheck(ring: KeyRing, referenceId: string, check: LivenessCheck): { keyId: string; data: string } {
+  const s = sealJson(ring, check, `liveness-check:${referenceId}`);
+  return { keyId: s.keyId, data: s.data.toString('base64') };
+}
+
+/** The liveness check sealed by sealedLivenessCheck for this verification. */
+export function openedLivenessCheck(ring: KeyRing, referenceId: string, sealed: { keyId: string; data: string }): LivenessCheck {
+  return livenessCheckSchema.parse(openJson(ring, { keyId: sealed.keyId, data: Buffer.from(sealed.data, 'base64') }, `liveness-check:${referenceId}`));
 }

@@ -6,7 +6,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { compareWithPhoto, faceClientDeps, openedImage } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
-import { faceAnswerOf, livenessRequiredOf, type FaceKept } from './face-kept.ts';
+import { faceAnswerOf, livenessRequiredOf, openedLivenessCheck, type FaceKept } from './face-kept.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import type { Decision } from './settle.ts';
@@ -36,7 +36,7 @@ export type FaceSettlement =
 export async function compareBeforeSettling(
   deps: { db: DatabasePool; config: Config; producer?: Producer },
   referenceId: string,
-  face: { selfie: { keyId: string; data: string }; orgId: number; requestId: string },
+  face: { selfie: { keyId: string; data: string }; orgId: number; requestId: string; liveness?: { keyId: string; data: string } },
   record: PersonRecord,
   matchOnly: boolean,
   log: Logger,
@@ -54,9 +54,12 @@ export async function compareBeforeSettling(
     return { failed: { kind: 'failed', code, detail: err.detail } };
   }
   const settings = await organisationSettings(deps.db, face.orgId);
-  const answer = faceAnswerOf(comparison, settings.face_match_threshold);
+  // A selfie that was a passed liveness check's front frame: the check is kept with the comparison.
+  const check = face.liveness ? openedLivenessCheck(ring, referenceId, face.liveness) : undefined;
+  const answer = faceAnswerOf(comparison, settings.face_match_threshold, check);
   const kept: FaceKept = { ...(matchOnly ? {} : { record }), face: answer, ...livenessRequiredOf(settings) };
-  const extra = answer.status === 'compared' ? deps.config.FACE_MATCH_UNITS - 1 : 0;
+  // The liveness check's units come on top of the comparison's, charged with them (never without).
+  const extra = answer.status === 'compared' ? deps.config.FACE_MATCH_UNITS - 1 + (check ? deps.config.LIVENESS_UNITS : 0) : 0;
   return {
     kept,
     async store(tx, stored) {

@@ -22,7 +22,7 @@ export type AfterLookup = (row: VerificationRow, fromJob: Sealed | null) => Prom
  * with the found record's photo before it settles (face-settle.ts); the wait then also covers one
  * face job (FACE_WAIT_MS).
  */
-export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup; selfie?: { keyId: string; data: string } } = {}): Promise<Answer> {
+export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup; selfie?: { keyId: string; data: string }; liveness?: { keyId: string; data: string } } = {}): Promise<Answer> {
   const { query } = run;
   const ref = opts.ref ?? run.ref ?? newReferenceId();
   const then: AfterLookup = opts.then ?? (async (row) => answerOf(deps, row, 'verify'));
@@ -95,6 +95,7 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
       query: { keyId: jobQuery.keyId, data: jobQuery.data.toString('base64') },
       ...(useOnce ? { useOnce: true as const } : {}),
       ...(opts.selfie ? { selfie: opts.selfie } : {}),
+      ...(opts.liveness ? { liveness: opts.liveness } : {}),
     };
     const timeoutMs = lookupWaitMs(deps.config, opts.selfie !== undefined);
     // LOOKUP_INLINE (benchmarks only): the same job in this process, continuing below exactly as after a job.

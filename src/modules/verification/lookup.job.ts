@@ -141,8 +141,8 @@ export function lookupVnin(deps: LookupDeps, q: VninQuery, referenceId: string, 
 }
 
 /** A face match's part of a lookup job's payload: its sealed selfie, compared before the lookup settles. */
-export function faceOfPayload(p: JobPayload<'verification.lookup'>): { face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string } } {
-  return p.selfie && p.orgId !== undefined ? { face: { selfie: p.selfie, orgId: p.orgId, requestId: p.requestId ?? p.referenceId } } : {};
+export function faceOfPayload(p: JobPayload<'verification.lookup'>): { face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string; liveness?: { keyId: string; data: string } } } {
+  return p.selfie && p.orgId !== undefined ? { face: { selfie: p.selfie, orgId: p.orgId, requestId: p.requestId ?? p.referenceId, ...(p.liveness ? { liveness: p.liveness } : {}) } } : {};
 }
 
 /** A stored vNIN query keeps only the token's hash: the lookup can no longer run. */
@@ -165,7 +165,7 @@ export async function runLookup(
     useOnce?: boolean;
     background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' };
     /** A face match: the sealed selfie to compare with the found record's photo. */
-    face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string };
+    face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string; liveness?: { keyId: string; data: string } };
     /** Told what the run leaves its caller to do: see LookupReport. */
     report?: LookupReport;
   } = {},

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { LivenessCheck } from '../liveness/index.ts';
 import { allFailing, and, eqConst, is, isNull, not, rule, when, type Values } from '../../lib/rule.ts';
 import type { MatchOutcome } from './match.ts';
 import type { VerificationStatus } from './verification.schemas.ts';
@@ -39,7 +40,7 @@ export type VerdictReason = (typeof VERDICT_REASONS)[number];
 export type VerdictOutcome = 'pending' | 'expired' | 'found' | 'not_found' | 'refused' | 'failed';
 
 /** A face comparison as the verdict and link events read it (face-kept.ts FaceAnswer has these and more). */
-type FaceLike = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; liveness: string };
+type FaceLike = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; liveness: string; liveness_check?: LivenessCheck | undefined };
 
 /** What the verdict reads: the outcome and, for found ones, the checks that were asked for. */
 export type VerdictInput = {
@@ -136,9 +137,12 @@ export function verdictOfLink(
   return verdictOf(face === undefined ? { outcome } : { outcome, face, livenessRequired });
 }
 
-/** The face result without its threshold and model, as link events carry it (never personal data). */
+/**
+ * The face result without its threshold and model, as link events carry it (never personal data);
+ * with a passed liveness check, that check (session, challenges, steps as measured, checks, model).
+ */
 export function faceSummary(face: FaceLike | null): FaceLike | null {
-  return face ? { status: face.status, match: face.match, confidence: face.confidence, liveness: face.liveness } : null;
+  return face ? { status: face.status, match: face.match, confidence: face.confidence, liveness: face.liveness, ...(face.liveness_check ? { liveness_check: face.liveness_check } : {}) } : null;
 }
 
 /** The two fields as documented (OpenAPI), beside `status` wherever a verification is answered. */

@@ -5,6 +5,7 @@ import { personRecordSchema } from './person.ts';
 import { consentSchema } from './consent.ts';
 import { NAME_MATCH_SCORE } from './match.ts';
 import { DEFAULT_FACE_THRESHOLD, FACE_MODEL } from '../face/index.ts';
+import { livenessCheckSchema, livenessResultSchema } from '../liveness/index.ts';
 import { demographyBody, faceRequestBody, idempotencyKeyHeader, matchBody, ninBody, phoneBody, REFERENCE_RE, requeryBody, vninBody } from './verification.schemas.ts';
 import { VNIN_REFUSALS } from '../../adapters/identity-authority/index.ts';
 import { VERDICT_REASONS, verdictSchema } from './verdict.ts';
@@ -261,6 +262,34 @@ const FACE = md(
   '  are decided at once, as other asynchronous fixture calls (202, the requery answers, no webhook event).',
   '  The audit event `verification.face_matched` is written when the call is accepted.',
   '',
+  '',
+  '**Liveness.** Instead of `selfie`, send `liveness` (exactly one of the two: 400): a session from',
+  '`POST /liveness/sessions` and its frames, `front` first, then the session\'s `challenges` in order:',
+  '',
+  '```json',
+  '{"nin": "70000000001", "reason": "corporate", "consent": {"...": "..."}, "liveness": {"session_id": "lvs_5f0c2a9e1b7d4c3a8e6f0b12",',
+  ' "frames": [{"step": "front", "image": "/9j/...", "captured_at_ms": 1000}, {"step": "turn_right", "image": "/9j/...", "captured_at_ms": 1600}, "..."]}}',
+  '```',
+  '',
+  'Refused before anything is judged (400, or as a selfie 413 / 422 `selfie_unreadable`, the detail naming',
+  'the frame): a request malformed whatever the session is: not 1 to 3 frames of each of the four steps,',
+  'over 12 frames, `captured_at_ms` not a non-negative integer, an image not base64, over 2 MiB decoded or',
+  'not a JPEG, PNG or WebP. The body may be up to 10 MiB (413 beyond). The session: none of that id in',
+  'this organisation 404 `liveness_session_not_found`, expired 410 `liveness_session_expired`, judged',
+  'already 409 `liveness_session_used`. Everything else is judged by a face worker before the authority is',
+  'asked, with every reason that applies (docs/liveness.md): frames in another order than the session\'s',
+  '(`front` not first included) fail `pose_not_reached`; times that go back, steps under 200 ms apart or a',
+  'sequence longer than the session fail `timing`. A failed check answers 422 `liveness_failed` with',
+  '`liveness: {status, reasons, steps}`, nothing looked up or charged, the session `failed`. A passed',
+  'check makes the session `used` and the face match goes on with the front frame the poses were measured',
+  'from as the selfie: `face.liveness` is `passed` and `face.liveness_check` holds the session, its',
+  'challenges, the steps, the checks made and the model. It costs `LIVENESS_UNITS` (1) on top of the face',
+  'match\'s units, charged with them (with the comparison; not for `no_reference_photo`, nor fixtures).',
+  'A face worker not judging within twice FACE_WAIT_MS is 503, the session still open. The',
+  'Idempotency-Key\'s hash takes the session, the steps, the times and each frame\'s SHA-256. The frames',
+  'are never stored: sealed inside their job in Redis, removed as it ends; only their keyed hashes',
+  '(`frames_reused`) are kept, LIVENESS_FRAME_HASH_DAYS.',
+  '',
   'The selfie and its descriptors are never stored (see the tag, "Face match"); the comparison\'s `confidence` and `threshold` are explained there too.',
 );
 
@@ -432,7 +461,8 @@ export function register(registry: OpenAPIRegistry): void {
       match: z.boolean().nullable().meta({ description: '`confidence >= threshold`; null when nothing was compared' }),
       confidence: z.number().min(0).max(100).nullable().meta({ description: '0-100, a documented monotone mapping of the descriptor distance d: `100 / (1 + exp((d - 0.6) / 0.05))`, one decimal' }),
       threshold: z.number().min(0).max(100).meta({ description: `The threshold used (default ${DEFAULT_FACE_THRESHOLD})` }),
-      liveness: z.literal('not_checked').meta({ description: 'Liveness is not checked: a printed photo or a screen held up to the camera would pass' }),
+      liveness: z.enum(['not_checked', 'passed']).meta({ description: '`not_checked` with a `selfie`: a printed photo or a screen held up to the camera would pass; `passed` with `liveness`: the selfie compared was the front frame of a passed liveness check (`liveness_check`)' }),
+      liveness_check: livenessCheckSchema.optional().meta({ description: 'With `liveness: passed`: the session, its challenges, the steps as measured, the checks made and the model (no frame is kept)' }),
       model: z.string().meta({ description: 'The model, its package and version', example: FACE_MODEL }),
     })
     .meta({ id: 'FaceResult' });
@@ -458,12 +488,22 @@ export function register(registry: OpenAPIRegistry): void {
         ),
         headers: replayed,
       },
-      400: errorResponse('A field breaks a rule, no `consent`, both or neither of nin and vnin, a selfie that is not base64, or an invalid Idempotency-Key; nothing charged'),
-      413: errorResponse('The body is over 3 MB or the selfie over 2 MiB decoded; nothing charged'),
+      400: errorResponse('A field breaks a rule, no `consent`, both or neither of nin and vnin, both or neither of selfie and liveness, a selfie or frame that is not base64, liveness frames not 1 to 3 of each step, or an invalid Idempotency-Key; nothing charged'),
+      404: errorResponse(
+        'Not found at the authority, as on the other verification calls (for a vNIN, `code`: `vnin_not_found`, `vnin_expired`, `vnin_wrong_enterprise`, `vnin_used`), or no liveness session of that id in this organisation (`code`: `liveness_session_not_found`). Nothing charged',
+        z.object({ detail: z.string(), code: z.enum([...VNIN_REFUSALS, 'liveness_session_not_found']).optional() }),
+      ),
+      409: errorResponse('Idempotency-Key reused with another body, or its first request is still running; or the liveness session was judged already (`code`: `liveness_session_used`)', upstreamErrorBody.extend({ code: z.string().optional() })),
+      410: errorResponse('The liveness session expired (`code`: `liveness_session_expired`)'),
+      413: errorResponse('The body is over 10 MiB or the selfie (a frame) over 2 MiB decoded; nothing charged'),
       422: errorResponse(
         'A field is missing or of the wrong type, or the selfie is refused (`code`): `selfie_unreadable` (not a JPEG, PNG or WebP by its first bytes, over 50 megapixels, or not decoded within 5 s), `selfie_no_face`, `selfie_many_faces`, ' +
-          '`selfie_face_too_small` (the face\'s shorter side under 64 px once the selfie is fitted in 1024 px); `liveness_required` (the organisation requires liveness and a `selfie` was sent); nothing looked up or charged',
-        z.object({ detail: z.string(), code: z.enum(['selfie_unreadable', 'selfie_no_face', 'selfie_many_faces', 'selfie_face_too_small', 'liveness_required']).optional() }),
+          '`selfie_face_too_small` (the face\'s shorter side under 64 px once the selfie is fitted in 1024 px); `liveness_required` (the organisation requires liveness and a `selfie` was sent); `liveness_failed` (the liveness check did not pass: `liveness` says why); nothing looked up or charged',
+        z.object({
+          detail: z.string(),
+          code: z.enum(['selfie_unreadable', 'selfie_no_face', 'selfie_many_faces', 'selfie_face_too_small', 'liveness_required', 'liveness_failed']).optional(),
+          liveness: livenessResultSchema.optional().meta({ description: 'With `liveness_failed`: the reasons and the steps as measured (`status: failed`)' }),
+        }),
       ),
     },
   });

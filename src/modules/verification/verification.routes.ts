@@ -12,7 +12,7 @@ import { servedByRequery, verificationOf, verificationOfOrgQuery } from './verif
 import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
 import { startVerification, type VerificationAsk } from './entrance.ts';
-import { FACE_CONSENT_REQUIRED } from './face-run.ts';
+import { FACE_CONSENT_REQUIRED, SELFIE_OR_LIVENESS } from './face-run.ts';
 import { vninInstructions } from './vnin.ts';
 
 /**
@@ -71,20 +71,22 @@ export function verificationRoutes(ctx: AppContext): Router {
   r.post('/verify-nin/phone', ...guard, verifyRoute((b) => ({ mode: 'phone', body: parseInput(phone, b) })));
   r.post('/verify-nin/demography', ...guard, verifyRoute((b) => ({ mode: 'demography', body: parseInput(demography, b) })));
   r.post('/verify-nin/match', ...guard, verifyRoute((b) => ({ mode: 'match', body: parseInput(match, vninFirst(b)) })));
-  // A selfie makes this body the one large JSON body of the API: 2 MiB decoded is under 3 MB as base64.
+  // A selfie or liveness frames make this body the one large JSON body of the API: up to 12 frames of
+  // a liveness check (each 2 MiB at most decoded) are allowed 10 MiB together; larger is 413.
   const face = faceRequestBody.extend(consent);
-  r.post('/verify-nin/face', ctx.authenticate, ctx.rateLimit, requireContentType('json'), express.json({ limit: '3mb' }), async (req, res) => {
+  r.post('/verify-nin/face', ctx.authenticate, ctx.rateLimit, requireContentType('json'), express.json({ limit: '10mb' }), async (req, res) => {
     const body = parseInput(face, vninFirst(req.body));
+    if ((body.selfie === undefined) === (body.liveness === undefined)) throw new AppError('bad_request', SELFIE_OR_LIVENESS);
     // A face is biometric data (NDPA): no face match without the person's consent.
     if (!body.consent) throw new AppError('bad_request', FACE_CONSENT_REQUIRED);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
-    const { selfie, ...asked } = body;
+    const { selfie, liveness, ...asked } = body;
     send(
       res,
       await startVerification(ctx, {
         delivery: prefersAsync(req.get('prefer')) ? 'async' : 'sync',
         query: { mode: 'face', body: { ...asked, consent: body.consent } },
-        face: { kind: 'selfie', selfie },
+        face: liveness ? { kind: 'liveness', sessionId: liveness.session_id, frames: liveness.frames } : { kind: 'selfie', selfie: selfie! },
         idempotencyKey,
         asker: { kind: 'principal', principal: principalOf(req) },
         requestId: req.id,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STEPS } from '../liveness/index.ts';
 import type { Clock } from '../../lib/clock.ts';
 
 export const MODES = ['nin', 'phone', 'demography', 'vnin', 'match', 'face'] as const;
@@ -106,10 +107,30 @@ export function matchBody(clock: Clock) {
  * selfie as base64 (a data: prefix allowed; its decoded size is checked by the use case, 413 beyond
  * 2 MiB) and whether only the match is kept. Consent is required (checked by the use case: 400).
  */
+export const livenessFrameBody = z
+  .object({
+    step: z.enum(STEPS).meta({ description: '`front`, or the challenge the frame shows' }),
+    image: z.string().min(1, 'image must not be empty').meta({ description: 'The frame as a selfie: JPEG, PNG or WebP, base64 (a data: prefix is allowed), at most 2 MiB decoded' }),
+    captured_at_ms: z.number().int().min(0).meta({ description: "When the frame was taken, in milliseconds of one clock of the device (any origin): strictly increasing" }),
+  })
+  .meta({ id: 'LivenessFrame' });
+
+export const livenessBody = z
+  .object({
+    session_id: z.string().min(1, 'session_id must not be empty').max(64).meta({ description: 'The liveness session (`POST /liveness/sessions`), open and of this organisation', example: 'lvs_5f0c2a9e1b7d4c3a8e6f0b12' }),
+    frames: z
+      .array(livenessFrameBody)
+      .min(1)
+      .max(12)
+      .meta({ description: '1 to 3 frames of each step, `front` first, then the challenges in the session\'s order; at most 12' }),
+  })
+  .meta({ id: 'LivenessFrames' });
+
 export const faceRequestBody = z.object({
   nin: ninBody.shape.nin.optional(),
   vnin: z.string().optional(),
-  selfie: z.string().min(1, 'selfie must not be empty').meta({ description: 'The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded' }),
+  selfie: z.string().min(1, 'selfie must not be empty').optional().meta({ description: 'The selfie: JPEG, PNG or WebP, base64 (a `data:image/...;base64,` prefix is allowed), at most 2 MiB decoded. Exactly one of `selfie` and `liveness`' }),
+  liveness: livenessBody.optional().meta({ description: 'A liveness check instead of a selfie: judged first, its best `front` frame is then the selfie. Exactly one of `selfie` and `liveness`' }),
   reason,
   match_only: z.boolean().default(false).meta({ description: 'true: `data` is `{reference_id}` alone and no record is kept' }),
 });

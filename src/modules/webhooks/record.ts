@@ -18,7 +18,7 @@ export type WebhookEventData = {
 /** The verification's verdict (verification/verdict.ts writes the rule; docs/webhooks.md lists the reasons). */
 type Verdict = { verdict: 'verified' | 'not_verified' | null; verdict_reasons: string[] };
 /** A face comparison's result without personal data (verification/verdict.ts faceSummary). */
-type FaceSummary = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; liveness: string };
+type FaceSummary = { status: 'compared' | 'no_reference_photo'; match: boolean | null; confidence: number | null; liveness: string; liveness_check?: object | undefined };
 type BatchData = { batch_id: string; status: string; counts: { rows: number; invalid: number; found: number; not_found: number; failed: number; cancelled: number; pending: number } };
 
 export const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`;
