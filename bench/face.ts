@@ -2,7 +2,8 @@ import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { procMemory, repoPath, spawnNode } from './lib/proc.ts';
+import { bystanders as runBystanders, judgedTarget, pct, runFloor, type FloorLine } from './lib/face-bench.ts';
+import { procMemory, repoPath } from './lib/proc.ts';
 import { targetLine, writeResultsSection, type Target } from './lib/report.ts';
 import { startBenchStack } from './lib/stack.ts';
 
@@ -24,25 +25,13 @@ const durationS = Number(values.duration);
 const faceProcesses = Number(process.env.FACE_PROCESSES ?? '1');
 const started = new Date();
 
-type FloorLine = { matches: number; seconds: number; p50Ms: number; rssKb: number };
-async function floor(env: Record<string, string>): Promise<FloorLine> {
-  const child = spawnNode('face-floor', repoPath('bench/ceilings/face-floor.ts'), env, { captureLogs: true });
-  const { code } = await child.exited;
-  const line = child.logs.find((l) => l.startsWith('{"matches"'));
-  if (code !== 0 || !line) throw new Error(`face floor failed (${code}): ${child.logs.slice(-5).join(' | ')}`);
-  return JSON.parse(line) as FloorLine;
-}
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-};
+const floor = (env: Record<string, string>) => runFloor('face-floor', repoPath('bench/ceilings/face-floor.ts'), env, 'matches');
 
 const stack = await startBenchStack({ face: true, env: { FACE_PROCESSES: String(faceProcesses), FACE_CONCURRENCY: '1', FACE_WAIT_MS: '600000', VERIFY_WAIT_MS: '30000' } });
 // Every floor runs while the service's processes are up and idle, right beside the service's own run
 // of the same kind: on a machine shared with other work, the conditions move within minutes.
 let floorRate = 0;
-const floorOnes: FloorLine[] = [];
+const floorOnes: (FloorLine & { matches: number })[] = [];
 const targets: Target[] = [];
 const facts: Record<string, unknown> = {};
 try {
@@ -92,20 +81,7 @@ try {
   targets.push(target('face_added_p50_ms', pct(one, 50) - floorP50, 150, '<=', statuses));
 
   // Bystanders: fixture verifications, 4 at a time, alone and then during a burst of 200 face matches.
-  const bystanders = async (n: number) => {
-    const ms: number[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (next++ < n) {
-          const r = await fixture();
-          count(r.status);
-          ms.push(r.ms);
-        }
-      }),
-    );
-    return ms;
-  };
+  const bystanders = (n: number) => runBystanders(n, fixture, count);
   await bystanders(50);
   const alone = await bystanders(400);
   const abort = new AbortController();
@@ -134,9 +110,7 @@ try {
 }
 
 function target(name: string, value: number, goal: number, op: '>=' | '<=', statuses: Record<string, number>): Target {
-  const v = Math.round(value * 1000) / 1000;
-  const bad = Object.keys(statuses).filter((s) => s !== '200');
-  return { target: name, value: v, goal, op, met: (op === '>=' ? v >= goal : v <= goal) && bad.length === 0, how: bad.length ? `non-200 answers: ${JSON.stringify(statuses)}` : '' };
+  return judgedTarget(name, value, goal, op, statuses);
 }
 
 for (const t of targets) process.stdout.write(`${t.info ? JSON.stringify({ target: t.target, value: t.value, info: t.how }) : targetLine(t)}\n`);

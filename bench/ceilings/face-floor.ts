@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { createFaceEngine } from '../../src/modules/face/index.ts';
 import { repoPath } from '../lib/proc.ts';
+import { faceMatchInferences, inferenceLoop } from './inference-loop.ts';
 
 /**
  * The face match's floor: the service's own pipeline (src/modules/face), bare, in a loop on the same
@@ -17,26 +17,4 @@ const photo = readFileSync(repoPath('src/simulators/identity-authority/faces/gra
 setPriority(Math.min(19, getPriority() + Number(process.env.FACE_NICE ?? '10')));
 const engine = await createFaceEngine();
 
-async function one(): Promise<void> {
-  const checked = await engine.selfie(selfie);
-  if (!('descriptor' in checked)) throw new Error('selfie refused');
-  const again = await engine.selfie(selfie);
-  const reference = await engine.reference(photo);
-  if (!('descriptor' in again) || !reference) throw new Error('no face');
-  engine.distance(again.descriptor, reference);
-}
-
-for (let i = 0; i < 3; i++) await one();
-const seconds = Number(process.env.FLOOR_SECONDS ?? '0');
-const count = Number(process.env.FLOOR_COUNT ?? '0');
-const times: number[] = [];
-const started = performance.now();
-while (seconds > 0 ? performance.now() - started < seconds * 1000 : times.length < count) {
-  const t = performance.now();
-  await one();
-  times.push(performance.now() - t);
-}
-const elapsed = (performance.now() - started) / 1000;
-times.sort((a, b) => a - b);
-const rss = /VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-process.stdout.write(`${JSON.stringify({ matches: times.length, seconds: elapsed, p50Ms: times[Math.floor(times.length / 2)] ?? 0, rssKb: Number(rss ?? 0) })}\n`);
+await inferenceLoop('matches', () => faceMatchInferences(engine, selfie, photo), 3);
