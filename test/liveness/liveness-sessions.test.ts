@@ -98,6 +98,12 @@ describe('liveness sessions', () => {
       }
       expect(live.frames.filter((f) => f.step === 'turn_left').some((f) => f.measured.yaw >= 20)).toBe(true);
     }
+    // Asked again, the same frames come as other bytes (a salted JPEG comment), so a walk can be run again.
+    const again = (await (await fetch(`${stack.identitySim.url}/sandbox/liveness`)).json()) as typeof body;
+    const first = body.data[0]!.sets[0]!.frames[0]!.image;
+    const second = again.data[0]!.sets[0]!.frames[0]!.image;
+    expect(second).not.toBe(first);
+    expect(Buffer.from(second, 'base64').subarray(0, 4)).toEqual(Buffer.from([0xff, 0xd8, 0xff, 0xfe]));
   });
 
   it('When a session is to be judged, then an open one is given with its challenges; judged once it is 409 liveness_session_used, expired 410, another organisation\'s 404', async () => {
