@@ -45,7 +45,11 @@ describe.skipIf(!hasChromium)('portal face mode in headless Chromium', () => {
     const admin = await (await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } })).newPage();
     await signIn(admin, stack.url, org.admin.username, org.admin.password);
     await admin.getByRole('link', { name: 'Settings' }).click();
-    await admin.getByLabel('Face match threshold (1-100)').fill('90');
+    // The form is filled from the organisation's settings once they load: typed before that, the load
+    // would put the saved value back. Wait for the loaded value (an event), then type.
+    const threshold = admin.getByLabel('Face match threshold (1-100)');
+    await expect.poll(() => threshold.inputValue()).toBe('75');
+    await threshold.fill('90');
     await admin.getByRole('button', { name: 'Save settings' }).click();
     await admin.getByText('Settings saved.').waitFor();
     expect((await stack.api('GET', '/v1/me/organisation', { token: org.admin.token })).body.face_match_threshold).toBe(90);
