@@ -20,6 +20,8 @@ export type NodeChild = {
   /** SIGTERM, then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
   kill(signal?: NodeJS.Signals): void;
+  /** The first line the process wrote starting with `prefix`, once it has (rejects if it exits first). */
+  line(prefix: string): Promise<string>;
 };
 
 /**
@@ -38,7 +40,15 @@ export function spawnNode(name: string, entry: string, env: Record<string, strin
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line) continue;
       logs.push(line);
+      tell(line);
       if (!opts.captureLogs && logs.length > 200) logs.splice(0, logs.length - 100);
+    }
+  };
+  const lineWaiters: { prefix: string; resolve: (line: string) => void }[] = [];
+  const tell = (line: string) => {
+    for (const w of lineWaiters.filter((x) => line.startsWith(x.prefix))) {
+      lineWaiters.splice(lineWaiters.indexOf(w), 1);
+      w.resolve(line);
     }
   };
   proc.stdout!.on('data', keep);
@@ -58,6 +68,12 @@ export function spawnNode(name: string, entry: string, env: Record<string, strin
     exited,
     get alive() {
       return alive;
+    },
+    line(prefix: string) {
+      const seen = logs.find((l) => l.startsWith(prefix));
+      if (seen !== undefined) return Promise.resolve(seen);
+      const waited = new Promise<string>((resolve) => lineWaiters.push({ prefix, resolve }));
+      return Promise.race([waited, exited.then(() => Promise.reject(new Error(`${name} exited before printing ${prefix}: ${logs.slice(-5).join(' | ')}`)))]);
     },
     kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (alive) proc.kill(signal);
