@@ -1,8 +1,7 @@
-import { getPriority, setPriority } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { loadConfigOrExit, type Config } from '../src/config.ts';
 import { shutdownDeadlineMs } from '../src/jobs/budgets.ts';
-import { startProcess, stopOnSignals } from '../src/lib/process.ts';
+import { lowerPriority, startProcess, stopOnSignals } from '../src/lib/process.ts';
 import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
@@ -22,7 +21,7 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
   // Lower CPU priority than the API's: on a small machine inference must not starve the requests.
   if (config.FACE_NICE > 0) {
     try {
-      setPriority(Math.min(19, getPriority() + config.FACE_NICE));
+      lowerPriority(config.FACE_NICE);
     } catch (err) {
       logger.warn({ err: describe(err) }, 'face worker priority not lowered');
     }

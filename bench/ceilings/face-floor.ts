@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { createFaceEngine } from '../../src/modules/face/index.ts';
 import { repoPath } from '../lib/proc.ts';
 import { faceMatchInferences, inferenceLoop } from './inference-loop.ts';
+import { lowerPriority } from '../../src/lib/process.ts';
 
 /**
  * The face match's floor: the service's own pipeline (src/modules/face), bare, in a loop on the same
@@ -14,7 +14,7 @@ import { faceMatchInferences, inferenceLoop } from './inference-loop.ts';
 const selfie = readFileSync(repoPath('src/simulators/identity-authority/faces/grace-hopper.selfie.jpg'));
 const photo = readFileSync(repoPath('src/simulators/identity-authority/faces/grace-hopper.reference.jpg'));
 // The same CPU priority as a face worker (FACE_NICE added to the nice value, as workers/face.ts does).
-setPriority(Math.min(19, getPriority() + Number(process.env.FACE_NICE ?? '10')));
+lowerPriority(Number(process.env.FACE_NICE ?? '10'));
 const engine = await createFaceEngine();
 
 await inferenceLoop('matches', () => faceMatchInferences(engine, selfie, photo), 3);

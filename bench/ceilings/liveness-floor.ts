@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { loadConfig } from '../../src/config.ts';
 import { createFaceEngine, FACE_SAME_PERSON_DISTANCE } from '../../src/modules/face/index.ts';
 import { livenessRules } from '../../src/modules/liveness/index.ts';
@@ -9,6 +8,7 @@ import { judgeLiveness } from '../../src/modules/liveness/judge.ts';
 import { frameSet, sequence, type Challenge, type FrameSet } from '../lib/liveness-frames.ts';
 import { repoPath } from '../lib/proc.ts';
 import { faceMatchInferences, inferenceLoop } from './inference-loop.ts';
+import { lowerPriority } from '../../src/lib/process.ts';
 
 /**
  * The liveness check's floor: the service's own functions (src/modules/face, src/modules/liveness),
@@ -34,7 +34,7 @@ const ORDERS: Challenge[][] = [
   ['look_up', 'turn_right', 'turn_left'],
 ];
 // The same CPU priority as a face worker (FACE_NICE added to the nice value, as workers/face.ts does).
-if (config.FACE_NICE > 0) setPriority(Math.min(19, getPriority() + config.FACE_NICE));
+if (config.FACE_NICE > 0) lowerPriority(config.FACE_NICE);
 const engine = await createFaceEngine();
 const rules = livenessRules(config, FACE_SAME_PERSON_DISTANCE);
 

@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { createLogger, type Logger } from './logger.ts';
 
 /**
@@ -42,4 +44,29 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger, deadlin
   // A child of `npm start` (forked, with an IPC channel) stops the same way when the launcher is gone
   // without having stopped it (killed outright): it would otherwise hold its port with no one to stop it.
   if (process.send) process.once('disconnect', handler);
+}
+
+/**
+ * Adds `by` to the nice value of every thread of this process, so that its CPU yields to the others'.
+ * Linux keeps a nice value per thread and `os.setPriority()` changes the calling thread's alone: V8's
+ * worker threads (garbage collection, WebAssembly and JavaScript compilation), started before any
+ * code of ours runs, would stay at full priority. Threads started afterwards inherit it from their
+ * creator. Elsewhere than Linux (no /proc/self/task) the process's own priority is lowered.
+ */
+export function lowerPriority(by: number): void {
+  let threads: number[];
+  try {
+    threads = readdirSync('/proc/self/task').map(Number);
+  } catch {
+    setPriority(Math.min(19, getPriority() + by));
+    return;
+  }
+  for (const tid of threads) {
+    try {
+      setPriority(tid, Math.min(19, getPriority(tid) + by));
+    } catch (err) {
+      // A thread that ended since the directory was read has nothing left to lower.
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
+  }
 }
