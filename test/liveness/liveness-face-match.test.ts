@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
+import { livenessFrame, livenessSequence, type Challenge, type Frame } from '../setup/liveness.ts';
 import { until } from '../setup/wait.ts';
 
 /**
@@ -15,36 +14,8 @@ import { until } from '../setup/wait.ts';
  * passes and is charged the face match's units plus LIVENESS_UNITS; every failed check, and every
  * session that cannot be judged, gets its answer with nothing looked up or charged.
  */
-const DIR = join(import.meta.dirname, '../../src/simulators/identity-authority/faces/liveness');
 const HOPPER_NIN = '70000000001';
 const FIXTURE_NIN = '12345678903';
-type Challenge = 'turn_left' | 'turn_right' | 'look_up';
-type Frame = { step: string; image: string; captured_at_ms: number };
-
-/**
- * A committed frame made unique: a JPEG comment segment (random bytes) right after the start-of-image
- * marker leaves the pixels alone, so frames_reused (keyed hashes, kept across requests) never fires
- * between tests that send the same picture.
- */
-function frame(person: string, name: string): string {
-  const jpeg = readFileSync(join(DIR, person, `${name}.jpg`));
-  const note = randomBytes(16);
-  const segment = Buffer.concat([Buffer.from([0xff, 0xfe, 0x00, note.length + 2]), note]);
-  return Buffer.concat([jpeg.subarray(0, 2), segment, jpeg.subarray(2)]).toString('base64');
-}
-
-/** front, then per challenge its mid-pose and end frames (or a flat / still one), `gapMs` apart. */
-function sequence(challenges: readonly Challenge[], o: { person?: string; turnsOf?: string; kind?: 'live' | 'flat' | 'still'; gapMs?: number; label?: readonly Challenge[] } = {}): Frame[] {
-  const person = o.person ?? 'grace-hopper';
-  const gap = o.gapMs ?? 400;
-  const frames: Frame[] = [{ step: 'front', image: frame(person, 'front'), captured_at_ms: 1000 }];
-  challenges.forEach((c, i) => {
-    const names = o.kind === 'flat' ? [`flat-${c}`] : o.kind === 'still' ? [`still-${c}`] : [`${c}-mid`, c];
-    for (const name of names) frames.push({ step: (o.label ?? challenges)[i]!, image: frame(o.turnsOf ?? person, name), captured_at_ms: frames.at(-1)!.captured_at_ms + gap });
-  });
-  return frames;
-}
-
 const ledgerRow = z.object({ kind: z.string(), units_delta: z.coerce.number(), reference: z.string().nullable() });
 const walletRow = z.object({ units: z.coerce.number(), reserved: z.coerce.number() });
 const consent = () => ({ obtained_at: new Date().toISOString(), channel: 'mobile', notice_version: 'privacy-2026-03' });
@@ -74,7 +45,7 @@ describe('a face match with a liveness check', () => {
   it('When a head turns in the session order, then it passes, the face matches, the session is used, face + liveness units are charged, and the requery and subject export show the check', async () => {
     const org = await stack.createOrg({ units: 10 });
     const s = await newSession(org);
-    const r = await face(org, { liveness: { session_id: s.id, frames: sequence(s.challenges) } });
+    const r = await face(org, { liveness: { session_id: s.id, frames: livenessSequence(s.challenges) } });
     expect(r.status, r.text).toBe(200);
     expect(r.body.face).toMatchObject({ status: 'compared', match: true, liveness: 'passed' });
     expect(r.body.face.liveness_check).toMatchObject({ session_id: s.id, challenges: s.challenges, model: expect.stringMatching(/face-api/) });
@@ -100,7 +71,7 @@ describe('a face match with a liveness check', () => {
     expect(listed.find((v) => v.reference_id === ref)?.face).toEqual(r.body.face);
     // The same session again: 409, nothing more looked up or charged.
     const calls = stack.identitySim.stats().calls;
-    const used = await face(org, { liveness: { session_id: s.id, frames: sequence(s.challenges) } });
+    const used = await face(org, { liveness: { session_id: s.id, frames: livenessSequence(s.challenges) } });
     expect(used.status, used.text).toBe(409);
     expect(used.body.code).toBe('liveness_session_used');
     expect(stack.identitySim.stats().calls).toBe(calls);
@@ -110,7 +81,7 @@ describe('a face match with a liveness check', () => {
   it('When two requests send one session at once, then one is judged and answered, the other 409 liveness_session_used', async () => {
     const org = await stack.createOrg({ units: 0 });
     const s = await newSession(org);
-    const both = await Promise.all([0, 1].map(() => face(org, { nin: FIXTURE_NIN, liveness: { session_id: s.id, frames: sequence(s.challenges) } })));
+    const both = await Promise.all([0, 1].map(() => face(org, { nin: FIXTURE_NIN, liveness: { session_id: s.id, frames: livenessSequence(s.challenges) } })));
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(both.find((r) => r.status === 409)!.body.code).toBe('liveness_session_used');
     expect(await sessionStatus(org, s.id)).toBe('used');
@@ -119,7 +90,7 @@ describe('a face match with a liveness check', () => {
   it('When a fixture NIN is asked with a passed check, then it answers liveness passed for nothing, asynchronously too', async () => {
     const org = await stack.createOrg({ units: 0 });
     const s = await newSession(org);
-    const r = await face(org, { nin: FIXTURE_NIN, liveness: { session_id: s.id, frames: sequence(s.challenges, { person: 'grace-hopper' }) } }, { Prefer: 'respond-async' });
+    const r = await face(org, { nin: FIXTURE_NIN, liveness: { session_id: s.id, frames: livenessSequence(s.challenges, { person: 'grace-hopper' }) } }, { Prefer: 'respond-async' });
     expect(r.status, r.text).toBe(202);
     const got = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: r.body.reference_id } });
     expect(got.status, got.text).toBe(200);
@@ -131,7 +102,7 @@ describe('a face match with a liveness check', () => {
     const org = await stack.createOrg({ units: 10 });
     const s = await newSession(org);
     // One consent statement, so that the replay is the same request.
-    const body = { consent: consent(), liveness: { session_id: s.id, frames: sequence(s.challenges) } };
+    const body = { consent: consent(), liveness: { session_id: s.id, frames: livenessSequence(s.challenges) } };
     const headers = { Prefer: 'respond-async', 'Idempotency-Key': `lv-${randomBytes(6).toString('hex')}` };
     const accepted = await face(org, body, headers);
     expect(accepted.status, accepted.text).toBe(202);
@@ -148,17 +119,17 @@ describe('a face match with a liveness check', () => {
     const replay = await face(org, body, headers);
     expect(replay.status, replay.text).toBe(200);
     expect(replay.body.face).toEqual(done.body.face);
-    const other = await face(org, { consent: body.consent, liveness: { session_id: s.id, frames: sequence(s.challenges) } }, headers);
+    const other = await face(org, { consent: body.consent, liveness: { session_id: s.id, frames: livenessSequence(s.challenges) } }, headers);
     expect(other.status, other.text).toBe(409);
     expect(await wallet(org.orgId)).toEqual({ units: 7, reserved: 0 });
   }, 120_000);
 
   const failures: [string, (challenges: Challenge[]) => Frame[], string[]][] = [
-    ['the same frames come in another order than the session gave', (c) => sequence([c[1]!, c[2]!, c[0]!]), ['pose_not_reached']],
-    ['every frame is the front picture again (stills)', (c) => sequence(c, { kind: 'still' }), ['pose_not_reached', 'still_image']],
-    ['the turns are a flat picture turned by a homography', (c) => sequence(c, { kind: 'flat' }), ['pose_not_reached', 'flat_image']],
-    ["the turns are another person's", (c) => sequence(c, { turnsOf: 'eileen-collins' }), ['face_changed']],
-    ['the sequence is too fast (steps 50 ms apart)', (c) => sequence(c, { gapMs: 50 }), ['timing']],
+    ['the same frames come in another order than the session gave', (c) => livenessSequence([c[1]!, c[2]!, c[0]!]), ['pose_not_reached']],
+    ['every frame is the front picture again (stills)', (c) => livenessSequence(c, { kind: 'still' }), ['pose_not_reached', 'still_image']],
+    ['the turns are a flat picture turned by a homography', (c) => livenessSequence(c, { kind: 'flat' }), ['pose_not_reached', 'flat_image']],
+    ["the turns are another person's", (c) => livenessSequence(c, { turnsOf: 'eileen-collins' }), ['face_changed']],
+    ['the sequence is too fast (steps 50 ms apart)', (c) => livenessSequence(c, { gapMs: 50 }), ['timing']],
   ];
   for (const [what, frames, reasons] of failures) {
     it(`When ${what}, then 422 liveness_failed names it, nothing is looked up or charged and the session is failed`, async () => {
@@ -183,7 +154,7 @@ describe('a face match with a liveness check', () => {
   it('When frames already sent (by another organisation) come again, then frames_reused, nothing charged', async () => {
     // One set of frame bytes, laid out in each session's order.
     const images = new Map<string, string>();
-    const image = (name: string) => images.get(name) ?? (images.set(name, frame('grace-hopper', name)), images.get(name)!);
+    const image = (name: string) => images.get(name) ?? (images.set(name, livenessFrame('grace-hopper', name)), images.get(name)!);
     const laidOut = (challenges: readonly Challenge[]): Frame[] => [
       { step: 'front', image: image('front'), captured_at_ms: 1000 },
       ...challenges.flatMap((c, i) => [`${c}-mid`, c].map((name, j) => ({ step: c, image: image(name), captured_at_ms: 1400 + (2 * i + j) * 400 }))),
@@ -209,10 +180,10 @@ describe('a face match with a liveness check', () => {
     await stack.db.query(sql.unsafe`UPDATE liveness_sessions SET expires_at = now() - interval '1 second', created_at = now() - interval '1 minute' WHERE id = ${expired.id}`);
     const theirs = await newSession(other);
     const calls = stack.identitySim.stats().calls;
-    const gone = await face(org, { liveness: { session_id: expired.id, frames: sequence(expired.challenges) } });
+    const gone = await face(org, { liveness: { session_id: expired.id, frames: livenessSequence(expired.challenges) } });
     expect(gone.status, gone.text).toBe(410);
     expect(gone.body.code).toBe('liveness_session_expired');
-    const notOurs = await face(org, { liveness: { session_id: theirs.id, frames: sequence(theirs.challenges) } });
+    const notOurs = await face(org, { liveness: { session_id: theirs.id, frames: livenessSequence(theirs.challenges) } });
     expect(notOurs.status, notOurs.text).toBe(404);
     expect(notOurs.body.code).toBe('liveness_session_not_found');
     expect(await sessionStatus(other, theirs.id)).toBe('open');
@@ -224,7 +195,7 @@ describe('a face match with a liveness check', () => {
   it('When selfie and liveness are both sent, or neither, or the frames are malformed, then 400; a body over 10 MiB is 413', async () => {
     const org = await stack.createOrg({ units: 10 });
     const s = await newSession(org);
-    const frames = sequence(s.challenges);
+    const frames = livenessSequence(s.challenges);
     const both = await face(org, { selfie: frames[0]!.image, liveness: { session_id: s.id, frames } });
     expect(both.status, both.text).toBe(400);
     expect(both.body.detail).toBe('Send exactly one of selfie and liveness');

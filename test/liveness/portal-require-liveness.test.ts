@@ -1,7 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../setup/harness.ts';
-import { checkPage, CHROMIUM, ensurePortalBuilt, hasChromium, launch, press, signInByKeyboard, WIDTHS } from '../e2e/portal-kit.ts';
+import { describe, expect, it } from 'vitest';
+import { openSettingsAsNewAdmin, usePortalStack } from '../setup/portal.ts';
+import { checkPage, CHROMIUM, hasChromium, press, WIDTHS } from '../e2e/portal-kit.ts';
 
 if (!hasChromium) console.warn(`SKIPPED test/liveness/portal-require-liveness.test.ts: ${CHROMIUM} not found (Debian: apt-get install -y chromium)`);
 
@@ -9,32 +8,17 @@ if (!hasChromium) console.warn(`SKIPPED test/liveness/portal-require-liveness.te
 // selfie alone will be refused, before anyone sends one.
 
 describe.skipIf(!hasChromium)('require_liveness on the portal', () => {
-  let stack: Stack;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    ensurePortalBuilt();
-    stack = await startStack({ workers: false });
-    browser = await launch();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  const portal = usePortalStack();
 
   it('When an administrator ticks "Require a liveness check" and saves, then the organisation requires liveness and the face mode of Verify says a selfie alone is refused', { timeout: 120_000 }, async () => {
-    const org = await stack.createOrg();
-    const page: Page = await (await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } })).newPage();
-    await signInByKeyboard(page, stack.url, org.admin.username, org.admin.password);
-    await press(page, page.getByRole('navigation').getByRole('link', { name: 'Settings' }));
-    await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+    const { org, page } = await openSettingsAsNewAdmin(portal);
     const box = page.getByLabel('Require a liveness check with every face match');
     expect(await box.isChecked()).toBe(false);
     await press(page, box, 'Space');
     expect(await box.isChecked()).toBe(true);
     await press(page, page.getByRole('button', { name: 'Save settings' }));
     await page.locator('[aria-live="polite"]').getByText('Settings saved.').waitFor();
-    expect((await stack.api('GET', '/v1/me/organisation', { token: org.admin.token })).body.require_liveness).toBe(true);
+    expect((await portal.stack.api('GET', '/v1/me/organisation', { token: org.admin.token })).body.require_liveness).toBe(true);
     for (const width of Object.values(WIDTHS)) await checkPage(page, 'settings-require-liveness', width);
 
     await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
