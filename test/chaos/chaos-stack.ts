@@ -2,7 +2,7 @@ import http from 'node:http';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config.ts';
 import { identityDialectFromEnv } from '../../bench/lib/dialect.ts';
-import { repoPath, sleep, spawnNode, type NodeChild } from '../../bench/lib/proc.ts';
+import { freePort, repoPath, sleep, spawnNode, waitForHttp, type NodeChild } from '../../bench/lib/proc.ts';
 import { waitForWorkers } from '../../bench/lib/stack.ts';
 import { createTestDatabase, startStack, type Stack, type StackOptions } from '../setup/harness.ts';
 import { assertInvariants, type InvariantReport } from './invariants.ts';
@@ -10,9 +10,12 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 
 /**
  * The harness stack (API in this process, both simulators) with the parts chaos needs: the workers
- * as real `node workers/main.ts` child processes, and optionally Redis and/or PostgreSQL reached
- * through TCP proxies the test can cut. Invariants are always checked over direct connections.
+ * as real `node workers/main.ts` child processes, optionally more API processes (`node src/server.ts`,
+ * each on a port of its own), and optionally Redis and/or PostgreSQL reached through TCP proxies the
+ * test can cut. Invariants are always checked over direct connections.
  */
+export type ApiProcess = { child: NodeChild; url: string };
+
 export type ChaosStack = {
   stack: Stack;
   redisProxy: TcpProxy | null;
@@ -22,6 +25,10 @@ export type ChaosStack = {
   workerEnv: Record<string, string>;
   workers: NodeChild[];
   startWorker(opts?: { waitReady?: boolean }): Promise<NodeChild>;
+  /** The API processes started so far, with the address each listens on. */
+  apis: ApiProcess[];
+  /** One more API process, configured like the stack; resolves once it answers /healthz. */
+  startApi(): Promise<ApiProcess>;
   /** SIGKILL every worker process. */
   killWorkers(): Promise<void>;
   invariants(opts?: { settleMs?: number; processor?: boolean }): Promise<InvariantReport>;
@@ -42,7 +49,7 @@ export function envFromConfig(config: Config): Record<string, string> {
 }
 
 export async function startChaosStack(
-  o: StackOptions & { proxyRedis?: boolean; proxyPostgres?: boolean; workerProcesses?: number; workerLogLevel?: string } = {},
+  o: StackOptions & { proxyRedis?: boolean; proxyPostgres?: boolean; workerProcesses?: number; apiProcesses?: number; workerLogLevel?: string } = {},
 ): Promise<ChaosStack> {
   const redisUrl = inject('redisUrl');
   const redisTarget = new URL(redisUrl);
@@ -73,6 +80,18 @@ export async function startChaosStack(
   };
   for (let i = 0; i < (o.workerProcesses ?? 1); i++) await startWorker();
 
+  const apis: ApiProcess[] = [];
+  const startApi = async () => {
+    const port = await freePort();
+    // The workers' environment: the stack's configuration, warn-level logs, no metrics token.
+    const child = spawnNode(`api-${apis.length + 1}`, repoPath('src/server.ts'), { ...workerEnv, HOST: '127.0.0.1', PORT: String(port) });
+    const api = { child, url: `http://127.0.0.1:${port}` };
+    apis.push(api);
+    await waitForHttp(`${api.url}/healthz`, { child, timeoutMs: 60_000 });
+    return api;
+  };
+  for (let i = 0; i < (o.apiProcesses ?? 0); i++) await startApi();
+
   return {
     stack,
     redisProxy,
@@ -82,6 +101,8 @@ export async function startChaosStack(
     workerEnv,
     workers,
     startWorker,
+    apis,
+    startApi,
     async killWorkers() {
       const alive = workers.filter((w) => w.alive);
       for (const w of alive) w.kill('SIGKILL');
@@ -98,7 +119,7 @@ export async function startChaosStack(
     async close() {
       redisProxy?.restore();
       pgProxy?.restore();
-      await Promise.all(workers.map((w) => w.stop(10_000)));
+      await Promise.all([...apis.map((a) => a.child.stop(10_000)), ...workers.map((w) => w.stop(10_000))]);
       // Bounded, as a guard: the API's own close once hung after a Redis cut (BullMQ's close waits
       // for an 'end' a reconnecting connection never emits; the producer now bounds it, see
       // test/api/close-during-redis-cut.test.ts). The file's result is decided by then, and the
