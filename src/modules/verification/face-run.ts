@@ -109,8 +109,13 @@ export async function matchFace(
     }
     selfie = judged.selfie;
     check = judged.check;
-  } else selfie = m.face.selfie;
-  await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+    // The front frame was checked as the selfie in the judging job (one face trip before the lookup).
+    if (judged.frontCheck?.outcome === 'refused') throw selfieRefused(judged.frontCheck.code ?? 'selfie_unreadable');
+    if (!judged.frontCheck) await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+  } else {
+    selfie = m.face.selfie;
+    await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+  }
 
   const settings = await organisationSettings(deps.db, orgId);
   const threshold = settings.face_match_threshold;
