@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { jobIds, QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { sweepPending } from '../../src/modules/verification/index.ts';
 import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { faceConsent, faceMatchReads, HOPPER_NIN, HOPPER_SELFIE, testFaceEngine } from '../setup/face-match.ts';
@@ -42,7 +43,7 @@ const { ledger, wallet, verification } = faceMatchReads(() => stack.db);
 const pendingRef = (orgId: number) => stack.db.maybeOneFirst(sql.type(z.object({ reference_id: z.string() }))`SELECT reference_id FROM verifications WHERE org_id = ${orgId} AND status = 'pending'`);
 
 describe('the lookup does not wait for the comparison', () => {
-  it('When a face match\'s record is found while no face worker runs, then its lookup job completes and gives its lookup slot back, the verification stays pending holding its unit, and once a face worker starts it settles found, charged FACE_MATCH_UNITS once', async () => {
+  it('When a face match\'s record is found while no face worker runs, then its lookup job completes and gives its lookup slot back, the verification stays pending holding its unit (the sweep leaves it to its comparison), and once a face worker starts it settles found, charged FACE_MATCH_UNITS once', async () => {
     const org = await stack.createOrg({ units: 5 });
     const faces = new Queue(QUEUES.face, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.face) });
     try {
@@ -61,6 +62,10 @@ describe('the lookup does not wait for the comparison', () => {
       expect(await ledger(org.orgId)).toEqual([]);
       const compare = await faces.getJob(jobIds.faceCompare(ref));
       expect(['waiting', 'prioritized']).toContain(await compare!.getState());
+      // The sweep, seeing the row old enough to be abandoned, leaves it to its waiting comparison.
+      await stack.db.query(sql.unsafe`UPDATE verifications SET created_at = now() - interval '10 minutes' WHERE reference_id = ${ref}`);
+      expect(await sweepPending(stack.workers!.deps, createLogger({ level: 'silent' }))).toEqual({ requeued: 0, released: 0 });
+      expect(await verification(ref)).toEqual({ status: 'pending', failure_code: null, holds_unit: true });
 
       faceWorker = await startFaceWorker(stack.config, createLogger({ level: 'silent' }), { engine: t.engine });
       const r = await answer;

@@ -35,8 +35,9 @@ async function removeIdleJob(queue: ReturnType<Producer['queue']>, jobId: string
 
 /**
  * `verification.sweep`: synchronous pending rows whose job was lost (Redis flushed, failed past its
- * attempts) are queued again under the same job id (a vNIN's or a face match's cannot be: its token or
- * selfie went with the job, so it is failed and released); rows pending for over an hour are failed and released.
+ * attempts) are queued again under the same job id (a vNIN's cannot be: its token went with the job,
+ * so it is failed and released); rows pending for over an hour are failed and released. A face match
+ * is left to its lookup and then its comparison while either waits or runs (sweepFaceRow).
  * It cannot race the normal path into a double debit: re-adding an existing job id is a no-op, and
  * every outcome goes through settle()'s status guard and the one-debit unique index.
  */
