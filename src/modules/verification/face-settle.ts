@@ -193,3 +193,11 @@ export async function comparisonState(producer: Producer, referenceId: string): 
   const job = await producer.queue(QUEUES.face).getJob(jobIds.faceCompare(referenceId));
   return job ? { state: await job.getState(), queuedAt: job.timestamp } : { state: 'missing', queuedAt: 0 };
 }
+
+/** A job's state (or 'missing') that says it will not run again: ended, removed, or never there. */
+export const jobGone = (state: string): boolean => state === 'missing' || state === 'failed' || state === 'completed' || state === 'unknown';
+
+/** Whether a face match's comparison job waits or runs (queued, not yet ended). */
+export async function comparisonQueued(producer: Producer, referenceId: string): Promise<boolean> {
+  return !jobGone((await comparisonState(producer, referenceId)).state);
+}

@@ -8,7 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { JobPayload, JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import { openJson, type Sealed } from '../../lib/crypto.ts';
-import { FACE_LOST_DETAIL, handOver, type FaceOfLookup } from './face-settle.ts';
+import { comparisonQueued, FACE_LOST_DETAIL, handOver, type FaceOfLookup } from './face-settle.ts';
 import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane, FairShare } from '../../context.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -203,6 +203,10 @@ export async function runLookup(
   }
   const opened = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId)) as VerificationQuery | StoredQuery;
 
+  // A face match's lookup run again after it handed its comparison over (a stalled worker, a crash
+  // before the job's completion): the comparison settles it, so no second call to the authority (a
+  // vNIN's token is gone by now anyway).
+  if (opened.mode === 'face' && !opts.firstRun && deps.producer && (await comparisonQueued(deps.producer, referenceId))) return { outcome: 'found', compareHandedOver: true };
   let decision: Decision;
   // A vNIN job run again (a retry, a stalled worker): its first run erased the token and may have
   // used it at the authority, so it is never looked up twice. The unit goes back.

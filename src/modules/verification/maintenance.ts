@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { FairShare } from '../../context.ts';
 import { deadlineOf, enqueueBackgroundLookup } from './background.ts';
 import * as idem from './idempotency.ts';
-import { comparisonState, dropUnansweredComparison, FACE_LOST_DETAIL } from './face-settle.ts';
+import { comparisonState, dropUnansweredComparison, FACE_LOST_DETAIL, jobGone } from './face-settle.ts';
 import { settle } from './settle.ts';
 import { VNIN_LOST_DETAIL } from './vnin.ts';
 import * as repo from './verification.repository.ts';
@@ -135,8 +135,6 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
   return { requeued, released };
 }
 
-const gone = (state: string) => state === 'missing' || state === 'failed' || state === 'completed' || state === 'unknown';
-
 /**
  * A pending face match: its lookup job, then the comparison it hands to the face queue (face-settle.ts).
  * Read in that order, since a lookup job queues its comparison before it completes: a lookup seen gone
@@ -149,11 +147,11 @@ async function sweepFaceRow(deps: MaintenanceDeps, log: Logger, row: { reference
   const ref = row.reference_id;
   const lookups = deps.producer.queue(QUEUES.lookups);
   const lookup = await lookups.getJob(jobIds.lookup(ref));
-  const lookupGone = gone(lookup ? await lookup.getState() : 'missing');
+  const lookupGone = jobGone(lookup ? await lookup.getState() : 'missing');
   if (!lookupGone && !o.giveUpLookup) return false;
   const compare = await comparisonState(deps.producer, ref);
   if (compare.state === 'active') return false;
-  if (!gone(compare.state)) {
+  if (!jobGone(compare.state)) {
     if (compare.queuedAt >= o.now - SWEEP_GIVE_UP_MS) return false;
     const dropped = await dropUnansweredComparison(deps, { referenceId: ref, orgId: row.org_id, report: row.report });
     if (dropped) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match not compared within an hour; unit released');
