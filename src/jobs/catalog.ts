@@ -58,8 +58,8 @@ export const JOBS = {
       acceptedAt: z.number().int().positive().optional(),
       useOnce: z.literal(true).optional(),
       batchId,
-      // A face match's selfie (synchronous or asynchronous), sealed (associated data `face:<referenceId>`): compared
-      // with the found record's photo before the verification settles. The job is removed as it ends.
+      // A face match's selfie (synchronous or asynchronous), sealed (associated data `face:<referenceId>`):
+      // handed with the found record to a `face.compare` job, which settles. The job is removed as it ends.
       selfie: sealedImage.optional(),
       // A face match whose selfie was a passed liveness check's front frame: that check (session, steps;
       // no frame), sealed (associated data `face:<referenceId>`), kept with the comparison.

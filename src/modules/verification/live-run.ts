@@ -19,9 +19,9 @@ import type { VerificationRow } from './verification.schemas.ts';
 export type AfterLookup = (row: VerificationRow, fromJob: Sealed | null) => Promise<Answer>;
 
 /**
- * A live lookup, waited for. `selfie` (a face match): sealed into the lookup job, which compares it
- * with the found record's photo before it settles (face-settle.ts); the wait then also covers one
- * face job (FACE_WAIT_MS).
+ * A live lookup, waited for. `selfie` (a face match): sealed into the lookup job, which hands it with
+ * the found record to the face queue; the face worker's comparison settles the verification
+ * (face-settle.ts), and the wait covers that job too (FACE_WAIT_MS more).
  */
 export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup; selfie?: { keyId: string; data: string }; liveness?: { keyId: string; data: string } } = {}): Promise<Answer> {
   const { query } = run;
@@ -123,8 +123,9 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
   if (compareWait) await waitForComparison(deps, { ref, orgId: run.orgId, waited, compareWait });
 
   // A found or not-found job result is final (the row was settled before the job completed), so it
-  // is answered as it stands (not a face match's: its lookup found the record, its comparison settled). Anything else reads the row, which is the truth whatever the wait said:
-  // a completion event may have been missed, and a job that outlived the wait may have finished since.
+  // is answered as it stands; not a face match's hand-over (its comparison settled it). Anything else
+  // reads the row, which is the truth whatever the wait said: a completion event may have been
+  // missed, and a job that outlived the wait may have finished since.
   const result = waited?.status === 'completed' ? waited.result : undefined;
   if (result && !result.compareHandedOver && ((result.outcome === 'found' && result.record) || result.outcome === 'not_found')) {
     deps.metrics.verifications.inc({ mode: query.mode, outcome: result.outcome });

@@ -139,7 +139,7 @@ export function lookupVnin(deps: LookupDeps, q: VninQuery, referenceId: string, 
   return askUpstream(deps, { mode: 'vnin', vnin: q.vnin, reason: q.reason }, referenceId, log);
 }
 
-/** A face match's part of a lookup job's payload: its sealed selfie, compared before the lookup settles. */
+/** A face match's part of a lookup job's payload: its sealed selfie, handed over with the found record (face-settle.ts). */
 export function faceOfPayload(p: JobPayload<'verification.lookup'>): { face?: FaceOfLookup } {
   return p.selfie && p.orgId !== undefined ? { face: { selfie: p.selfie, orgId: p.orgId, requestId: p.requestId ?? p.referenceId, ...(p.liveness ? { liveness: p.liveness } : {}) } } : {};
 }
