@@ -88,10 +88,11 @@ export async function endUncompared(db: DatabasePool, config: Config, referenceI
 }
 
 /**
- * The `face.compare` job, in the face worker. A live face match's (with `settle`): compares the selfie with the found
- * record's photo and SETTLES the verification through settle() (the lookup's unit captured, the
- * comparison stored and its extra units debited in the settlement's one transaction; an asynchronous
- * one's `verification.completed` with it), follows the debit, and gives the face turn back. A rerun
+ * The `face.compare` job, in the face worker. A fixture's (no `settle`): the distance only. A live face
+ * match's: compares the selfie with the found record's photo and SETTLES the verification through
+ * settle() (the lookup's unit captured, the comparison stored and its extra units debited in the
+ * settlement's one transaction; an asynchronous one's `verification.completed` with it), follows the
+ * debit (alerts' followDebit, as the lookup job does for its own), and gives the face turn back. A rerun
  * (a crash between the settlement's COMMIT and the job's completion) finds the row decided and answers
  * from it: the status guard never lets it charge twice. A comparison that throws is retried by BullMQ;
  * its last attempt ends the verification failed `face_unavailable`.
