@@ -1,7 +1,10 @@
 import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobIds, QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { createLogger } from '../../src/lib/logger.ts';
+import { sweepPending } from '../../src/modules/verification/index.ts';
 import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 import { faceConsent, faceMatchReads, HOPPER_NIN, HOPPER_SELFIE, testFaceEngine } from '../setup/face-match.ts';
@@ -99,4 +102,31 @@ describe('a comparison that cannot be made settles once', () => {
     }
     expect(t.referencesAsked).toBe(0);
   });
+
+  it('When an asynchronous face match\'s comparison waits for a face worker over an hour, then the sweep takes it off the queue and ends the match failed face_unavailable, its end reported, nothing charged', async () => {
+    t.mode = 'ok';
+    const org = await stack.createOrg({ units: 5 });
+    const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-swept', events: ['verification.completed'] } });
+    expect(hook.status, hook.text).toBe(201);
+    const stopped = t.stopAfterNextSelfie(faceWorker!);
+    try {
+      const r = await stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: { nin: HOPPER_NIN, reason: 'corporate', selfie: HOPPER_SELFIE, consent: faceConsent() }, headers: { Prefer: 'respond-async' } });
+      expect(r.status, r.text).toBe(202);
+      const ref = r.body.reference_id as string;
+      await stopped;
+      const compare = await waitFor(() => faces.getJob(jobIds.faceCompare(ref)), { what: 'the comparison handed over', timeoutMs: 30_000 });
+      // The lookup job completed after handing it over (removed as it ended).
+      const lookups = stack.workers!.deps.producer.queue(QUEUES.lookups);
+      await waitFor(async () => (await lookups.getJob(jobIds.lookup(ref))) === undefined, { what: 'the lookup job to end' });
+      // The sweep an hour and a bit later (on its own clock): the lookup is gone, its comparison still waits.
+      const later = { ...stack.workers!.deps, clock: { now: () => new Date(compare.timestamp + 61 * 60_000) } };
+      expect(await sweepPending(later, silent)).toEqual({ requeued: 0, released: 1 });
+      expect(await faces.getJob(jobIds.faceCompare(ref))).toBeUndefined();
+      await nothingCharged(org.orgId, ref);
+      const events = await stack.db.anyFirst(sql.type(z.object({ body: z.string() }))`SELECT body FROM webhook_events WHERE org_id = ${org.orgId}`);
+      expect(events.map((b) => JSON.parse(b).data)).toMatchObject([{ reference_id: ref, kind: 'face', status: 'failed', code: 'face_unavailable' }]);
+    } finally {
+      faceWorker = await startFaceWorker(stack.config, silent, { engine: t.engine });
+    }
+  }, 60_000);
 });
