@@ -14,6 +14,7 @@ import { createMetrics } from './lib/metrics.ts';
 import { redisTarget } from './lib/redis.ts';
 import { createAuthorityAccess } from './modules/capacity/index.ts';
 import { followDebit } from './modules/alerts/index.ts';
+import type { DebitFollowUp } from './modules/wallet/index.ts';
 import { createInlineLookup } from './modules/verification/index.ts';
 
 /** Wires the API's dependencies from configuration; the one place that knows every adapter. */
@@ -68,6 +69,29 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
       await producer.close();
       await exportDb.end();
       if (!opts.db) await db.end();
+    },
+  };
+}
+
+/**
+ * What a face worker needs beyond its model: a small pool (a live face match's comparison settles
+ * its verification there), a producer (what follows a debit may queue a charge or an e-mail) and
+ * alerts' followDebit over them.
+ */
+export async function createFaceWorkerDeps(config: Config, logger: Logger) {
+  // FACE_CONCURRENCY settlements at once, each one transaction, and the debit's follow-up after it.
+  const db = await createDb(config.DATABASE_URL, { maxPoolSize: Math.min(config.DATABASE_POOL_SIZE, config.FACE_CONCURRENCY + 2) });
+  const producer = await createProducer({ redis: redisTarget(config), prefix: config.REDIS_PREFIX, role: 'worker', logger }).catch(async (err: unknown) => {
+    await db.end();
+    throw err;
+  });
+  return {
+    db,
+    producer,
+    followDebit: (orgId: number, followUp: DebitFollowUp, log: Logger) => followDebit({ db, config, logger, producer }, orgId, followUp, log),
+    async close() {
+      await producer.close();
+      await db.end();
     },
   };
 }

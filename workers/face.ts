@@ -6,7 +6,9 @@ import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import { createWorkerRedis, redisTarget } from '../src/lib/redis.ts';
-import { createFaceEngine, faceTurns, markFaceReady, READY_RENEW_MS, runFaceCheck, runFaceCompare, FACE_SAME_PERSON_DISTANCE, type FaceEngine, type FaceJobDeps, type FrameEngine } from '../src/modules/face/index.ts';
+import { checkedAsSelfie, createFaceEngine, faceTurns, markFaceReady, READY_RENEW_MS, runFaceCheck, FACE_SAME_PERSON_DISTANCE, type FaceEngine, type FaceJobDeps, type FrameEngine } from '../src/modules/face/index.ts';
+import { runComparisonJob } from '../src/modules/verification/index.ts';
+import { createFaceWorkerDeps } from '../src/wiring.ts';
 import { livenessRules, runLivenessJudgement } from '../src/modules/liveness/index.ts';
 
 export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
@@ -32,6 +34,8 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
   const deps: FaceJobDeps = { engine, ring: config.encryptionKeys };
   // Liveness frames are judged with the face match's same-person distance (its default threshold).
   const rules = livenessRules(config, FACE_SAME_PERSON_DISTANCE);
+  // A live face match's comparison settles its verification: a small pool and a producer.
+  const settling = await createFaceWorkerDeps(config, logger);
   const connection = createWorkerRedis(redisTarget(config));
   const turns = faceTurns(connection, { prefix: config.REDIS_PREFIX, waitMs: config.FACE_WAIT_MS });
   const worker = new Worker(
@@ -49,14 +53,17 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
         if (job.name === 'face.compare') {
           const p = JOBS['face.compare'].payload.safeParse(job.data);
           if (!p.success) throw new UnrecoverableError('invalid payload for face.compare');
-          return JOBS['face.compare'].result.parse(await runFaceCompare(deps, p.data));
+          // A live face match's comparison settles its verification here (verification's face-settle.ts).
+          return JOBS['face.compare'].result.parse(await runComparisonJob({ db: settling.db, config, redis: connection, faceJob: deps, followDebit: settling.followDebit }, p.data, job, log));
         }
         if (job.name === 'liveness.judge') {
           const p = JOBS['liveness.judge'].payload.safeParse(job.data);
           if (!p.success) throw new UnrecoverableError('invalid payload for liveness.judge');
           if (!('frame' in engine)) throw new UnrecoverableError('this face engine reads no landmarks');
           const frames = engine as FrameEngine;
-          const judged = await runLivenessJudgement({ analyse: (image) => frames.frame(image), distance: engine.distance, ring: config.encryptionKeys, rules }, p.data);
+          // The front frame is checked as the selfie in the same job (face.check's rule).
+          const checkFront = (image: Buffer) => checkedAsSelfie(engine, image);
+          const judged = await runLivenessJudgement({ analyse: (image) => frames.frame(image), distance: engine.distance, ring: config.encryptionKeys, rules, checkFront }, p.data);
           return JOBS['liveness.judge'].result.parse(judged);
         }
         throw new UnrecoverableError(`unknown job ${job.name} on ${QUEUES.face}`);
@@ -82,6 +89,7 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
       closing ??= (async () => {
         clearInterval(renewing);
         await worker.close();
+        await settling.close();
         connection.disconnect();
         logger.info('face worker stopped');
       })();

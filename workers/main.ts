@@ -61,12 +61,12 @@ export async function startWorkers(
   // the events the outbox holds while it waits for Redis below, instead of exiting.
   let producerOnceReady: Producer | null = null;
   const webhooks = startWebhookDispatcher({ db, config, logger, producer: () => producerOnceReady });
-  // A face match's lookup waits for its comparison on the face queue (lookup.job.ts).
+  // It waits for no job's end: a face match's lookup hands its comparison to the face queue and
+  // completes (verification's face-settle.ts); no worker is a client of another worker kind.
   const producer = await createProducer({
     redis: redisTarget(config),
     prefix: config.REDIS_PREFIX,
     role: 'worker',
-    waitFor: [QUEUES.face],
     logger,
     unreachable: (err) => logger.warn({ err: describe(err) }, 'Redis unreachable: the queues start once it is back; webhooks are delivered meanwhile'),
   }).catch(async (err: unknown) => {

@@ -5,15 +5,20 @@ import type { Config } from '../config.ts';
 
 type Budgets = Pick<Config, 'VERIFY_WAIT_MS' | 'FACE_WAIT_MS' | 'WEBHOOK_TIMEOUT_MS' | 'PAYSTACK_TIMEOUT_MS'>;
 
-/** How long a synchronous lookup is waited for: VERIFY_WAIT_MS, and for a face match its comparison's face job too. */
+/**
+ * How long a synchronous lookup is waited for: VERIFY_WAIT_MS, and for a face match FACE_WAIT_MS more
+ * for its comparison, which its lookup job hands to the face queue and the face worker settles (the
+ * API waits for the lookup job, then the comparison job, within this one budget from the start).
+ */
 export function lookupWaitMs(config: Pick<Config, 'VERIFY_WAIT_MS' | 'FACE_WAIT_MS'>, withSelfie: boolean): number {
   return config.VERIFY_WAIT_MS + (withSelfie ? config.FACE_WAIT_MS : 0);
 }
 
 /**
- * The longest a worker's job may rightly run, which a stopping worker lets finish: a face match's
- * lookup (it waits for its comparison), a webhook delivery, or an automatic top-up's charge and the
- * verify after it.
+ * The longest a worker's job may rightly run, which a stopping worker (a face worker too) lets finish:
+ * what the API waits for a face match's lookup and comparison together (no job waits for another
+ * any more: the bound of either), a webhook delivery, or an automatic top-up's charge and the verify
+ * after it.
  */
 export function longestJobMs(config: Budgets): number {
   return Math.max(lookupWaitMs(config, true), config.WEBHOOK_TIMEOUT_MS, 2 * config.PAYSTACK_TIMEOUT_MS);

@@ -58,8 +58,8 @@ export const JOBS = {
       acceptedAt: z.number().int().positive().optional(),
       useOnce: z.literal(true).optional(),
       batchId,
-      // A face match's selfie (synchronous or asynchronous), sealed (associated data `face:<referenceId>`): compared
-      // with the found record's photo before the verification settles. The job is removed as it ends.
+      // A face match's selfie (synchronous or asynchronous), sealed (associated data `face:<referenceId>`):
+      // handed with the found record to a `face.compare` job, which settles. The job is removed as it ends.
       selfie: sealedImage.optional(),
       // A face match whose selfie was a passed liveness check's front frame: that check (session, steps;
       // no frame), sealed (associated data `face:<referenceId>`), kept with the comparison.
@@ -70,6 +70,9 @@ export const JOBS = {
       code: z.string().optional(),
       detail: z.string().optional(),
       record: sealed.optional(),
+      // A face match's record was found and its comparison handed to the face queue (`face.compare`,
+      // which settles it): the verification is still pending when this job completes.
+      compareHandedOver: z.literal(true).optional(),
     }),
     // Retries of upstream faults happen inside the processor with backoff and jitter; BullMQ's own
     // attempts cover a worker that died mid-job (a stalled job is moved back and run again).
@@ -212,11 +215,35 @@ export const JOBS = {
     attempts: 2,
     backoffMs: 200,
   },
-  // The comparison of the selfie with the record's photo (sealed too): the distance, or why none.
+  // The comparison of the selfie with the record's photo (sealed too). A fixture's (no `settle`): the
+  // distance, or why none, for the API that waits. A live face match's: handed over by its lookup job
+  // once the record is found (`settle`: the sealed record, associated data `face-record:<referenceId>`;
+  // the upstream attempts; match_only; the sealed liveness check; whether the end is reported), the
+  // face worker compares AND settles the verification, and answers as a lookup does (the row is the truth).
   'face.compare': {
     queue: QUEUES.face,
-    payload: z.object({ referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/), requestId, selfie: sealedImage, photo: sealedImage }),
-    result: z.object({ outcome: z.enum(['compared', 'no_reference_photo', 'refused']), distance: z.number().min(0).optional(), code: z.string().optional() }),
+    payload: z.object({
+      referenceId: z.string().regex(/^REF-[A-Z0-9]{12}$/),
+      requestId,
+      selfie: sealedImage,
+      photo: sealedImage,
+      settle: z
+        .object({
+          orgId: z.number().int().positive(),
+          // The record with its photo: as large as an image.
+          record: sealedImage,
+          attempts: z.number().int().min(0),
+          matchOnly: z.boolean(),
+          liveness: sealed.optional(),
+          report: z.boolean(),
+        })
+        .optional(),
+    }),
+    result: z.object({
+      outcome: z.enum(['compared', 'no_reference_photo', 'refused', 'found', 'not_found', 'failed']),
+      distance: z.number().min(0).optional(),
+      code: z.string().optional(),
+    }),
     attempts: 2,
     backoffMs: 200,
   },
@@ -237,6 +264,9 @@ export const JOBS = {
       steps: z.array(z.object({ step: z.string(), passed: z.boolean(), yaw: z.number().nullable(), pitch: z.number().nullable(), frames: z.number().int() })),
       // The index of the front frame the poses were measured from: a passed check's selfie.
       front: z.number().int().min(0).max(11).optional(),
+      // That front frame checked as a selfie (the face.check's answer), in the same trip: a liveness
+      // face match makes one face job before its lookup.
+      frontCheck: z.object({ outcome: z.enum(['accepted', 'refused']), code: z.string().optional() }).optional(),
     }),
     attempts: 2,
     backoffMs: 200,

@@ -34,6 +34,9 @@ export type WaitOptions = {
   dropWhenUnwaited?: boolean;
 };
 
+/** A wait registered by waitForJob. */
+export type JobWait<N extends JobName> = { done: Promise<WaitOutcome<N>>; stop(): void };
+
 export type Producer = {
   enqueue<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId: string } & Partial<JobsOptions>): Promise<void>;
   /**
@@ -41,6 +44,13 @@ export type Producer = {
    * the caller falls back to the database, which is the truth.
    */
   enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, opts: WaitOptions): Promise<WaitOutcome<N>>;
+  /**
+   * Waits for the end of a job that someone else adds under `jobId` (a job a job queues): registered
+   * at once, so call it BEFORE whatever leads to the job is queued, or its end may pass unseen. The
+   * wait runs `timeoutMs` from now; `stop()` ends it (as a timeout) when it is no longer wanted. The
+   * job's queue must be one this producer waits for.
+   */
+  waitForJob<N extends JobName>(name: N, jobId: string, timeoutMs: number): JobWait<N>;
   queue(name: QueueName): Queue;
   queues(): Queue[];
   /** Drops a queue's event-stream entries older than `olderThan`; resolves to how many went. */
@@ -146,6 +156,25 @@ export async function createProducer(opts: {
 
   const queueFor = (name: JobName): Queue => queues.get(JOBS[name].queue)!;
 
+  /** A waiter for one job id, running `timeoutMs` from now; `ended` runs once as it ends, however. */
+  function register<N extends JobName>(name: N, jobId: string, timeoutMs: number, ended?: () => void): JobWait<N> {
+    let timer: NodeJS.Timeout | undefined;
+    let settleWaiter: ((outcome: WaitOutcome<JobName>) => void) | undefined;
+    const done = new Promise<WaitOutcome<N>>((resolve) => {
+      const settle = (outcome: WaitOutcome<JobName>) => {
+        if (waiters.get(jobId)?.settle !== settle) return;
+        waiters.delete(jobId);
+        clearTimeout(timer);
+        ended?.();
+        resolve(outcome as WaitOutcome<N>);
+      };
+      settleWaiter = settle;
+      waiters.set(jobId, { settle, name });
+      timer = setTimeout(() => settle({ status: 'timeout' }), timeoutMs);
+    });
+    return { done, stop: () => settleWaiter?.({ status: 'timeout' }) };
+  }
+
   return {
     redis,
     queue: (name) => queues.get(name)!,
@@ -158,24 +187,13 @@ export async function createProducer(opts: {
       const data = JOBS[name].payload.parse(payload);
       await queueFor(name).add(name, data, { ...defaultJobOptions(name), ...jobOpts });
     },
+    waitForJob: (name, jobId, timeoutMs) => register(name, jobId, timeoutMs),
     async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: WaitOptions): Promise<WaitOutcome<N>> {
       const data = JOBS[name].payload.parse(payload);
       const jobId = o.jobId;
-      let timer: NodeJS.Timeout | undefined;
-      const gone = () => settleWaiter?.({ status: 'timeout' });
-      let settleWaiter: ((outcome: WaitOutcome<JobName>) => void) | undefined;
-      const done = new Promise<WaitOutcome<N>>((resolve) => {
-        const settle = (outcome: WaitOutcome<JobName>) => {
-          if (waiters.get(jobId)?.settle !== settle) return;
-          waiters.delete(jobId);
-          clearTimeout(timer);
-          o.signal?.removeEventListener('abort', gone);
-          resolve(outcome as WaitOutcome<N>);
-        };
-        settleWaiter = settle;
-        waiters.set(jobId, { settle, name });
-        timer = setTimeout(() => settle({ status: 'timeout' }), o.timeoutMs);
-      });
+      const gone = () => wait.stop();
+      const wait = register(name, jobId, o.timeoutMs, () => o.signal?.removeEventListener('abort', gone));
+      const done = wait.done;
       if (o.signal?.aborted) gone();
       else o.signal?.addEventListener('abort', gone, { once: true });
       try {
@@ -192,9 +210,7 @@ export async function createProducer(opts: {
           }
         }
       } catch (err) {
-        waiters.delete(jobId);
-        clearTimeout(timer);
-        o.signal?.removeEventListener('abort', gone);
+        wait.stop();
         throw err;
       }
       const outcome = await done;

@@ -3,6 +3,9 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createFairShare } from '../../src/modules/capacity/fair-share.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
+import { faceConsent, faceMatchReads, HOPPER_NIN, HOPPER_SELFIE, testFaceEngine } from '../setup/face-match.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
 
 // LOOKUP_INLINE is the benchmark's yardstick: the same live path with the lookup run in the API
@@ -25,10 +28,18 @@ const inFlight = async (orgId: number) => {
 };
 const verifyNin = (token: string, nin: string) => stack.api('POST', '/v1/verify-nin', { token, json: { nin, reason: 'corporate' } });
 
+const faces = testFaceEngine();
+let faceWorker: RunningFaceWorker | undefined;
+
 beforeAll(async () => {
-  stack = await startStack({ workers: false, env: { LOOKUP_INLINE: 'true' } });
+  stack = await startStack({ workers: false, env: { LOOKUP_INLINE: 'true', FACE_NICE: '0' } });
+  // A face match's comparison still goes to a face worker (in this process, with a test engine).
+  faceWorker = await startFaceWorker(stack.config, createLogger({ level: 'silent' }), { engine: faces.engine });
 });
-afterAll(async () => stack?.close());
+afterAll(async () => {
+  await faceWorker?.close();
+  await stack?.close();
+});
 
 describe('live verification with the lookup run in the API process', () => {
   it('When a live NIN is found with no worker running, then 200 with the record, one debit, nothing held and the slot given back', async () => {
@@ -43,6 +54,19 @@ describe('live verification with the lookup run in the API process', () => {
     const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: res.body.data.reference_id } });
     expect(again.status).toBe(200);
     expect(again.body.data.nin).toBe('31415926535');
+  });
+
+  it('When a face match is found, then its lookup in the API process hands the comparison to the face worker, which settles it: 200 compared, FACE_MATCH_UNITS charged once, the slot given back', async () => {
+    const org = await stack.createOrg({ units: 5 });
+    const res = await stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: { nin: HOPPER_NIN, reason: 'corporate', selfie: HOPPER_SELFIE, consent: faceConsent() } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.face).toMatchObject({ status: 'compared', match: true });
+    const ref = res.body.data.reference_id as string;
+    const reads = faceMatchReads(() => stack.db);
+    expect(await reads.verification(ref)).toEqual({ status: 'found', failure_code: null, holds_unit: false });
+    expect((await reads.ledger(org.orgId)).map((l) => l.units_delta)).toEqual([-1, -(stack.config.FACE_MATCH_UNITS - 1)]);
+    expect(await wallet(org.orgId)).toEqual({ units: 5 - stack.config.FACE_MATCH_UNITS, reserved: 0 });
+    expect(await inFlight(org.orgId)).toBe(0);
   });
 
   it('When the NIN is unknown upstream, then 404 NIN not found and nothing is charged', async () => {

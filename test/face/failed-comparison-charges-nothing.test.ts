@@ -1,15 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { jobIds, QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import type { FaceEngine } from '../../src/modules/face/index.ts';
 import { sweepPending } from '../../src/modules/verification/index.ts';
 import { runLookup } from '../../src/modules/verification/lookup.job.ts';
 import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
 import { startStack, type Stack } from '../setup/harness.ts';
+import { faceConsent, faceMatchReads, HOPPER_NIN, HOPPER_SELFIE, testFaceEngine } from '../setup/face-match.ts';
 import { until } from '../setup/wait.ts';
 
 /**
@@ -18,35 +17,16 @@ import { until } from '../setup/wait.ts';
  * FACE_WAIT_MS) charges nothing, synchronously or asynchronously, and gives its held unit back once,
  * also when its lookup job runs again or the request is retried with its Idempotency-Key.
  *
- * The face worker runs in this process with an engine of the test's own (no model loaded): it accepts
- * every selfie, and its reference photo step fails, hangs until released, or answers a close match.
+ * The face worker runs in this process with an engine of the test's own (test/setup/face-match.ts):
+ * it accepts every selfie, and its reference photo step fails, hangs until released, or answers a close match.
  */
-const selfie = readFileSync('src/simulators/identity-authority/faces/grace-hopper.selfie.jpg').toString('base64');
-const HOPPER_NIN = '70000000001';
-const consent = () => ({ obtained_at: new Date().toISOString(), channel: 'mobile', notice_version: 'v1' });
+const selfie = HOPPER_SELFIE;
+const consent = faceConsent;
 
-const ledgerRow = z.object({ kind: z.string(), units_delta: z.coerce.number(), reference: z.string().nullable() });
-const walletRow = z.object({ units: z.coerce.number(), reserved: z.coerce.number() });
-const statusRow = z.object({ status: z.string(), failure_code: z.string().nullable(), holds_unit: z.boolean() });
-
-let mode: 'fail' | 'hang' | 'ok' = 'fail';
-let hung: (() => void)[] = [];
-const releaseHung = () => {
-  for (const release of hung) release();
-  hung = [];
-};
-const engine: FaceEngine = {
-  selfie: async () => ({ descriptor: new Float32Array(128) }),
-  async reference() {
-    if (mode === 'fail') throw new Error('face model failed (test engine)');
-    if (mode === 'hang') {
-      await new Promise<void>((resolve) => hung.push(resolve));
-      throw new Error('released after its wait ran out (test engine)');
-    }
-    return new Float32Array(128);
-  },
-  distance: () => 0.2,
-};
+const t = testFaceEngine();
+t.mode = 'fail';
+const engine = t.engine;
+const releaseHung = () => t.releaseHung();
 
 let stack: Stack;
 let faceWorker: RunningFaceWorker;
@@ -63,16 +43,14 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const ledger = (orgId: number) => stack.db.any(sql.type(ledgerRow)`SELECT kind, units_delta, reference FROM wallet_transactions WHERE org_id = ${orgId} AND kind <> 'adjustment' ORDER BY id`);
-const wallet = (orgId: number) => stack.db.one(sql.type(walletRow)`SELECT units, reserved FROM wallets WHERE org_id = ${orgId}`);
-const verification = (ref: string) => stack.db.one(sql.type(statusRow)`SELECT status, failure_code, holds_unit FROM verifications WHERE reference_id = ${ref}`);
+const { ledger, wallet, verification } = faceMatchReads(() => stack.db);
 const face = (token: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
   stack.api('POST', '/v1/verify-nin/face', { token, json: { nin: HOPPER_NIN, reason: 'corporate', selfie, consent: consent(), ...body }, ...(headers ? { headers } : {}) });
 const requery = (token: string, ref: string) => stack.api('POST', '/v1/verify-nin/requery', { token, json: { reference_id: ref } });
 
 describe('a failed comparison charges nothing', () => {
   it('When the face model fails on a found record (synchronous), then 503 face_unavailable with the reference, nothing charged, the unit released once; the requery answers the same and a rerun of its lookup job changes nothing', async () => {
-    mode = 'fail';
+    t.mode = 'fail';
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token, {});
     expect(r.status, r.text).toBe(503);
@@ -94,7 +72,7 @@ describe('a failed comparison charges nothing', () => {
   });
 
   it('When the face worker does not answer within FACE_WAIT_MS (synchronous), then 503 face_unavailable and nothing charged', async () => {
-    mode = 'hang';
+    t.mode = 'hang';
     try {
       const org = await stack.createOrg({ units: 5 });
       const r = await face(org.member.token, { match_only: true });
@@ -105,7 +83,7 @@ describe('a failed comparison charges nothing', () => {
       expect(await wallet(org.orgId)).toEqual({ units: 5, reserved: 0 });
     } finally {
       // Its job's second attempt must not hang again (the worker runs one face job at a time).
-      mode = 'fail';
+      t.mode = 'fail';
       releaseHung();
     }
   });
@@ -114,10 +92,10 @@ describe('a failed comparison charges nothing', () => {
     const org = await stack.createOrg({ units: 5 });
     const key = { 'Idempotency-Key': `face-failed-${org.orgId}` };
     const same = { consent: consent() };
-    mode = 'fail';
+    t.mode = 'fail';
     const first = await face(org.member.token, same, key);
     expect(first.status, first.text).toBe(503);
-    mode = 'ok';
+    t.mode = 'ok';
     const second = await face(org.member.token, same, key);
     expect(second.status, second.text).toBe(200);
     expect(second.body.face).toMatchObject({ status: 'compared', match: true });
@@ -136,7 +114,7 @@ describe('a failed comparison charges nothing', () => {
   });
 
   it('When the face model fails on an asynchronous face match, then its requery answers 503 face_unavailable, verification.completed says failed, and nothing is charged', async () => {
-    mode = 'fail';
+    t.mode = 'fail';
     const org = await stack.createOrg({ units: 5 });
     const hook = await stack.api('POST', '/v1/webhook-endpoints', { token: org.admin.token, json: { url: 'http://127.0.0.1:9/face-failed', events: ['verification.completed'] } });
     expect(hook.status, hook.text).toBe(201);
@@ -153,7 +131,7 @@ describe('a failed comparison charges nothing', () => {
   }, 60_000);
 
   it('When a synchronous face match\'s lookup job is lost (Redis flushed), then the sweep ends it failed lookup_abandoned and releases its unit, never looking it up again without its selfie', async () => {
-    mode = 'ok';
+    t.mode = 'ok';
     const org = await stack.createOrg({ units: 5 });
     const silent = createLogger({ level: 'silent' });
     const lookups = new Queue(QUEUES.lookups, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.lookups) });

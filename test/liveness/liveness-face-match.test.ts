@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { QueueEvents } from 'bullmq';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
+import { jobIds, QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { livenessFrame, livenessSequence, type Challenge, type Frame } from '../setup/liveness.ts';
-import { until } from '../setup/wait.ts';
+import { until, waitFor } from '../setup/wait.ts';
 
 /**
  * POST /v1/verify-nin/face with `liveness` instead of a selfie, through the API, a face worker and
@@ -33,16 +35,26 @@ const sessionStatus = async (org: OrgFixture, id: string) => (await stack.api('G
 const face = (org: OrgFixture, body: Record<string, unknown>, headers?: Record<string, string>) =>
   stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: { nin: HOPPER_NIN, reason: 'corporate', consent: consent(), ...body }, ...(headers ? { headers } : {}) });
 
+// The face jobs added, in the queue's order (its event stream): which trips a face match makes.
+const faceJobsAdded: string[] = [];
+let faceEvents: QueueEvents;
+
 beforeAll(async () => {
   stack = await startStack({ face: true });
+  faceEvents = new QueueEvents(QUEUES.face, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.face) });
+  faceEvents.on('added', ({ jobId }) => faceJobsAdded.push(jobId));
+  await faceEvents.waitUntilReady();
   // The first verification may fetch the authority's reasons list: done now, so the tests count lookups only.
   const warm = await stack.createOrg();
   await stack.api('POST', '/v1/verify-nin', { token: warm.member.token, json: { nin: '12345678901', reason: 'corporate' } });
 }, 60_000);
-afterAll(async () => stack?.close());
+afterAll(async () => {
+  await faceEvents?.close();
+  await stack?.close();
+});
 
 describe('a face match with a liveness check', () => {
-  it('When a head turns in the session order, then it passes, the face matches, the session is used, face + liveness units are charged, and the requery and subject export show the check', async () => {
+  it('When a head turns in the session order, then it passes in one face job (the front frame checked as the selfie there), the face matches, the session is used, face + liveness units are charged, and the requery and subject export show the check', async () => {
     const org = await stack.createOrg({ units: 10 });
     const s = await newSession(org);
     const r = await face(org, { liveness: { session_id: s.id, frames: livenessSequence(s.challenges) } });
@@ -60,6 +72,10 @@ describe('a face match with a liveness check', () => {
     ]);
     expect(await wallet(org.orgId)).toEqual({ units: 7, reserved: 0 });
     expect(await sessionStatus(org, s.id)).toBe('used');
+    // One face trip before the lookup: the judging (which checked the front frame as the selfie), then
+    // the comparison; no separate selfie check (seen once the comparison's addition is, in stream order).
+    await waitFor(() => faceJobsAdded.includes(jobIds.faceCompare(ref)), { what: 'the comparison job added' });
+    expect(faceJobsAdded.filter((id) => id.startsWith(`liveness-judge-${s.id}-`) || id.endsWith(ref))).toEqual([expect.stringMatching(`^liveness-judge-${s.id}-`), jobIds.faceCompare(ref)]);
     // The requery answers the same face, liveness check included (kept sealed with the comparison).
     const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: ref } });
     expect(again.status, again.text).toBe(200);

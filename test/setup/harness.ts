@@ -161,7 +161,7 @@ export function testConfig(env: Record<string, string>): Config {
 
 /**
  * `node workers/face.ts` with the test configuration's defaults and `env`; resolves once it says it is
- * ready (its model loaded), and stops with SIGTERM.
+ * ready (its model loaded), and stops with SIGTERM. It settles face matches: the stack's database too.
  */
 async function startFaceProcess(env: Record<string, string>, logs: string[] | null): Promise<{ close(): Promise<void> }> {
   const proc = spawn(process.execPath, ['workers/face.ts'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -240,7 +240,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return workers;
   };
   if (opts.workers !== false) await runWorkers();
-  const faceWorker = opts.face ? await startFaceProcess({ REDIS_URL: inject('redisUrl'), REDIS_PREFIX: prefix, LOG_LEVEL: opts.captureLogs ? 'debug' : 'error', ...opts.env }, opts.captureLogs ? logs : null) : null;
+  const faceWorker = opts.face ? await startFaceProcess({ REDIS_URL: inject('redisUrl'), REDIS_PREFIX: prefix, DATABASE_URL: database.url, LOG_LEVEL: opts.captureLogs ? 'debug' : 'error', ...opts.env }, opts.captureLogs ? logs : null) : null;
 
   const api = async <T = any>(method: string, path: string, call: ApiCall = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...call.headers };

@@ -1,6 +1,6 @@
-import { jobIds } from '../../jobs/catalog.ts';
+import { jobIds, type JobPayload } from '../../jobs/catalog.ts';
 import type { Producer, WaitOutcome } from '../../jobs/producer.ts';
-import { open, seal, type KeyRing } from '../../lib/crypto.ts';
+import { seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Config } from '../../config.ts';
 import type { FairShare } from '../../context.ts';
@@ -50,7 +50,7 @@ export function faceTurns(redis: RedisClient, o: { prefix: string; waitMs: numbe
  * most that many turns. The comparison that follows an admitted check is counted but never refused:
  * its lookup may already have been made. The membership is given back when the wait ends.
  */
-async function inTurn<T>(deps: Deps, o: { orgId: number; jobId: string; capped: boolean }, run: (priority: number) => Promise<T>): Promise<T> {
+export async function inTurn<T>(deps: Deps, o: { orgId: number; jobId: string; capped: boolean }, run: (priority: number) => Promise<T>): Promise<T> {
   const share = faceTurns(deps.producer.redis, deps);
   const a = await share.admit({ orgId: o.orgId, referenceId: o.jobId, cap: o.capped ? deps.orgMaxInFlight : NO_CAP });
   if (!a.admitted) throw new AppError('rate_limited', FACE_TOO_MANY_IN_FLIGHT, { headers: { 'Retry-After': '5' }, extra: { code: 'face_in_flight_cap' } });
@@ -71,10 +71,6 @@ export const sealedImage = (ring: KeyRing, referenceId: string, bytes: Buffer) =
   const s = seal(ring, bytes, faceAad(referenceId));
   return { keyId: s.keyId, data: s.data.toString('base64') };
 };
-
-/** The bytes of an image sealed by sealedImage for this verification. */
-export const openedImage = (ring: KeyRing, referenceId: string, image: { keyId: string; data: string }): Buffer =>
-  open(ring, { keyId: image.keyId, data: Buffer.from(image.data, 'base64') }, faceAad(referenceId));
 
 /** A 422 naming why the selfie cannot be used. */
 export function selfieRefused(code: string): AppError {
@@ -103,6 +99,42 @@ export async function checkSelfie(deps: Deps, orgId: number, referenceId: string
 }
 
 export type FaceComparison = { outcome: 'compared'; distance: number } | { outcome: 'no_reference_photo' };
+
+/** What a live face match's comparison settles with (the catalog's `face.compare` settle part). */
+export type ComparisonSettlement = NonNullable<JobPayload<'face.compare'>['settle']>;
+
+/**
+ * A live face match's comparison, handed to the face queue by its lookup job once the record is found:
+ * the face worker compares and settles the verification (nobody waits here). It takes the
+ * organisation's face turn, uncapped (its selfie check was let in under the cap; its lookup is made),
+ * which the face worker gives back as the job ends. Queued once per reference (the job id): a lookup
+ * job run again hands over nothing new while the first comparison waits or runs.
+ */
+export async function handOverComparison(
+  deps: Deps,
+  o: { referenceId: string; requestId: string; selfie: { keyId: string; data: string }; photoBase64: string; settle: ComparisonSettlement },
+): Promise<void> {
+  const jobId = jobIds.faceCompare(o.referenceId);
+  const share = faceTurns(deps.producer.redis, deps);
+  const a = await share.admit({ orgId: o.settle.orgId, referenceId: jobId, cap: NO_CAP });
+  const priority = a.admitted ? a.priority : 0;
+  try {
+    await deps.producer.enqueue(
+      'face.compare',
+      { referenceId: o.referenceId, requestId: o.requestId, selfie: o.selfie, photo: sealedImage(deps.ring, o.referenceId, Buffer.from(o.photoBase64, 'base64')), settle: o.settle },
+      // Removed as it ends: the selfie leaves Redis with it.
+      { jobId, removeOnComplete: true, removeOnFail: true, ...(priority ? { priority } : {}) },
+    );
+  } catch (err) {
+    await share.finish({ orgId: o.settle.orgId, referenceId: jobId }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The face worker's end of handOverComparison: the comparison's turn goes back. */
+export async function comparisonTurnEnded(redis: RedisClient, o: { prefix: string; waitMs: number; orgId: number; referenceId: string }): Promise<void> {
+  await faceTurns(redis, o).finish({ orgId: o.orgId, referenceId: jobIds.faceCompare(o.referenceId) });
+}
 
 /** The selfie against the record's photo (base64 as the authority gave it); 503 when no face worker answered. */
 export async function compareWithPhoto(deps: Deps, orgId: number, referenceId: string, selfie: Buffer, photoBase64: string, requestId: string, signal?: AbortSignal): Promise<FaceComparison> {

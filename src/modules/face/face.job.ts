@@ -14,7 +14,12 @@ function opened(deps: FaceJobDeps, referenceId: string, image: { keyId: string; 
 
 /** The `face.check` job: is the selfie usable (one face, large enough)? Nothing of it is returned. */
 export async function runFaceCheck(deps: FaceJobDeps, p: JobPayload<'face.check'>): Promise<JobResult<'face.check'>> {
-  const judged = await deps.engine.selfie(opened(deps, p.referenceId, p.selfie));
+  return checkedAsSelfie(deps.engine, opened(deps, p.referenceId, p.selfie));
+}
+
+/** An image checked as a selfie is (a `face.check`, or a passed liveness check's front frame in its judging job). */
+export async function checkedAsSelfie(engine: Pick<FaceEngine, 'selfie'>, image: Buffer): Promise<{ outcome: 'accepted' } | { outcome: 'refused'; code: string }> {
+  const judged = await engine.selfie(image);
   return 'refusal' in judged ? { outcome: 'refused', code: judged.refusal } : { outcome: 'accepted' };
 }
 

@@ -5,7 +5,7 @@ import type { Producer } from '../../jobs/producer.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { seal, type KeyRing } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
-import { FACE_MODEL } from '../face/index.ts';
+import { FACE_MODEL, faceClientDeps, inFaceTurn } from '../face/index.ts';
 import { frameHashKey, frameHashStore, framesReused } from './frame-hashes.ts';
 import { withReuse } from './judge.ts';
 import { livenessAad } from './liveness.job.ts';
@@ -23,6 +23,8 @@ export type JudgeSessionDeps = {
     encryptionKeys: KeyRing;
     SUBJECT_HASH_KEY: string;
     FACE_WAIT_MS: number;
+    REDIS_PREFIX: string;
+    FACE_ORG_MAX_IN_FLIGHT: number;
     LIVENESS_SESSION_TTL_SECONDS: number;
     LIVENESS_OPEN_SESSIONS_PER_ORG: number;
     LIVENESS_FRAME_HASH_DAYS: number;
@@ -33,7 +35,10 @@ export type JudgeSessionDeps = {
 export type DecodedFrame = { step: Step; image: Buffer; captured_at_ms: number };
 
 /** How a session's frames were judged: failed (the result), or passed with the selfie to compare and what to keep. */
-export type SessionJudged = { status: 'failed'; result: LivenessResult } | { status: 'passed'; result: LivenessResult; selfie: Buffer; check: LivenessCheck };
+export type SessionJudged =
+  | { status: 'failed'; result: LivenessResult }
+  // frontCheck: the selfie (the front frame) checked in the same job, as face.check would have.
+  | { status: 'passed'; result: LivenessResult; selfie: Buffer; check: LivenessCheck; frontCheck?: { outcome: 'accepted' | 'refused'; code?: string | undefined } };
 
 /**
  * A face match's liveness check, before anything is looked up: the session (404, 410 or 409 as
@@ -48,7 +53,11 @@ export async function judgeSession(deps: JudgeSessionDeps, orgId: number, sessio
   const session = await sessionToJudge(deps, orgId, sessionId);
   const ring = deps.config.encryptionKeys;
   const aad = livenessAad(session.id);
-  const w = await deps.producer.enqueueAndWait(
+  const jobId = jobIds.livenessJudge(session.id, randomBytes(6).toString('hex'));
+  // A face job like the selfie's check it includes: it takes the organisation's face turn, under
+  // FACE_ORG_MAX_IN_FLIGHT (429 `face_in_flight_cap` beyond, before the frames are judged).
+  const faceDeps = faceClientDeps(deps.config, deps.producer);
+  const w = await inFaceTurn(faceDeps, { orgId, jobId, capped: true }, (priority) => deps.producer.enqueueAndWait(
     'liveness.judge',
     {
       sessionId: session.id,
@@ -59,10 +68,10 @@ export async function judgeSession(deps: JudgeSessionDeps, orgId: number, sessio
         return { step: f.step, captured_at_ms: f.captured_at_ms, image: { keyId: s.keyId, data: s.data.toString('base64') } };
       }),
     },
-    { jobId: jobIds.livenessJudge(session.id, randomBytes(6).toString('hex')), timeoutMs: 2 * deps.config.FACE_WAIT_MS, removeWhenDone: true, dropWhenUnwaited: true, ...(signal ? { signal } : {}) },
-  );
+    { jobId, timeoutMs: 2 * deps.config.FACE_WAIT_MS, removeWhenDone: true, dropWhenUnwaited: true, priority, ...(signal ? { signal } : {}) },
+  ));
   if (w.status !== 'completed') throw new AppError('unavailable', LIVENESS_UNAVAILABLE, { extra: { code: w.status === 'timeout' ? 'face_timeout' : 'face_failed' }, headers: { 'Retry-After': '5' } });
-  const { front, ...judged } = w.result;
+  const { front, frontCheck, ...judged } = w.result;
   const reused = await framesReused(
     frameHashKey(deps.config.SUBJECT_HASH_KEY),
     frames.map((f) => f.image),
@@ -76,6 +85,7 @@ export async function judgeSession(deps: JudgeSessionDeps, orgId: number, sessio
     status: 'passed',
     result,
     selfie: frames[front]!.image,
+    ...(frontCheck ? { frontCheck } : {}),
     check: { session_id: session.id, challenges: session.challenges, steps: result.steps, checks: [...LIVENESS_REASONS], model: FACE_MODEL },
   };
 }

@@ -27,7 +27,7 @@ export function acceptedAnswer(referenceId: string, headers: Record<string, stri
  * ASYNC_MAX_WAIT_HOURS have passed. What can still refuse it: no spendable unit (402) and the
  * organisation's ORG_MAX_PENDING (429 `org_pending_cap`), both before anything stays written.
  * A face match (its selfie already checked) sends its sealed selfie along in the job: the lookup job
- * compares it with the found record's photo before it settles (lookup.job.ts).
+ * hands it with the found record to a face worker, which compares and settles (face-settle.ts).
  */
 export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie: { keyId: string; data: string }; liveness?: { keyId: string; data: string } }): Promise<Answer> {
   const { query } = run;

@@ -70,9 +70,10 @@ export type FaceToMatch = { kind: 'selfie'; selfie: Buffer } | { kind: 'liveness
  * POST /verify-nin/face (and a link's face submission), after the request's checks and its
  * Idempotency-Key claim (entrance.ts). Order: the wallet (one comparison's units), the selfie (a face
  * worker says whether it shows one usable face: a refusal is a 422 with nothing looked up or charged),
- * then the lookup as a NIN or vNIN verification does it (fixtures free; live: the unit held, captured
- * when found), then the comparison with the record's photo, stored with its extra units in one
- * statement. The selfie lives in this request's memory and, sealed, in its face jobs (removed as they
+ * then the lookup as a NIN or vNIN verification does it (fixtures free; live: the unit held), then the
+ * comparison with the record's photo, which a live match's face worker settles: the unit captured,
+ * the comparison stored with its extra units, in one transaction. With liveness, the judging job
+ * checks the front frame as the selfie too. The selfie lives in this request's memory and, sealed, in its face jobs (removed as they
  * end); never stored.
  */
 export async function matchFace(
@@ -109,8 +110,13 @@ export async function matchFace(
     }
     selfie = judged.selfie;
     check = judged.check;
-  } else selfie = m.face.selfie;
-  await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+    // The front frame was checked as the selfie in the judging job (one face trip before the lookup).
+    if (judged.frontCheck?.outcome === 'refused') throw selfieRefused(judged.frontCheck.code ?? 'selfie_unreadable');
+    if (!judged.frontCheck) await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+  } else {
+    selfie = m.face.selfie;
+    await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+  }
 
   const settings = await organisationSettings(deps.db, orgId);
   const threshold = settings.face_match_threshold;
@@ -134,17 +140,17 @@ export async function matchFace(
   }
 
   if (m.respondAsync) {
-    // The selfie (checked above) goes sealed into the lookup job, which compares it with the found
-    // record's photo and settles both at once; the event names who asked, at acceptance.
+    // The selfie (checked above) goes sealed into the lookup job, which hands it with the found
+    // record to a face worker that compares and settles both at once; the event names who asked, at acceptance.
     const answer = await runAsyncLive(deps, run, { ref, selfie: sealedImage(deps.config.encryptionKeys, ref, selfie), ...sealedCheck });
     await recordAudit(deps.db, { ...auditContext(who), action: 'verification.face_matched', target: ref });
     return answer;
   }
 
-  // The selfie (checked above) goes sealed into the lookup job, which compares it with the found
-  // record's photo before it settles (face-settle.ts): the lookup's unit is captured only with a
-  // comparison, and a comparison that cannot be made ends the verification failed (503
-  // `face_unavailable`, the unit released, nothing charged).
+  // The selfie (checked above) goes sealed into the lookup job, which hands it with the found record
+  // to a face worker that compares and settles (face-settle.ts): the lookup's unit is captured only
+  // with a comparison, and a comparison that cannot be made ends the verification failed (503
+  // `face_unavailable`, the unit released, nothing charged). The answer is read from the settled row.
   return runLive(deps, run, {
     ref,
     selfie: sealedImage(deps.config.encryptionKeys, ref, selfie),

@@ -15,6 +15,8 @@ export { verificationHistoryRoutes } from './history.routes.ts';
 // The lookup job, as the worker runs it.
 export { runLookupJob } from './lookup.processor.ts';
 export { createInlineLookup } from './inline-lookup.ts';
+// A live face match's comparison, as the face worker runs it: it settles the verification.
+export { runComparisonJob } from './face-settle.ts';
 export { eraseExpired, sweepPending } from './maintenance.ts';
 export { register as registerVerificationOpenApi } from './verification.openapi.ts';
 export { register as registerVerificationHistoryOpenApi } from './history.openapi.ts';

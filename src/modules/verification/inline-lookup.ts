@@ -39,7 +39,7 @@ export function createInlineLookup(
         try {
           const result = def.result.parse(await runLookup(deps, payload.referenceId, log.child({ attempt }), { sealedQuery: payload.query, firstRun: attempt === 1, ...faceOfPayload(payload), report }));
           if (payload.orgId !== undefined) {
-            await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started + report.faceMs }, log);
+            await releaseLookupSlot(deps.fairShare, { orgId: payload.orgId, referenceId: payload.referenceId, result, startedAt: started }, log);
             // As the worker's job does: the baseline does the same work but the queue.
             if (report.followUp) await deps.followDebit(payload.orgId, report.followUp, log);
           }

@@ -1,5 +1,6 @@
 import { jobIds } from '../../jobs/catalog.ts';
-import type { WaitOutcome } from '../../jobs/producer.ts';
+import type { JobWait, WaitOutcome } from '../../jobs/producer.ts';
+import { comparisonState, dropUnansweredComparison } from './face-settle.ts';
 import type { Sealed } from '../../lib/crypto.ts';
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
@@ -18,9 +19,9 @@ import type { VerificationRow } from './verification.schemas.ts';
 export type AfterLookup = (row: VerificationRow, fromJob: Sealed | null) => Promise<Answer>;
 
 /**
- * A live lookup, waited for. `selfie` (a face match): sealed into the lookup job, which compares it
- * with the found record's photo before it settles (face-settle.ts); the wait then also covers one
- * face job (FACE_WAIT_MS).
+ * A live lookup, waited for. `selfie` (a face match): sealed into the lookup job, which hands it with
+ * the found record to the face queue; the face worker's comparison settles the verification
+ * (face-settle.ts), and the wait covers that job too (FACE_WAIT_MS more).
  */
 export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; then?: AfterLookup; selfie?: { keyId: string; data: string }; liveness?: { keyId: string; data: string } } = {}): Promise<Answer> {
   const { query } = run;
@@ -86,6 +87,10 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
     throw noUnits();
   }
 
+  const timeoutMs = lookupWaitMs(deps.config, opts.selfie !== undefined);
+  // A face match ends with its comparison's job (the face worker settles it), which its lookup job
+  // queues: waited for from here, before the lookup is queued, so that its end cannot pass unseen.
+  const compareWait = opts.selfie ? deps.producer.waitForJob('face.compare', jobIds.faceCompare(ref), timeoutMs) : undefined;
   let waited: WaitOutcome<'verification.lookup'> | undefined;
   try {
     const payload = {
@@ -97,13 +102,13 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
       ...(opts.selfie ? { selfie: opts.selfie } : {}),
       ...(opts.liveness ? { liveness: opts.liveness } : {}),
     };
-    const timeoutMs = lookupWaitMs(deps.config, opts.selfie !== undefined);
     // LOOKUP_INLINE (benchmarks only): the same job in this process, continuing below exactly as after a job.
     waited = deps.lookupInline
       ? await deps.lookupInline(payload, { timeoutMs, priority })
       : // A face match's job carries its sealed selfie: gone as the job ends.
         await deps.producer.enqueueAndWait('verification.lookup', payload, { jobId: jobIds.lookup(ref), timeoutMs, priority, removeWhenDone: useOnce || query.mode === 'face' });
   } catch (err) {
+    compareWait?.stop();
     // Redis out of reach: give the unit back now rather than leave it held until the sweep runs.
     // If the job did get queued after all, whichever settles first wins (status guard).
     deps.logger.warn({ err: describe(err), referenceId: ref }, 'lookup could not be queued');
@@ -115,11 +120,14 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
     }
   }
 
+  if (compareWait) await waitForComparison(deps, { ref, orgId: run.orgId, waited, compareWait });
+
   // A found or not-found job result is final (the row was settled before the job completed), so it
-  // is answered as it stands. Anything else reads the row, which is the truth whatever the wait said:
-  // a completion event may have been missed, and a job that outlived the wait may have finished since.
+  // is answered as it stands; not a face match's hand-over (its comparison settled it). Anything else
+  // reads the row, which is the truth whatever the wait said: a completion event may have been
+  // missed, and a job that outlived the wait may have finished since.
   const result = waited?.status === 'completed' ? waited.result : undefined;
-  if (result && ((result.outcome === 'found' && result.record) || result.outcome === 'not_found')) {
+  if (result && !result.compareHandedOver && ((result.outcome === 'found' && result.record) || result.outcome === 'not_found')) {
     deps.metrics.verifications.inc({ mode: query.mode, outcome: result.outcome });
     const settled: VerificationRow = {
       reference_id: ref,
@@ -143,4 +151,29 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
   if (!row) throw new Error('verification row vanished');
   deps.metrics.verifications.inc({ mode: query.mode, outcome: row.status });
   return then(row, null);
+}
+
+/**
+ * A synchronous face match after its lookup's wait: when the lookup handed the comparison over, its
+ * job's end (within what is left of the request's budget). A comparison that failed past its attempts
+ * or did not end in time is dropped (off the queue if no face worker started it) and the verification
+ * ended failed `face_unavailable`, once whoever tries (the face worker's last attempt does the same).
+ * When the lookup's own wait ran out, a comparison already queued is treated alike; none queued yet,
+ * the lookup goes on and the row answers (pending). The caller then answers from the row.
+ */
+async function waitForComparison(
+  deps: VerifyDeps,
+  o: { ref: string; orgId: number; waited: WaitOutcome<'verification.lookup'> | undefined; compareWait: JobWait<'face.compare'> },
+): Promise<void> {
+  const handedOver = o.waited?.status === 'completed' && o.waited.result.compareHandedOver === true;
+  if (!handedOver) {
+    o.compareWait.stop();
+    if (o.waited?.status === 'completed') return;
+    if ((await comparisonState(deps.producer, o.ref).catch(() => ({ state: 'missing' }))).state === 'missing') return;
+  } else {
+    const compared = await o.compareWait.done;
+    // Its end: the settled row says how (a missed event falls through to the row too).
+    if (compared.status === 'completed') return;
+  }
+  if (await dropUnansweredComparison(deps, { referenceId: o.ref, orgId: o.orgId, report: false })) deps.logger.warn({ referenceId: o.ref, code: 'face_unavailable' }, 'face match not compared in time; unit released');
 }

@@ -8,7 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { JobPayload, JobResult } from '../../jobs/catalog.ts';
 import type { Producer } from '../../jobs/producer.ts';
 import { openJson, type Sealed } from '../../lib/crypto.ts';
-import { compareBeforeSettling, FACE_LOST_DETAIL, type FaceSettlement } from './face-settle.ts';
+import { comparisonQueued, FACE_LOST_DETAIL, handOver, type FaceOfLookup } from './face-settle.ts';
 import { describe } from '../../lib/errors.ts';
 import type { BackgroundLane, FairShare } from '../../context.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -38,7 +38,7 @@ export type LookupDeps = {
   clock?: Clock;
   /** The workers' gate for background steps: a background lookup's settlement passes it. */
   lane?: Pick<BackgroundLane, 'run'>;
-  /** Waits for face jobs: a face match's comparison (without it, such a lookup fails `face_unavailable`). */
+  /** Hands a face match's comparison to the face queue (without it, such a lookup fails `face_unavailable`). */
   producer?: Producer;
 };
 
@@ -49,13 +49,12 @@ type LookupResult = JobResult<'verification.lookup'>;
 
 /**
  * What a lookup run tells its caller besides its result (which travels through Redis, so holds no
- * more than the answer): how long a face comparison took (the face worker's time, not the
- * authority's: kept out of the slots' running mean), and, when this run's debit was recorded, what
- * it must be followed by (alerts' followDebit).
+ * more than the answer): when this run's debit was recorded, what it must be followed by (alerts'
+ * followDebit).
  */
-export type LookupReport = { faceMs: number; followUp: DebitFollowUp | null };
+export type LookupReport = { followUp: DebitFollowUp | null };
 
-export const newLookupReport = (): LookupReport => ({ faceMs: 0, followUp: null });
+export const newLookupReport = (): LookupReport => ({ followUp: null });
 
 function resultOf(row: VerificationRow | null): LookupResult {
   if (!row) return { outcome: 'failed', code: 'unknown_reference' };
@@ -140,8 +139,8 @@ export function lookupVnin(deps: LookupDeps, q: VninQuery, referenceId: string, 
   return askUpstream(deps, { mode: 'vnin', vnin: q.vnin, reason: q.reason }, referenceId, log);
 }
 
-/** A face match's part of a lookup job's payload: its sealed selfie, compared before the lookup settles. */
-export function faceOfPayload(p: JobPayload<'verification.lookup'>): { face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string; liveness?: { keyId: string; data: string } } } {
+/** A face match's part of a lookup job's payload: its sealed selfie, handed over with the found record (face-settle.ts). */
+export function faceOfPayload(p: JobPayload<'verification.lookup'>): { face?: FaceOfLookup } {
   return p.selfie && p.orgId !== undefined ? { face: { selfie: p.selfie, orgId: p.orgId, requestId: p.requestId ?? p.referenceId, ...(p.liveness ? { liveness: p.liveness } : {}) } } : {};
 }
 
@@ -164,8 +163,8 @@ export async function runLookup(
     firstRun?: boolean;
     useOnce?: boolean;
     background?: { acceptedAt: number; tries: number; delivery?: 'async' | 'batch' };
-    /** A face match: the sealed selfie to compare with the found record's photo. */
-    face?: { selfie: { keyId: string; data: string }; orgId: number; requestId: string; liveness?: { keyId: string; data: string } };
+    /** A face match: the sealed selfie, handed with the found record to its comparison (face-settle.ts). */
+    face?: FaceOfLookup;
     /** Told what the run leaves its caller to do: see LookupReport. */
     report?: LookupReport;
   } = {},
@@ -204,8 +203,11 @@ export async function runLookup(
   }
   const opened = verificationQuerySchema.parse(openJson(keyRing(ring, sealedQuery.keyId), sealedQuery, referenceId)) as VerificationQuery | StoredQuery;
 
+  // A face match's lookup run again after it handed its comparison over (a stalled worker, a crash
+  // before the job's completion): the comparison settles it, so no second call to the authority (a
+  // vNIN's token is gone by now anyway).
+  if (opened.mode === 'face' && !opts.firstRun && deps.producer && (await comparisonQueued(deps.producer, referenceId))) return { outcome: 'found', compareHandedOver: true };
   let decision: Decision;
-  let faceSettlement: FaceSettlement | null = null;
   // A vNIN job run again (a retry, a stalled worker): its first run erased the token and may have
   // used it at the authority, so it is never looked up twice. The unit goes back.
   const call: Awaited<ReturnType<typeof askUpstream>> = tokenGone(opened)
@@ -217,25 +219,28 @@ export async function runLookup(
     const record = normalisePerson(call.outcome.raw);
     // Some upstreams leave the NIN out of a NIN answer; it is the one that was asked for.
     if ((query.mode === 'nin' || query.mode === 'match' || query.mode === 'face') && 'nin' in query && record.nin === '') record.nin = query.nin;
-    // A face match compares before it settles (face-settle.ts), so that its unit is charged only with
-    // a comparison and its end (and its webhook) carries the result. A face lookup without its selfie
-    // (the job was lost and queued again by an older sweep) has nothing to compare: never charged.
-    if (query.mode === 'face') {
-      const faceStarted = Date.now();
-      faceSettlement = opts.face
-        ? await compareBeforeSettling(deps, referenceId, opts.face, record, query.matchOnly === true, log)
-        : { failed: { kind: 'failed', code: 'lookup_abandoned', detail: FACE_LOST_DETAIL } };
-      if (opts.report) opts.report.faceMs += Date.now() - faceStarted;
+    if (query.mode === 'face' && opts.face && deps.producer) {
+      // A face match is settled by its comparison, in the face worker (face-settle.ts): handed over
+      // here, and this job completes without waiting, its lookup slots given back; the unit stays
+      // held on the pending row until the comparison's settlement captures or releases it.
+      await handOver({ config: deps.config, producer: deps.producer }, referenceId, opts.face, record, { matchOnly: query.matchOnly === true, attempts: call.attempts, report: bg?.delivery === 'async' });
+      return { outcome: 'found', compareHandedOver: true };
     }
-    decision = {
-      kind: 'found',
-      // A match-only verification keeps the comparison; the record is dropped here, in the worker. A
-      // face match keeps the record (not with match_only) and the comparison.
-      record: query.mode === 'match' ? compareClaims(query, record) : faceSettlement && 'kept' in faceSettlement ? faceSettlement.kept : record,
-      transactionId: record.transaction_id,
-      // Whom it concerns: the returned record's NIN (a vNIN, phone or demography lookup learns it here).
-      subjectHash: subjectOfRecord(deps.config.SUBJECT_HASH_KEY, record),
-    };
+    // A face lookup without its selfie (the job was lost and queued again by an older sweep) has
+    // nothing to compare: never charged. (Without a queue to hand it to: not compared either.)
+    decision =
+      query.mode === 'face'
+        ? opts.face
+          ? { kind: 'failed', code: 'face_unavailable', detail: 'no face queue in this process' }
+          : { kind: 'failed', code: 'lookup_abandoned', detail: FACE_LOST_DETAIL }
+        : {
+            kind: 'found',
+            // A match-only verification keeps the comparison; the record is dropped here, in the worker.
+            record: query.mode === 'match' ? compareClaims(query, record) : record,
+            transactionId: record.transaction_id,
+            // Whom it concerns: the returned record's NIN (a vNIN, phone or demography lookup learns it here).
+            subjectHash: subjectOfRecord(deps.config.SUBJECT_HASH_KEY, record),
+          };
   } else if (call.outcome.kind === 'not_found') {
     decision = call.outcome.refusal ? { kind: 'not_found', code: call.outcome.refusal } : { kind: 'not_found' };
   } else if (call.outcome.kind === 'failed' && bg && call.outcome.code !== 'lookup_abandoned') {
@@ -250,10 +255,7 @@ export async function runLookup(
     decision = call.outcome;
   }
 
-  // A comparison that could not be made ends the verification failed, its unit released.
-  if (faceSettlement && 'failed' in faceSettlement) decision = faceSettlement.failed;
-  const faceStep = faceSettlement && 'store' in faceSettlement ? faceSettlement.store : undefined;
-  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts, report: bg?.delivery === 'async', ...(faceStep ? { alsoInTransaction: faceStep } : {}) });
+  const settleIt = () => settle(deps.db, ring, { referenceId, keyId: sealedQuery.keyId, decision, attempts: call.attempts, report: bg?.delivery === 'async' });
   // A background lookup's settlement is a step of the background lane (it waits its turn while
   // interactive lookups are in flight); its call to the authority is not, so slots never wait on it.
   const settled = await (bg && deps.lane ? deps.lane.run(settleIt) : settleIt());

@@ -44,7 +44,7 @@ export async function runLookupJob(deps: LookupJobDeps, payload: JobPayload<'ver
       firstRun,
       useOnce: payload.useOnce === true,
       ...(background ? { background } : {}),
-      // A face match: its selfie, compared with the found record's photo before settling.
+      // A face match: its selfie, handed over with the found record to its comparison (face-settle.ts).
       ...faceOfPayload(payload),
       report,
     });
@@ -65,8 +65,7 @@ export async function runLookupJob(deps: LookupJobDeps, payload: JobPayload<'ver
   // fault) keeps it, since BullMQ runs the job again.
   const orgId = payload.orgId;
   const afterSettled = async () => {
-    // A face comparison's time is the face worker's, not the authority's: kept out of the slots' mean.
-    if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started + report.faceMs, background: !!background }, log);
+    if (orgId !== undefined) await releaseLookupSlot(deps.fairShare, { orgId, referenceId: payload.referenceId, result, startedAt: started, background: !!background }, log);
     // This run's debit may have crossed the low-balance line or queued an automatic top-up.
     if (report.followUp && orgId !== undefined) await deps.followDebit(orgId, report.followUp, log);
   };

@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { FairShare } from '../../context.ts';
 import { deadlineOf, enqueueBackgroundLookup } from './background.ts';
 import * as idem from './idempotency.ts';
-import { FACE_LOST_DETAIL } from './face-settle.ts';
+import { comparisonState, dropUnansweredComparison, FACE_LOST_DETAIL, jobGone } from './face-settle.ts';
 import { settle } from './settle.ts';
 import { VNIN_LOST_DETAIL } from './vnin.ts';
 import * as repo from './verification.repository.ts';
@@ -35,8 +35,9 @@ async function removeIdleJob(queue: ReturnType<Producer['queue']>, jobId: string
 
 /**
  * `verification.sweep`: synchronous pending rows whose job was lost (Redis flushed, failed past its
- * attempts) are queued again under the same job id (a vNIN's or a face match's cannot be: its token or
- * selfie went with the job, so it is failed and released); rows pending for over an hour are failed and released.
+ * attempts) are queued again under the same job id (a vNIN's cannot be: its token went with the job,
+ * so it is failed and released); rows pending for over an hour are failed and released. A face match
+ * is left to its lookup and then its comparison while either waits or runs (sweepFaceRow).
  * It cannot race the normal path into a double debit: re-adding an existing job id is a no-op, and
  * every outcome goes through settle()'s status guard and the one-debit unique index.
  */
@@ -49,6 +50,10 @@ export async function sweepPending(deps: MaintenanceDeps, log: Logger): Promise<
   for (const row of rows) {
     const ref = row.reference_id;
     const jobId = jobIds.lookup(ref);
+    if (row.mode === 'face') {
+      if (await sweepFaceRow(deps, log, { ...row, report: false }, { now, giveUpLookup: row.created_at.getTime() < now - SWEEP_GIVE_UP_MS })) released++;
+      continue;
+    }
     if (row.created_at.getTime() < now - SWEEP_GIVE_UP_MS) {
       const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: 'no outcome within one hour' };
       if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
@@ -59,10 +64,9 @@ export async function sweepPending(deps: MaintenanceDeps, log: Logger): Promise<
     const job = await queue.getJob(jobId);
     const state = job ? await job.getState() : 'missing';
     if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
-    if (row.mode === 'vnin' || row.mode === 'face') {
-      // The token (a face match's selfie) lived only in the lost job: nothing to look up (compare)
-      // again. The unit goes back.
-      const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: row.mode === 'face' ? FACE_LOST_DETAIL : VNIN_LOST_DETAIL };
+    if (row.mode === 'vnin') {
+      // The token lived only in the lost job: nothing to look up again. The unit goes back.
+      const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: VNIN_LOST_DETAIL };
       if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0 })) released++;
       if (job) await removeIdleJob(queue, jobId, log);
       continue;
@@ -112,16 +116,14 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
       continue;
     }
     try {
+      if (row.mode === 'face') {
+        // An asynchronous face match waits out outages like any background lookup: never given up here.
+        if (await sweepFaceRow(deps, log, { ...row, report: row.delivery === 'async' }, { now, giveUpLookup: false })) released++;
+        continue;
+      }
       const job = await queue.getJob(jobIds.lookup(ref));
       const state = job ? await job.getState() : 'missing';
       if (state !== 'missing' && state !== 'failed' && state !== 'completed' && state !== 'unknown') continue;
-      if (row.mode === 'face') {
-        // An asynchronous face match's selfie lived only in the lost job: nothing to compare. The unit goes back.
-        const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail: FACE_LOST_DETAIL };
-        if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0, report: row.delivery === 'async' })) released++;
-        if (job) await removeIdleJob(queue, jobIds.lookup(ref), log);
-        continue;
-      }
       if (job) await job.remove();
       // A batch row keeps its batch, so that its end feeds the batch again.
       await enqueueBackgroundLookup(deps, { referenceId: ref, orgId: row.org_id, delivery: row.delivery, acceptedAt, ...(row.batch_id ? { batchId: row.batch_id } : {}) });
@@ -131,6 +133,35 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
     }
   }
   return { requeued, released };
+}
+
+/**
+ * A pending face match: its lookup job, then the comparison it hands to the face queue (face-settle.ts).
+ * Read in that order, since a lookup job queues its comparison before it completes: a lookup seen gone
+ * has queued its comparison already, or never will. While the lookup is on its way (unless given up:
+ * `giveUpLookup`) or its comparison runs, the row is theirs. A comparison waiting for a face worker
+ * over SWEEP_GIVE_UP_MS is dropped and the match ends failed `face_unavailable`, nothing charged. Both
+ * gone: the selfie lived only in them, nothing to compare, so failed `lookup_abandoned`, unit released.
+ */
+async function sweepFaceRow(deps: MaintenanceDeps, log: Logger, row: { reference_id: string; org_id: number; report: boolean }, o: { now: number; giveUpLookup: boolean }): Promise<boolean> {
+  const ref = row.reference_id;
+  const lookups = deps.producer.queue(QUEUES.lookups);
+  const lookup = await lookups.getJob(jobIds.lookup(ref));
+  const lookupGone = jobGone(lookup ? await lookup.getState() : 'missing');
+  if (!lookupGone && !o.giveUpLookup) return false;
+  const compare = await comparisonState(deps.producer, ref);
+  if (compare.state === 'active') return false;
+  if (!jobGone(compare.state)) {
+    if (compare.queuedAt >= o.now - SWEEP_GIVE_UP_MS) return false;
+    const dropped = await dropUnansweredComparison(deps, { referenceId: ref, orgId: row.org_id, report: row.report });
+    if (dropped) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match not compared within an hour; unit released');
+    return dropped;
+  }
+  const detail = lookupGone ? FACE_LOST_DETAIL : 'no outcome within one hour';
+  const decision = { kind: 'failed' as const, code: 'lookup_abandoned', detail };
+  const released = (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0, report: row.report })) !== null;
+  if (lookup) await removeIdleJob(lookups, jobIds.lookup(ref), log);
+  return released;
 }
 
 const ERASE_BATCH = 500;
