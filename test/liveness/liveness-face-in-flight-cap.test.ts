@@ -65,11 +65,7 @@ const send = (org: OrgFixture, session: { id: string; challenges: Challenge[] })
 };
 
 describe('face jobs in flight per organisation, liveness checks', () => {
-  // `it.fails`: this does not hold yet. A liveness check's judgement (the `liveness.judge` job) is queued
-  // outside the face fair share: neither counted against the cap nor refused by it. The cap is met
-  // only at the selfie check after the judgement, when the session is already `used`, so the 429 comes
-  // late and spends the session. Turn it into `it` once the cap covers the judgement.
-  it.fails("When an organisation has FACE_ORG_MAX_IN_FLIGHT liveness checks in flight, then its next one is refused 429 face_in_flight_cap with nothing charged and its session still open, while another organisation's gets through", async () => {
+  it("When an organisation has FACE_ORG_MAX_IN_FLIGHT liveness checks in flight, then its next one is refused 429 face_in_flight_cap with nothing charged and its session still open, while another organisation's gets through", async () => {
     const a = await stack.createOrg({ units: 10 });
     const b = await stack.createOrg({ units: 10 });
     const [first, beyond, theirs] = [await newSession(a), await newSession(a), await newSession(b)];
