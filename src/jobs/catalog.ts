@@ -236,6 +236,8 @@ export const JOBS = {
           matchOnly: z.boolean(),
           liveness: sealed.optional(),
           report: z.boolean(),
+          // A synchronous match's: a comparison not started by then (epoch ms) ends face_unavailable.
+          notAfter: z.number().int().positive().optional(),
         })
         .optional(),
     }),

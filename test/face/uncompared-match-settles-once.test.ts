@@ -103,6 +103,33 @@ describe('a comparison that cannot be made settles once', () => {
     expect(t.referencesAsked).toBe(0);
   });
 
+  it('When a face worker reaches a synchronous comparison after FACE_WAIT_MS from its hand-over, then it compares nothing and ends it failed face_unavailable: 503, nothing charged', async () => {
+    t.mode = 'ok';
+    t.referencesAsked = 0;
+    const org = await stack.createOrg({ units: 5 });
+    const stopped = t.stopAfterNextSelfie(faceWorker!);
+    let answer: Promise<Awaited<ReturnType<typeof face>>> | undefined;
+    try {
+      answer = face(org.member.token);
+      await stopped;
+      const compare = await waitFor(async () => (await faces.getJobs(['prioritized', 'waiting'])).find((j) => j.name === 'face.compare'), { what: 'the comparison handed over', timeoutMs: 30_000 });
+      // Its time is up (as if no face worker had come for FACE_WAIT_MS): moved into the past, not waited for.
+      const data = compare.data as { settle: { notAfter?: number } };
+      expect(data.settle.notAfter).toBeGreaterThan(compare.timestamp);
+      await compare.updateData({ ...compare.data, settle: { ...data.settle, notAfter: Date.now() - 1 } });
+    } finally {
+      faceWorker = await startFaceWorker(stack.config, silent, { engine: t.engine });
+    }
+    const r = await answer!;
+    expect(r.status, r.text).toBe(503);
+    expect(r.body.code).toBe('face_unavailable');
+    const ref = r.body.reference_id as string;
+    // The face worker ran the job (not taken off the queue by the API) and asked the engine nothing.
+    expect(ended.get(jobIds.faceCompare(ref))).toBe('completed');
+    expect(t.referencesAsked).toBe(0);
+    await nothingCharged(org.orgId, ref);
+  }, 60_000);
+
   it('When an asynchronous face match\'s comparison waits for a face worker over an hour, then the sweep takes it off the queue and ends the match failed face_unavailable, its end reported, nothing charged', async () => {
     t.mode = 'ok';
     const org = await stack.createOrg({ units: 5 });

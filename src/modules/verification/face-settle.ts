@@ -50,6 +50,10 @@ export async function handOver(
     matchOnly: o.matchOnly,
     report: o.report,
     ...(face.liveness ? { liveness: face.liveness } : {}),
+    // A synchronous face match is compared within FACE_WAIT_MS of its lookup's answer, or not at all:
+    // its caller waited that long (then was told to requery), and a comparison an hour later would
+    // charge a call the caller may have sent again. An asynchronous one waits for a face worker.
+    ...(o.report ? {} : { notAfter: Date.now() + deps.config.FACE_WAIT_MS }),
   };
   await handOverComparison(faceClientDeps(deps.config, deps.producer), { referenceId, requestId: face.requestId, selfie: face.selfie, photoBase64: record.image, settle: settlement });
 }
@@ -109,9 +113,13 @@ export async function runComparisonJob(deps: ComparisonJobDeps, p: JobPayload<'f
     result = await compareAndSettle(deps, p, s, log);
   } catch (err) {
     if (!isFinalAttempt(job)) throw err;
-    // Its last attempt: nothing more will compare it. Released here (once: the status guard).
-    if (await endUncompared(deps.db, deps.config, ref, s.report)) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match not compared; unit released');
-    await turnEnded();
+    // Its last attempt: nothing more will compare it. Released here (once: the status guard); should
+    // that fail too (PostgreSQL away), the sweep releases it, and the turn goes back all the same.
+    try {
+      if (await endUncompared(deps.db, deps.config, ref, s.report)) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match not compared; unit released');
+    } finally {
+      await turnEnded();
+    }
     throw err;
   }
   await turnEnded();
@@ -130,6 +138,11 @@ async function compareAndSettle(deps: ComparisonJobDeps, p: JobPayload<'face.com
     // debit: followed here, looking for both), by the API's wait running out, or by the sweep.
     if (row?.status === 'found') await followed(FOLLOW_UP_BOTH);
     return answerOfRow(row);
+  }
+  if (s.notAfter !== undefined && Date.now() > s.notAfter) {
+    // Reached after its caller's wait: not compared, nothing charged (endUncompared's status guard).
+    if (await endUncompared(deps.db, deps.config, ref, s.report)) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match reached after its wait; unit released');
+    return answerOfRow(await repo.findVerification(deps.db, ref));
   }
   const record = personRecordSchema.parse(openJson(ring, { keyId: s.record.keyId, data: Buffer.from(s.record.data, 'base64') }, recordAad(ref))) as PersonRecord;
   const compared = record.image === '' ? { outcome: 'no_reference_photo' as const } : await runFaceCompare(deps.faceJob, p);
@@ -181,12 +194,21 @@ async function compareAndSettle(deps: ComparisonJobDeps, p: JobPayload<'face.com
  * row decided: it charges nothing.
  */
 export async function dropUnansweredComparison(deps: { db: DatabasePool; config: Config; producer: Producer }, o: { referenceId: string; orgId: number; report: boolean }): Promise<boolean> {
+  await removeIdleComparison(deps, o);
+  return endUncompared(deps.db, deps.config, o.referenceId, o.report);
+}
+
+/**
+ * Takes a face match's comparison job off the queue if no face worker has started it (its sealed
+ * selfie, photo and record leave Redis; its face turn goes back): for a verification decided without
+ * it. Best effort: a job left behind finds the row decided when it runs, and charges nothing.
+ */
+export async function removeIdleComparison(deps: { config: Config; producer: Producer }, o: { referenceId: string; orgId: number }): Promise<void> {
   const removed = await deps.producer
     .queue(QUEUES.face)
     .remove(jobIds.faceCompare(o.referenceId))
     .catch(() => 0);
   if (removed) await comparisonTurnEnded(deps.producer.redis, { prefix: deps.config.REDIS_PREFIX, waitMs: deps.config.FACE_WAIT_MS, orgId: o.orgId, referenceId: o.referenceId }).catch(() => undefined);
-  return endUncompared(deps.db, deps.config, o.referenceId, o.report);
 }
 
 /** A face match's comparison job: its state ('missing' when there is none: never queued, or ended and removed) and when it was queued. */

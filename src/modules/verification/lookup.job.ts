@@ -184,9 +184,11 @@ export async function runLookup(
   };
   if (bg && nowMs() >= deadline) return endAtDeadline(deps, referenceId, log, 'upstream_unavailable', bg.delivery === 'async');
   let sealedQuery: Sealed;
-  if (opts.useOnce) {
+  if (opts.useOnce || (opts.face && !opts.firstRun)) {
     // A token is spent by the call: one primary-key read first, so a verification already decided
     // (the sweep gave up, the API recorded the queue as unreachable) never sends it to the authority.
+    // So is a face match's rerun (a background one reads no row below): its comparison, handed over
+    // by the run before, may have settled it already.
     const row = await repo.findVerification(deps.db, referenceId);
     if (!row || row.status !== 'pending') return decidedBefore(row);
   }

@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { FairShare } from '../../context.ts';
 import { deadlineOf, enqueueBackgroundLookup } from './background.ts';
 import * as idem from './idempotency.ts';
-import { comparisonState, dropUnansweredComparison, FACE_LOST_DETAIL, jobGone } from './face-settle.ts';
+import { comparisonState, dropUnansweredComparison, removeIdleComparison, FACE_LOST_DETAIL, jobGone } from './face-settle.ts';
 import { settle } from './settle.ts';
 import { VNIN_LOST_DETAIL } from './vnin.ts';
 import * as repo from './verification.repository.ts';
@@ -51,7 +51,8 @@ export async function sweepPending(deps: MaintenanceDeps, log: Logger): Promise<
     const ref = row.reference_id;
     const jobId = jobIds.lookup(ref);
     if (row.mode === 'face') {
-      if (await sweepFaceRow(deps, log, { ...row, report: false }, { now, giveUpLookup: row.created_at.getTime() < now - SWEEP_GIVE_UP_MS })) released++;
+      // A synchronous one's comparison is made within FACE_WAIT_MS of its hand-over, or not at all.
+      if (await sweepFaceRow(deps, log, { ...row, report: false }, { now, giveUpLookup: row.created_at.getTime() < now - SWEEP_GIVE_UP_MS, comparisonWaitMs: deps.config.FACE_WAIT_MS })) released++;
       continue;
     }
     if (row.created_at.getTime() < now - SWEEP_GIVE_UP_MS) {
@@ -113,12 +114,14 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
     if (now >= deadlineOf(deps.config, acceptedAt)) {
       const decision = { kind: 'failed' as const, code: 'upstream_unavailable', detail: 'no answer within ASYNC_MAX_WAIT_HOURS' };
       if (await settle(deps.db, deps.config.encryptionKeys, { referenceId: ref, keyId: null, decision, attempts: 0, report: row.delivery === 'async' })) released++;
+      // A face match's comparison may still wait for a face worker: its sealed images leave Redis now.
+      if (row.mode === 'face') await removeIdleComparison(deps, { referenceId: ref, orgId: row.org_id });
       continue;
     }
     try {
       if (row.mode === 'face') {
         // An asynchronous face match waits out outages like any background lookup: never given up here.
-        if (await sweepFaceRow(deps, log, { ...row, report: row.delivery === 'async' }, { now, giveUpLookup: false })) released++;
+        if (await sweepFaceRow(deps, log, { ...row, report: row.delivery === 'async' }, { now, giveUpLookup: false, comparisonWaitMs: SWEEP_GIVE_UP_MS })) released++;
         continue;
       }
       const job = await queue.getJob(jobIds.lookup(ref));
@@ -143,18 +146,25 @@ async function sweepBackground(deps: MaintenanceDeps, log: Logger, now: number):
  * over SWEEP_GIVE_UP_MS is dropped and the match ends failed `face_unavailable`, nothing charged. Both
  * gone: the selfie lived only in them, nothing to compare, so failed `lookup_abandoned`, unit released.
  */
-async function sweepFaceRow(deps: MaintenanceDeps, log: Logger, row: { reference_id: string; org_id: number; report: boolean }, o: { now: number; giveUpLookup: boolean }): Promise<boolean> {
+async function sweepFaceRow(
+  deps: MaintenanceDeps,
+  log: Logger,
+  row: { reference_id: string; org_id: number; report: boolean },
+  o: { now: number; giveUpLookup: boolean; comparisonWaitMs: number },
+): Promise<boolean> {
   const ref = row.reference_id;
   const lookups = deps.producer.queue(QUEUES.lookups);
   const lookup = await lookups.getJob(jobIds.lookup(ref));
   const lookupGone = jobGone(lookup ? await lookup.getState() : 'missing');
   if (!lookupGone && !o.giveUpLookup) return false;
   const compare = await comparisonState(deps.producer, ref);
-  if (compare.state === 'active') return false;
+  // A comparison running is left to finish, unless the row is given up (its face worker may have died
+  // with no other left to notice its stalled job): a late one finds the row decided and charges nothing.
+  if (compare.state === 'active' && !o.giveUpLookup) return false;
   if (!jobGone(compare.state)) {
-    if (compare.queuedAt >= o.now - SWEEP_GIVE_UP_MS) return false;
+    if (!o.giveUpLookup && compare.queuedAt >= o.now - o.comparisonWaitMs) return false;
     const dropped = await dropUnansweredComparison(deps, { referenceId: ref, orgId: row.org_id, report: row.report });
-    if (dropped) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match not compared within an hour; unit released');
+    if (dropped) log.warn({ referenceId: ref, code: 'face_unavailable' }, 'face match not compared in time; unit released');
     return dropped;
   }
   const detail = lookupGone ? FACE_LOST_DETAIL : 'no outcome within one hour';
