@@ -12,8 +12,8 @@ import { startBenchStack } from './lib/stack.ts';
  * `npm run bench:face [-- --duration S]`: the face match (issue 31) against its floor, on fixture
  * lookups (12345678903, a real portrait: no authority call, no units), with FACE_PROCESSES face workers
  * (default 1) of FACE_CONCURRENCY 1.
- * - face_vs_floor_throughput: face matches per second through the service (HTTP, queue, three
- *   inferences in two jobs) over the floor's (bench/ceilings/face-floor.ts: the same three inferences
+ * - face_vs_floor_throughput: face matches per second through the service (HTTP, queue, two
+ *   inferences in one job) over the floor's (bench/ceilings/face-floor.ts: the same two inferences
  *   on the same images in a loop, as many processes as face workers); goal >= 0.85.
  * - face_added_p50_ms: one match at a time, the service's p50 minus the floor's; goal <= 150.
  * - face_bystander_p95_ratio: the p95 of fixture NIN verifications during a burst of 200 face matches

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createFaceEngine } from '../../src/modules/face/index.ts';
 import { repoPath } from '../lib/proc.ts';
-import { faceMatchInferences, inferenceLoop } from './inference-loop.ts';
+import { comparisonInferences, inferenceLoop } from './inference-loop.ts';
 import { lowerPriority } from '../../src/lib/process.ts';
 
 /**
  * The face match's floor: the service's own pipeline (src/modules/face), bare, in a loop on the same
- * two images: the selfie checked, then the selfie and the record photo described and compared, as a
- * face worker does for one match (two jobs), with no HTTP, queue, database or lookup. Runs
+ * two images: the selfie and the record photo described and compared, as a face worker does for one
+ * found fixture's match (one face.compare job, which is also the selfie's check), with no HTTP, queue,
+ * database or lookup. Runs
  * FLOOR_SECONDS after a short warm-up (at a face worker's priority, FACE_NICE), or FLOOR_COUNT matches one at a time, and prints one JSON line:
  * {matches, seconds, p50Ms, rssKb}.
  */
@@ -17,4 +18,4 @@ const photo = readFileSync(repoPath('src/simulators/identity-authority/faces/gra
 lowerPriority(Number(process.env.FACE_NICE ?? '10'));
 const engine = await createFaceEngine();
 
-await inferenceLoop('matches', () => faceMatchInferences(engine, selfie, photo), 3);
+await inferenceLoop('matches', () => comparisonInferences(engine, selfie, photo), 3);

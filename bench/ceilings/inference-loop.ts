@@ -24,12 +24,17 @@ export async function inferenceLoop(unit: string, one: () => Promise<void>, warm
   process.stdout.write(`${JSON.stringify({ [unit]: times.length, seconds: elapsed, p50Ms: times[Math.floor(times.length / 2)] ?? 0, rssKb: Number(rss ?? 0) })}\n`);
 }
 
-/** A face match's inferences as its face jobs run them: the selfie checked (face.check), then described again with the record photo and compared (face.compare). */
+/** A face match's inferences after a check made in another job (a live match's, a liveness check's front frame): the selfie checked, then described again with the record photo and compared (face.compare). */
 export async function faceMatchInferences(engine: FaceEngine, selfie: Buffer, photo: Buffer): Promise<void> {
   const checked = await engine.selfie(selfie);
   if (!('descriptor' in checked)) throw new Error('selfie refused');
-  const again = await engine.selfie(selfie);
+  await comparisonInferences(engine, selfie, photo);
+}
+
+/** One face.compare job's inferences: the selfie described (and so checked) with the record photo, and compared. A found fixture's whole face match. */
+export async function comparisonInferences(engine: FaceEngine, selfie: Buffer, photo: Buffer): Promise<void> {
+  const described = await engine.selfie(selfie);
   const reference = await engine.reference(photo);
-  if (!('descriptor' in again) || !reference) throw new Error('no face');
-  engine.distance(again.descriptor, reference);
+  if (!('descriptor' in described) || !reference) throw new Error('no face');
+  engine.distance(described.descriptor, reference);
 }

@@ -137,12 +137,23 @@ export async function comparisonTurnEnded(redis: RedisClient, o: { prefix: strin
 }
 
 /** The selfie against the record's photo (base64 as the authority gave it); 503 when no face worker answered. */
-export async function compareWithPhoto(deps: Deps, orgId: number, referenceId: string, selfie: Buffer, photoBase64: string, requestId: string, signal?: AbortSignal): Promise<FaceComparison> {
+export async function compareWithPhoto(
+  deps: Deps,
+  orgId: number,
+  referenceId: string,
+  selfie: Buffer,
+  photoBase64: string,
+  requestId: string,
+  signal?: AbortSignal,
+  // The comparison is also the selfie's check (a fixture's record is known at the request): then it
+  // takes its turn under the organisation's cap, as a check does, and a refusal is its 422.
+  o: { alsoTheCheck?: boolean } = {},
+): Promise<FaceComparison> {
   requireImageFormat(selfie);
   const photo = Buffer.from(photoBase64, 'base64');
   if (photo.length === 0) return { outcome: 'no_reference_photo' };
   const jobId = jobIds.faceCompare(referenceId);
-  const w = await inTurn(deps, { orgId, jobId, capped: false }, (priority) =>
+  const w = await inTurn(deps, { orgId, jobId, capped: o.alsoTheCheck === true }, (priority) =>
     deps.producer.enqueueAndWait(
       'face.compare',
       { referenceId, requestId, selfie: sealedImage(deps.ring, referenceId, selfie), photo: sealedImage(deps.ring, referenceId, photo) },

@@ -102,6 +102,7 @@ export async function matchFace(
   // (the session `failed`); passed, its front frame is the selfie and the check is kept with the comparison.
   let selfie: Buffer;
   let check: LivenessCheck | undefined;
+  const comparedAtOnce = fixture?.kind === 'found' && fixture.record.image !== '';
   if (m.face.kind === 'liveness') {
     const judged = await judgeSession(deps, orgId, m.face.sessionId, m.face.frames, requestId, m.signal);
     if (judged.status === 'failed') {
@@ -115,13 +116,16 @@ export async function matchFace(
     if (!judged.frontCheck) await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
   } else {
     selfie = m.face.selfie;
-    await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
+    // A found fixture with a photo is compared at once, and that one face job checks the selfie too
+    // (a refusal is the same 422, nothing charged): no authority to spare, so no trip before it.
+    if (!comparedAtOnce) await checkSelfie(faceDeps, orgId, ref, selfie, requestId, m.signal);
   }
 
   const settings = await organisationSettings(deps.db, orgId);
   const threshold = settings.face_match_threshold;
   // A fixture's comparison is made here (nothing is charged for it, so nothing to give back).
-  const compare = async (record: PersonRecord): Promise<FaceAnswer> => faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, requestId, m.signal), threshold, check);
+  const compare = async (record: PersonRecord): Promise<FaceAnswer> =>
+    faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, requestId, m.signal, { alsoTheCheck: comparedAtOnce && !check }), threshold, check);
   const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => ({ ...(matchOnly ? {} : { record }), face, ...livenessRequiredOf(settings) });
   const done = async (face: FaceAnswer) => {
     deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
