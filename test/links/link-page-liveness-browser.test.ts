@@ -48,7 +48,10 @@ function fakeCamera(o: { still?: boolean } = {}): string {
   canvas.width = 400; canvas.height = 458;
   const ctx = canvas.getContext('2d');
   window.__prompts = [];
-  let n = Math.floor(Math.random() * 1000);
+  // A count that starts at a random 31-bit value, drawn in two corner pixels: every frame this camera
+  // gives differs from every other (this page's and any other page's), since frames seen before are
+  // refused as replays (frames_reused) and one corner pixel of 256 colours could repeat across walks.
+  let n = Math.floor(Math.random() * 2 ** 31);
   const draw = () => {
     const el = document.getElementById('liveness-prompt');
     const step = el && el.getAttribute('data-liveness-step');
@@ -57,8 +60,10 @@ function fakeCamera(o: { still?: boolean } = {}): string {
     const img = loaded[${o.still ? "'front'" : "step || 'front'"}];
     if (img.complete) ctx.drawImage(img, 0, 0, 400, 458);
     n++;
-    ctx.fillStyle = 'rgb(' + (n % 256) + ',' + ((n * 7) % 256) + ',' + ((n * 13) % 256) + ')';
+    ctx.fillStyle = 'rgb(' + (n & 255) + ',' + ((n >>> 8) & 255) + ',' + ((n >>> 16) & 255) + ')';
     ctx.fillRect(0, 0, 2, 2);
+    ctx.fillStyle = 'rgb(' + ((n >>> 24) & 255) + ',' + ((n * 7) & 255) + ',' + ((n * 13) & 255) + ')';
+    ctx.fillRect(2, 0, 2, 2);
   };
   setInterval(draw, 40);
   let stream = null;
@@ -206,12 +211,13 @@ describe.skipIf(!hasChromium)('the liveness check on the verification link page 
     await page.goto(link.url);
     await toCheck(page, await sandboxVnin(stack, HOPPER_NIN));
     await runCheck(page);
+    const answer = page.waitForResponse((r) => r.url().endsWith('/submit'), { timeout: 300_000 }).then((r) => r.text(), () => '?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     // The judging, the selfie check and the comparison run on the face worker, which yields the CPU to
     // the API (FACE_NICE): on a loaded machine they take a while; the wait is for the page's answer.
     await page.getByRole('heading', { name: 'You are verified' }).waitFor({ timeout: 300_000 }).catch(async (err: unknown) => {
       // Say what the page showed instead (a refusal, an alert) rather than only that it timed out.
-      throw new Error(`no "You are verified": ${await page.locator('main').innerText().catch(() => '?')}`, { cause: err });
+      throw new Error(`no "You are verified": ${await page.locator('main').innerText().catch(() => '?')}; the submission's answer: ${(await answer).slice(0, 2000)}`, { cause: err });
     });
     await state(page, '23-liveness-verified');
     expect(await page.locator('#result-text').textContent()).toMatch(/^NIMC confirmed your identity and your selfie matched the photo NIMC holds\. /);
