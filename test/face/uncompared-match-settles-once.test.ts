@@ -46,6 +46,12 @@ afterAll(async () => {
 
 const { ledger, wallet, verification } = faceMatchReads(() => stack.db);
 const face = (token: string) => stack.api('POST', '/v1/verify-nin/face', { token, json: { nin: HOPPER_NIN, reason: 'corporate', selfie: HOPPER_SELFIE, consent: faceConsent() } });
+/** The 503 a face match that was not compared answers: its reference. */
+const unavailable = (r: { status: number; text: string; body: { code?: string; reference_id?: string } }): string => {
+  expect(r.status, r.text).toBe(503);
+  expect(r.body.code).toBe('face_unavailable');
+  return r.body.reference_id as string;
+};
 const nothingCharged = async (orgId: number, ref: string) => {
   expect(await verification(ref)).toEqual({ status: 'failed', failure_code: 'face_unavailable', holds_unit: false });
   expect(await ledger(orgId)).toEqual([]);
@@ -58,9 +64,7 @@ describe('a comparison that cannot be made settles once', () => {
     t.referencesAsked = 0;
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token);
-    expect(r.status, r.text).toBe(503);
-    expect(r.body.code).toBe('face_unavailable');
-    const ref = r.body.reference_id as string;
+    const ref = unavailable(r);
     // The API answered on the job's last failure, which the face worker had settled first.
     expect(ended.get(jobIds.faceCompare(ref))).toBe('failed');
     expect(t.referencesAsked).toBe(2);
@@ -71,9 +75,7 @@ describe('a comparison that cannot be made settles once', () => {
     t.mode = 'hang';
     const org = await stack.createOrg({ units: 5 });
     const r = await face(org.member.token);
-    expect(r.status, r.text).toBe(503);
-    expect(r.body.code).toBe('face_unavailable');
-    const ref = r.body.reference_id as string;
+    const ref = unavailable(r);
     await nothingCharged(org.orgId, ref);
     // Its first attempt fails once released; the second reads the row, decided, and completes.
     t.mode = 'ok';
@@ -90,9 +92,7 @@ describe('a comparison that cannot be made settles once', () => {
     const stopped = t.stopAfterNextSelfie(faceWorker!);
     try {
       const r = await face(org.member.token);
-      expect(r.status, r.text).toBe(503);
-      expect(r.body.code).toBe('face_unavailable');
-      const ref = r.body.reference_id as string;
+      const ref = unavailable(r);
       await stopped;
       expect(await faces.getJob(jobIds.faceCompare(ref))).toBeUndefined();
       expect(ended.has(jobIds.faceCompare(ref))).toBe(false);
@@ -121,9 +121,7 @@ describe('a comparison that cannot be made settles once', () => {
       faceWorker = await startFaceWorker(stack.config, silent, { engine: t.engine });
     }
     const r = await answer!;
-    expect(r.status, r.text).toBe(503);
-    expect(r.body.code).toBe('face_unavailable');
-    const ref = r.body.reference_id as string;
+    const ref = unavailable(r);
     // The face worker ran the job (not taken off the queue by the API) and asked the engine nothing.
     expect(ended.get(jobIds.faceCompare(ref))).toBe('completed');
     expect(t.referencesAsked).toBe(0);
