@@ -75,6 +75,8 @@ export type AppContext = AppDeps & {
   enforceRateLimit: (req: Request) => Promise<void>;
   /** The CSV exports running in this process, shared by every list that exports. */
   csvExports: CsvExportSlots;
+  /** Face match bodies taken in FACE_INTAKE_PER_PROCESS at a time, by every route that takes one (lib/intake.ts). */
+  faceIntake: RequestHandler;
 };
 
 /** What a worker process hands its processors (workers/main.ts builds it). */

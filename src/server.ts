@@ -13,6 +13,7 @@ import { describe } from './lib/errors.ts';
 import { errorHandler, notFound, requestId } from './lib/http.ts';
 import { consumeAll, createLimiter, overLimit, rateLimitMiddleware } from './lib/rate-limit.ts';
 import { requestScope } from './lib/request-scope.ts';
+import { createIntake } from './lib/intake.ts';
 import { markUnversioned, unmarkUnversioned } from './lib/versioning.ts';
 import { accountsRoutes } from './modules/accounts/index.ts';
 import { auditRoutes } from './modules/audit/index.ts';
@@ -92,6 +93,11 @@ export function createApp(deps: AppDeps): Express {
     countBeforeRead,
     rateLimit: rateLimitMiddleware(enforceRateLimit),
     enforceRateLimit,
+    faceIntake: createIntake({
+      slots: c.FACE_INTAKE_PER_PROCESS,
+      registry: deps.metrics.registry,
+      gauge: { name: 'face_intake', help: 'Face match intake slots of this API process (FACE_INTAKE_PER_PROCESS): taken, and requests waiting for one with their body unread' },
+    }).slot,
     csvExports: new CsvExportSlots(
       { perProcess: c.CSV_EXPORTS_PER_PROCESS, perOrg: c.CSV_EXPORTS_PER_ORG, minBytes: c.CSV_EXPORT_MIN_BYTES, windowMs: c.CSV_EXPORT_MIN_WINDOW_MS },
       { redis, prefix: c.REDIS_PREFIX },

@@ -1,5 +1,6 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { describe } from '../lib/errors.ts';
+import { leaveIntake } from '../lib/intake.ts';
 import { isUnavailable } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createApiRedis, createWorkerRedis, reportConnection, type RedisClient, type RedisTarget } from '../lib/redis.ts';
@@ -186,6 +187,7 @@ export async function createProducer(opts: {
     async enqueue(name, payload, jobOpts) {
       const data = JOBS[name].payload.parse(payload);
       await queueFor(name).add(name, data, { ...defaultJobOptions(name), ...jobOpts });
+      leaveIntake();
     },
     waitForJob: (name, jobId, timeoutMs) => register(name, jobId, timeoutMs),
     async enqueueAndWait<N extends JobName>(name: N, payload: JobPayload<N>, o: WaitOptions): Promise<WaitOutcome<N>> {
@@ -213,6 +215,8 @@ export async function createProducer(opts: {
         wait.stop();
         throw err;
       }
+      // From here the request only waits: its heavy part (body, decoding, sealing, queuing) is over.
+      leaveIntake();
       const outcome = await done;
       // After the add has returned, so a wait that ended during it still finds the job to drop.
       // Queue.remove leaves a job a worker holds (locked) alone and answers 0.

@@ -7,6 +7,8 @@ export type PriorityGate = {
   /** Resolves once admitted; the returned function lets the next waiter in (call it exactly once). */
   enter(priority: number): Promise<() => void>;
   readonly waiting: number;
+  /** How many hold it now. */
+  readonly inside: number;
 };
 
 export function createPriorityGate(limit: number): PriorityGate {
@@ -32,6 +34,9 @@ export function createPriorityGate(limit: number): PriorityGate {
   return {
     get waiting() {
       return queue.length;
+    },
+    get inside() {
+      return inside;
     },
     enter(priority) {
       if (inside < limit) {

@@ -3,8 +3,8 @@ import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { QUEUES, queuePrefix } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import type { FaceEngine } from '../../src/modules/face/index.ts';
 import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
+import { holdingFaceEngine } from '../setup/face-match.ts';
 import { startStack, type OrgFixture, type Stack } from '../setup/harness.ts';
 import { until, waitFor } from '../setup/wait.ts';
 
@@ -20,23 +20,7 @@ const consent = () => ({ obtained_at: new Date().toISOString(), channel: 'mobile
 const CAP = 2;
 const FACE_WAIT_MS = 8000;
 
-let holding = false;
-let held: (() => void)[] = [];
-let selfiesSeen = 0;
-const letGo = () => {
-  holding = false;
-  for (const release of held) release();
-  held = [];
-};
-const engine: FaceEngine = {
-  async selfie() {
-    selfiesSeen++;
-    if (holding) await new Promise<void>((resolve) => held.push(resolve));
-    return { descriptor: new Float32Array(128) };
-  },
-  reference: async () => new Float32Array(128),
-  distance: () => 0.2,
-};
+const engine = holdingFaceEngine();
 
 let stack: Stack;
 let worker: RunningFaceWorker;
@@ -44,16 +28,16 @@ let faces: Queue;
 
 beforeAll(async () => {
   stack = await startStack({ env: { FACE_ORG_MAX_IN_FLIGHT: String(CAP), FACE_WAIT_MS: String(FACE_WAIT_MS), FACE_NICE: '0'} });
-  worker = await startFaceWorker(stack.config, createLogger({ level: 'silent' }), { engine });
+  worker = await startFaceWorker(stack.config, createLogger({ level: 'silent' }), { engine: engine.engine });
   faces = new Queue(QUEUES.face, { connection: { url: inject('redisUrl') }, prefix: queuePrefix(stack.config.REDIS_PREFIX, QUEUES.face) });
 }, 60_000);
 afterEach(async () => {
-  letGo();
+  engine.letGo();
   // Each test starts with an empty face queue.
   await waitFor(async () => (await counts()).total === 0, { what: 'the face queue to drain', timeoutMs: 30_000 });
 });
 afterAll(async () => {
-  letGo();
+  engine.letGo();
   await faces?.close();
   await worker?.close();
   await stack?.close();
@@ -66,11 +50,11 @@ const counts = async () => {
 };
 const faceBody = () => ({ nin: FIXTURE_NIN, reason: 'corporate', consent: consent(), selfie });
 const face = (org: OrgFixture) => stack.api('POST', '/v1/verify-nin/face', { token: org.member.token, json: faceBody() });
-/** One organisation's selfie check taking the face slot, held there until letGo(); its answer once it ends. */
+/** One organisation's selfie check taking the face slot, held there until engine.letGo(); its answer once it ends. */
 async function holdTheSlot(org: OrgFixture) {
-  holding = true;
+  engine.holding = true;
   const answer = face(org);
-  await waitFor(() => held.length === 1, { what: 'the first selfie check to run' });
+  await waitFor(() => engine.held === 1, { what: 'the first selfie check to run' });
   // Wrapped: an async function returning the promise itself would wait for the answer.
   return { answer };
 }
@@ -89,7 +73,7 @@ describe('face jobs in flight per organisation', () => {
     // Another organisation is not held by the first one's cap.
     const other = face(b);
     await waitFor(async () => (await counts()).total === CAP + 1, { what: 'the other organisation\'s face job in the queue' });
-    letGo();
+    engine.letGo();
     expect((await Promise.all([first, second, other])).map((r) => r.status)).toEqual([200, 200, 200]);
     // The cap counts what is in flight: with nothing left, the organisation is let in again.
     expect((await face(a)).status).toBe(200);
@@ -101,22 +85,22 @@ describe('face jobs nobody waits for', () => {
     const a = await stack.createOrg();
     const b = await stack.createOrg();
     const { answer: first } = await holdTheSlot(a);
-    const seen = selfiesSeen;
+    const seen = engine.selfiesSeen;
     const late = await face(b);
     expect(late.status, late.text).toBe(503);
     expect(late.body.code).toBe('face_timeout');
     // Answered after its job was taken off the queue: only the held one is left.
     expect(await counts()).toEqual({ queued: 0, active: 1, total: 1 });
-    letGo();
+    engine.letGo();
     expect((await first).status).toBe(503);
-    expect(selfiesSeen).toBe(seen);
+    expect(engine.selfiesSeen).toBe(seen);
   });
 
   it('When the caller goes away while its selfie check is queued, then the job leaves the queue before the wait would have run out, and never runs', async () => {
     const a = await stack.createOrg();
     const b = await stack.createOrg();
     const { answer: first } = await holdTheSlot(a);
-    const seen = selfiesSeen;
+    const seen = engine.selfiesSeen;
     const gone = new AbortController();
     const sent = fetch(`${stack.url}/v1/verify-nin/face`, { method: 'POST', headers: { authorization: `Bearer ${b.member.token}`, 'content-type': 'application/json' }, body: JSON.stringify(faceBody()), signal: gone.signal }).catch(() => 'aborted');
     await waitFor(async () => (await counts()).queued === 1, { what: 'the second organisation\'s selfie check in the queue' });
@@ -127,9 +111,9 @@ describe('face jobs nobody waits for', () => {
     expect(left.queued).toBe(0);
     // Dropped because the caller went, not because the API's own wait ran out.
     expect(Date.now() - abortedAt).toBeLessThan(FACE_WAIT_MS / 2);
-    letGo();
+    engine.letGo();
     expect((await first).status).toBe(200);
     // The held match's one job (a found fixture's comparison, its check too) ended; the dropped check never ran.
-    expect(selfiesSeen).toBe(seen);
+    expect(engine.selfiesSeen).toBe(seen);
   });
 });

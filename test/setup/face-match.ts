@@ -65,3 +65,33 @@ export function testFaceEngine() {
   };
   return t;
 }
+
+/**
+ * A face engine of a test's own (no model loaded) that matches everything, and, while `holding`, keeps
+ * every selfie it is given until `letGo()`: a face slot stays taken as long as the test needs.
+ */
+export function holdingFaceEngine() {
+  let held: (() => void)[] = [];
+  const t = {
+    holding: false,
+    selfiesSeen: 0,
+    get held() {
+      return held.length;
+    },
+    letGo() {
+      t.holding = false;
+      for (const release of held) release();
+      held = [];
+    },
+    engine: {
+      async selfie() {
+        t.selfiesSeen++;
+        if (t.holding) await new Promise<void>((resolve) => held.push(resolve));
+        return { descriptor: new Float32Array(128) };
+      },
+      reference: async () => new Float32Array(128),
+      distance: () => 0.2,
+    } satisfies FaceEngine,
+  };
+  return t;
+}
