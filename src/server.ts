@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps): Express {
     faceIntake: createIntake({
       slots: c.FACE_INTAKE_PER_PROCESS,
       registry: deps.metrics.registry,
-      gauge: { name: 'face_intake', help: 'Face match intake slots of this API process (FACE_INTAKE_PER_PROCESS): taken, and requests waiting for one with their body unread' },
+      gauge: { name: 'face_intake', help: 'Face match intake slots of this API process (FACE_INTAKE_PER_PROCESS): taken, and requests (body read) waiting for one' },
     }).slot,
     csvExports: new CsvExportSlots(
       { perProcess: c.CSV_EXPORTS_PER_PROCESS, perOrg: c.CSV_EXPORTS_PER_ORG, minBytes: c.CSV_EXPORT_MIN_BYTES, windowMs: c.CSV_EXPORT_MIN_WINDOW_MS },

@@ -74,7 +74,7 @@ export function verificationRoutes(ctx: AppContext): Router {
   // A selfie or liveness frames make this body the one large JSON body of the API: up to 12 frames of
   // a liveness check (each 2 MiB at most decoded) are allowed 10 MiB together; larger is 413.
   const face = faceRequestBody.extend(consent);
-  r.post('/verify-nin/face', ctx.authenticate, ctx.rateLimit, requireContentType('json'), ctx.faceIntake, express.json({ limit: '10mb' }), async (req, res) => {
+  r.post('/verify-nin/face', ctx.authenticate, ctx.rateLimit, requireContentType('json'), express.json({ limit: '10mb' }), ctx.faceIntake, async (req, res) => {
     const body = parseInput(face, vninFirst(req.body));
     if ((body.selfie === undefined) === (body.liveness === undefined)) throw new AppError('bad_request', SELFIE_OR_LIVENESS);
     // A face is biometric data (NDPA): no face match without the person's consent.

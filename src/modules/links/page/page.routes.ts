@@ -131,7 +131,7 @@ export function linkPageRoutes(ctx: AppContext): Router {
 
   // A selfie makes this body large: 2 MiB decoded is under 3 MB as base64 (as POST /verify-nin/face);
   // a liveness check's frames (at most 12) up to 10 MiB, as the API takes them.
-  r.post('/v/:token/submit', requireContentType('json'), ctx.faceIntake, express.json({ limit: '10mb' }), async (req, res) => {
+  r.post('/v/:token/submit', requireContentType('json'), express.json({ limit: '10mb' }), ctx.faceIntake, async (req, res) => {
     const found = await postedLink(req, res);
     if (found) res.json(await submitOnPage(submitDeps, req, found.link, found.org));
   });
