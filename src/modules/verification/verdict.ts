@@ -96,7 +96,9 @@ export type VerdictFields = { verdict: Verdict | null; verdict_reasons: VerdictR
 /** The verdict: null (with no reasons) while the verification is pending, or once its record was erased. */
 export function verdictOf(v: VerdictInput): VerdictFields {
   if (v.outcome === 'pending' || v.outcome === 'expired') return { verdict: null, verdict_reasons: [] };
-  const reasons = allFailing(VERDICT, verdictFields(v));
+  // The fields first, then the rule over them: the rule's language (lib/rule.ts) reads plain values.
+  const fields = verdictFields(v);
+  const reasons = allFailing(VERDICT, fields);
   return { verdict: reasons.length === 0 ? 'verified' : 'not_verified', verdict_reasons: reasons };
 }
 
@@ -113,13 +115,19 @@ export function outcomeOf(status: VerificationStatus | 'refused', code: string |
  */
 export function verdictOfVerification(row: { status: VerificationStatus; failure_code: string | null; mode: string }, kept: unknown): VerdictFields {
   const outcome = outcomeOf(row.status, row.failure_code);
-  if (row.mode === 'match') return verdictOf({ outcome, details: kept ? { all_match: (kept as MatchOutcome).all_match === true } : null });
-  if (row.mode === 'face') {
+  const input = verdictInputOf(row.mode, outcome, kept);
+  return verdictOf(input);
+}
+
+/** What the verdict reads of a stored verification: the checks its mode asked for, from what it kept. */
+function verdictInputOf(mode: string, outcome: VerdictOutcome, kept: unknown): VerdictInput {
+  if (mode === 'match') return { outcome, details: kept ? { all_match: (kept as MatchOutcome).all_match === true } : null };
+  if (mode === 'face') {
     // The organisation's require_liveness as it stood at the comparison (face-kept.ts FaceKept).
     const k = kept as { face?: FaceLike | null; liveness_required?: boolean } | null;
-    return verdictOf({ outcome, face: k?.face ?? null, livenessRequired: k?.liveness_required === true });
+    return { outcome, face: k?.face ?? null, livenessRequired: k?.liveness_required === true };
   }
-  return verdictOf({ outcome });
+  return { outcome };
 }
 
 /**
