@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
@@ -6,9 +5,10 @@ import { organisationSettings } from '../organisations/index.ts';
 import { requireKnownReason } from '../reasons/index.ts';
 import type { Answer } from './answer.ts';
 import { CONSENT_REQUIRED, type Consent } from './consent.ts';
-import { decodeFrames, decodeSelfie, matchFace, type FaceToMatch } from './face-run.ts';
+import { faceFingerprint, faceToMatch, type FacePart } from './face-part.ts';
+import { matchFace } from './face-run.ts';
 import type { LivenessFrameInput } from '../liveness/index.ts';
-import { fixtureOutcome, fixtureVninOutcome } from './fixtures.ts';
+import { fixtureOf } from './fixtures.ts';
 import { refuseSelfieWhenLivenessRequired } from './liveness-required.ts';
 import * as idem from './idempotency.ts';
 import type { VerifyDeps, Who } from './run.ts';
@@ -34,13 +34,8 @@ export type VerificationAsk =
   // The face itself comes as the request's `face` part; a face is biometric data, so consent is required.
   | { mode: 'face'; body: Omit<z.infer<typeof faceRequestBody>, 'selfie'> & { consent: Consent } };
 
-/**
- * The face to compare with the record's photo: a selfie, or a liveness session's frames (`front`,
- * then the session's challenges), judged before anything is looked up; the selfie is then the front
- * frame the poses were measured from (face-run.ts, docs/liveness.md).
- */
-export type FacePart = { kind: 'selfie'; selfie: string } | { kind: 'liveness'; sessionId: string; frames: LivenessFrameInput[] };
-export type { LivenessFrameInput };
+/** The face part (face-part.ts): a selfie, or a liveness session's frames. */
+export type { FacePart, LivenessFrameInput };
 
 /** The maker of a verification link, as its row names them: the verification is recorded as theirs. */
 export type LinkMaker = { userId: number | null; apiClientId: number | null; clientId: string | null };
@@ -115,13 +110,6 @@ function queryOf(ask: VerificationAsk): VerificationQuery {
   }
 }
 
-/** A match or face verification looks its identifier up like the NIN or vNIN call would. */
-function fixtureOf(query: VerificationQuery) {
-  if ('nin' in query) return fixtureOutcome(query.nin);
-  if ('vnin' in query) return fixtureVninOutcome(query.vnin);
-  return null;
-}
-
 /**
  * Starts a verification. Asked (`sync`, `async`, `link`): returns the answer to send, every refusal
  * thrown as an AppError. Order matters: the request's own checks (the identifier, the selfie's
@@ -133,16 +121,21 @@ export async function startVerification(deps: StartDeps, req: NewLookup): Promis
 export async function startVerification(deps: StartDeps, req: LookupAgain): Promise<StartedAgain>;
 export async function startVerification(deps: VerifyDeps, req: AskedVerification): Promise<Answer>;
 export async function startVerification(deps: VerifyDeps | StartDeps, req: VerificationRequest): Promise<Answer | LookupStarted> {
-  if (req.delivery === 'batch') return 'again' in req ? startLookup(deps, req) : startLookup(deps, req);
-  return startAsked(deps as VerifyDeps, req);
+  if (req.delivery !== 'batch') return startAsked(deps as VerifyDeps, req);
+  return 'again' in req ? startLookup(deps, req) : startLookup(deps, req);
 }
 
 async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Answer> {
   const who = whoOf(req.asker);
   const query = queryOf(req.query);
+  // What may be kept of the query (a vNIN as its keyed hash), made once beside the query itself: the
+  // Idempotency-Key's body and the rows take it from here.
+  const stored = storedQueryOf(deps.config, query);
   if (query.mode === 'face' && req.face === undefined) throw new Error('a face verification needs its face part');
   // Told before anything is claimed, held or queued (its size, its encoding, its image format).
   const face = query.mode === 'face' && req.face ? faceToMatch(req.face) : null;
+  // Fingerprinted as it is decoded, only when an Idempotency-Key will compare it.
+  const fingerprint = face && req.idempotencyKey !== null ? faceFingerprint(face) : {};
   const consent = req.query.body.consent ?? null;
   await requireKnownReason(deps, query.reason);
   const fixture = fixtureOf(query);
@@ -168,9 +161,9 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
       // Consent is part of what was asked: the same key with another consent is another request; so is
       // a selfie, whose SHA-256 enters the request's keyed hash (all that is kept of the body).
       body: {
-        ...storedQueryOf(deps.config, query),
+        ...stored,
         ...(consent ? { consent } : {}),
-        ...(face ? faceFingerprint(face) : {}),
+        ...fingerprint,
       },
       now: deps.clock.now(),
     });
@@ -197,16 +190,4 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
     if (claim) await afterFailure(deps, claim, err, carriesVnin(query));
     throw err;
   }
-}
-
-function faceToMatch(part: FacePart): FaceToMatch {
-  return part.kind === 'selfie' ? { kind: 'selfie', selfie: decodeSelfie(part.selfie) } : { kind: 'liveness', sessionId: part.sessionId, frames: decodeFrames(part.frames) };
-}
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-/** What of the face enters the Idempotency-Key's keyed hash: the images' SHA-256s (never the images), the session and the frames' steps and times. */
-function faceFingerprint(face: FaceToMatch): object {
-  if (face.kind === 'selfie') return { selfie: sha256(face.selfie) };
-  return { liveness: { session_id: face.sessionId, frames: face.frames.map((f) => ({ step: f.step, captured_at_ms: f.captured_at_ms, image: sha256(f.image) })) } };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { VninRefusal } from '../../adapters/identity-authority/index.ts';
 import type { PersonRecord } from './person.ts';
+import type { VerificationQuery } from './verification.schemas.ts';
 
 /**
  * Reserved test-mode NINs (README: Fixture NINs). They never reach the upstream authority, so their records
@@ -118,4 +119,11 @@ export function fixtureVninOutcome(vnin: string): FixtureOutcome | null {
     default:
       return null;
   }
+}
+
+/** A query's fixture, if it names one: a match or face verification looks its identifier up like the NIN or vNIN call would. */
+export function fixtureOf(query: VerificationQuery): FixtureOutcome | null {
+  if ('nin' in query) return fixtureOutcome(query.nin);
+  if ('vnin' in query) return fixtureVninOutcome(query.vnin);
+  return null;
 }

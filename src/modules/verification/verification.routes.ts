@@ -12,7 +12,7 @@ import { servedByRequery, verificationOf, verificationOfOrgQuery } from './verif
 import { registerPendingGauge } from './pending.ts';
 import { printSlip } from './slip.ts';
 import { startVerification, type VerificationAsk } from './entrance.ts';
-import { FACE_CONSENT_REQUIRED, SELFIE_OR_LIVENESS } from './face-run.ts';
+import { FACE_CONSENT_REQUIRED, SELFIE_OR_LIVENESS } from './face-part.ts';
 import { vninInstructions } from './vnin.ts';
 
 /**
