@@ -12,7 +12,8 @@ import { keyRing } from './sealing.ts';
 import { failing } from '../../lib/rule.ts';
 import { SERVED, servedFields } from './served.ts';
 import type { VerificationRow } from './verification.schemas.ts';
-import { isVninRefusal, rowByVnin, VNIN_FAILED, vninRefused } from './vnin.ts';
+import type { VninRefusal } from '../../adapters/identity-authority/index.ts';
+import { isVninRefusal, rowByVnin, VNIN_FAILED, VNIN_REFUSAL_DETAIL } from './vnin.ts';
 import { verdictOf, verdictOfVerification } from './verdict.ts';
 
 export type { Answer };
@@ -27,6 +28,11 @@ export const FACE_NOT_COMPARED = 'Face comparison was unavailable, nothing was c
 export const RECORD_EXPIRED = 'Record has expired and was erased under the retention policy';
 export const UNKNOWN_REFERENCE = 'Unknown reference_id';
 export const ACCEPTED_ASYNC = 'Verification accepted; requery with the reference_id';
+
+/** The 404 of a vNIN the authority refused (its detail by the refusal, vnin.ts), for a fixture's answer as for a stored one. */
+export function vninRefused(code: VninRefusal): AppError {
+  return new AppError('not_found', VNIN_REFUSAL_DETAIL[code], { extra: { code } });
+}
 
 export const RECORD_RETRIEVED = 'Record retrieved successfully';
 export const REQUERY_PENDING = 'Verification still in progress';

@@ -129,7 +129,7 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
   const who = whoOf(req.asker);
   const query = queryOf(req.query);
   // What may be kept of the query (a vNIN as its keyed hash), made once beside the query itself: the
-  // Idempotency-Key's body and the rows take it from here.
+  // Idempotency-Key's body and a fixture's row take it from here.
   const stored = storedQueryOf(deps.config, query);
   if (query.mode === 'face' && req.face === undefined) throw new Error('a face verification needs its face part');
   // Told before anything is claimed, held or queued (its size, its encoding, its image format).
@@ -177,7 +177,7 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
 
   const respondAsync = req.delivery === 'async';
   const maxInFlight = who.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT;
-  const run = { orgId: who.orgId, userId: who.userId, apiClientId: who.apiClientId, query, consent, claim, requestId: req.requestId, maxInFlight, ...(req.ref ? { ref: req.ref } : {}) };
+  const run = { orgId: who.orgId, userId: who.userId, apiClientId: who.apiClientId, query, stored, consent, claim, requestId: req.requestId, maxInFlight, ...(req.ref ? { ref: req.ref } : {}) };
   try {
     const answer = face
       ? await matchFace(deps, who, { run, face, fixture, respondAsync, signal: req.signal })

@@ -1,6 +1,5 @@
 import { sealJson } from '../../lib/crypto.ts';
 import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
-import type { Answer } from './answer.ts';
 import type { FixtureOutcome } from './fixtures.ts';
 import { compareClaims } from './match.ts';
 import * as idem from './idempotency.ts';
@@ -8,7 +7,7 @@ import { writeFixture, type FixtureRow } from './fixture-rows.ts';
 import { expiresAt, newReferenceId, type Run, type VerifyDeps } from './run.ts';
 import { reportCompleted } from './settle.ts';
 import { subjectOfQuery } from './subject.ts';
-import { storedQueryOf, vninRefused } from './vnin.ts';
+import { vninRefused, type Answer } from './answer.ts';
 import { verdictOfVerification } from './verdict.ts';
 
 /** Reserved test-mode NINs and vNINs: no upstream call, no debit, a zero ledger line. */
@@ -33,7 +32,7 @@ export async function recordFixture(
   const ring = deps.config.encryptionKeys;
   const mode = run.query.mode;
   // A fixture vNIN is not kept either: its row holds the keyed hash, as a live one's does.
-  const queryEnc = sealJson(ring, storedQueryOf(deps.config, run.query), ref);
+  const queryEnc = sealJson(ring, run.stored, ref);
   // A match-only verification keeps the comparison, never the record it was made against.
   const kept = fixture.kind !== 'found' ? null : face ? face.kept : run.query.mode === 'match' ? compareClaims(run.query, fixture.record) : fixture.record;
   const recordEnc = kept ? sealJson(ring, kept, ref).data : null;

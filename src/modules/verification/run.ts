@@ -12,18 +12,19 @@ import type { Consent } from './consent.ts';
 import type * as idem from './idempotency.ts';
 import type { InlineLookup } from './inline-lookup.ts';
 import { subjectOfQuery } from './subject.ts';
-import type { VerificationQuery } from './verification.schemas.ts';
+import type { StoredQuery, VerificationQuery } from './verification.schemas.ts';
 import { carriesVnin, storedQueryOf } from './vnin.ts';
 
 /** What the HTTP side needs; AppContext provides it. */
 export type VerifyDeps = ReasonsDeps & { db: DatabasePool; producer: Producer; clock: Clock; metrics: Metrics; fairShare: FairShare; circuit: CircuitView; lookupInline?: InlineLookup };
 
 /**
- * One verification request after its checks: who asks, what, and the Idempotency-Key claim if any.
+ * One verification request after its checks: who asks, what (and what may be kept of it, `stored`:
+ * made once, at the entrance), and the Idempotency-Key claim if any.
  * `ref`: the reference to record it under, when the caller chose it (a verification link's submission
  * must know it whatever the outcome); otherwise a new one.
  */
-export type Run = { orgId: number; userId: number | null; apiClientId: number | null; query: VerificationQuery; consent: Consent | null; claim: idem.Claim | null; requestId: string; maxInFlight: number; ref?: string };
+export type Run = { orgId: number; userId: number | null; apiClientId: number | null; query: VerificationQuery; stored: StoredQuery; consent: Consent | null; claim: idem.Claim | null; requestId: string; maxInFlight: number; ref?: string };
 
 /** What the steps need of the asker (entrance.ts): whose verification it is, and what their organisation may do. */
 export type Who = { orgId: number; userId: number | null; apiClientId: number | null; clientId: string | null; subscriptionActive: boolean; maxInFlight: number | null };

@@ -5,12 +5,12 @@ import { openJson } from '../../lib/crypto.ts';
 import { AppError, NIN_NOT_FOUND } from '../../lib/errors.ts';
 import { requireOrgMember, type Principal } from '../auth/index.ts';
 import { getOrganisation } from '../organisations/index.ts';
-import { RECORD_EXPIRED, RECORD_NOT_FOUND, UNKNOWN_REFERENCE } from './answer.ts';
+import { RECORD_EXPIRED, RECORD_NOT_FOUND, UNKNOWN_REFERENCE, vninRefused } from './answer.ts';
 import type { PersonRecord } from './person.ts';
 import { keyRing } from './sealing.ts';
 import { renderSlip } from './slip-pdf.ts';
 import * as repo from './verification.repository.ts';
-import { isVninRefusal, vninRefused } from './vnin.ts';
+import { isVninRefusal } from './vnin.ts';
 import { verdictOfVerification } from './verdict.ts';
 
 export const SLIP_PENDING = 'Verification still in progress';

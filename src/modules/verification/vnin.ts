@@ -51,10 +51,6 @@ export function isVninRefusal(code: string | null | undefined): code is VninRefu
   return code !== null && code !== undefined && code in VNIN_REFUSAL_DETAIL;
 }
 
-export function vninRefused(code: VninRefusal): AppError {
-  return new AppError('not_found', VNIN_REFUSAL_DETAIL[code], { extra: { code } });
-}
-
 /** A lookup that may have reached the authority failed: the token may be spent, so it is not retried. */
 export const VNIN_FAILED = `Identity authority unavailable, nothing was charged; the vNIN may have been used up: ${ASK_AGAIN}`;
 
