@@ -26,8 +26,10 @@ export type AdmissionDeps = { db: DatabasePool; config: Config; metrics: Metrics
  */
 export async function admitLive(deps: AdmissionDeps, o: { orgId: number; referenceId: string; cap: number; mode: string }): Promise<number> {
   const a = await deps.fairShare.admit({ orgId: o.orgId, referenceId: o.referenceId, cap: o.cap });
+  // Either refusal is told by one call below, so that every refusal leaves by the same way.
+  let refusal: { reason: 'cap' | 'predicted_wait'; detail: string; waitMs: number };
   if (!a.admitted) {
-    await refuse(deps, o, 'cap', TOO_MANY_IN_FLIGHT, a.meanLookupMs);
+    refusal = { reason: 'cap', detail: TOO_MANY_IN_FLIGHT, waitMs: a.meanLookupMs };
   } else {
     const c = deps.config;
     const limits = { maxConcurrency: c.IDENTITY_MAX_CONCURRENCY, maxRps: c.IDENTITY_MAX_RPS };
@@ -37,9 +39,9 @@ export async function admitLive(deps: AdmissionDeps, o: { orgId: number; referen
     // overtake it (that is the fairness), and durations vary.
     if (a.ahead < limits.maxConcurrency || finishMs <= c.VERIFY_WAIT_MS * WAIT_HEADROOM) return a.priority;
     await deps.fairShare.finish({ orgId: o.orgId, referenceId: o.referenceId, unusedTag: a.priority });
-    await refuse(deps, o, 'predicted_wait', AUTHORITY_BUSY, finishMs - c.VERIFY_WAIT_MS);
+    refusal = { reason: 'predicted_wait', detail: AUTHORITY_BUSY, waitMs: finishMs - c.VERIFY_WAIT_MS };
   }
-  throw new Error('unreachable');
+  return refuse(deps, o, refusal.reason, refusal.detail, refusal.waitMs);
 }
 
 async function refuse(deps: AdmissionDeps, o: { orgId: number; mode: string }, reason: 'cap' | 'predicted_wait', detail: string, waitMs: number): Promise<never> {

@@ -3,7 +3,7 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../config.ts';
 import { isFinalAttempt } from '../../context.ts';
 import { jobIds, QUEUES, type JobPayload, type JobResult } from '../../jobs/catalog.ts';
-import type { Producer } from '../../jobs/producer.ts';
+import type { JobWait, Producer, WaitOutcome } from '../../jobs/producer.ts';
 import { openJson, sealJson } from '../../lib/crypto.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { RedisClient } from '../../lib/redis.ts';
@@ -223,4 +223,29 @@ export const jobGone = (state: string): boolean => state === 'missing' || state 
 /** Whether a face match's comparison job waits or runs (queued, not yet ended). */
 export async function comparisonQueued(producer: Producer, referenceId: string): Promise<boolean> {
   return !jobGone((await comparisonState(producer, referenceId)).state);
+}
+
+/**
+ * A synchronous face match after its lookup's wait: when the lookup handed the comparison over, its
+ * job's end (within what is left of the request's budget). A comparison that failed past its attempts
+ * or did not end in time is dropped (off the queue if no face worker started it) and the verification
+ * ended failed `face_unavailable`, once whoever tries (the face worker's last attempt does the same).
+ * When the lookup's own wait ran out, a comparison already queued is treated alike; none queued yet,
+ * the lookup goes on and the row answers (pending). The caller then answers from the row.
+ */
+export async function waitForComparison(
+  deps: { db: DatabasePool; config: Config; producer: Producer; logger: Logger },
+  o: { ref: string; orgId: number; waited: WaitOutcome<'verification.lookup'> | undefined; compareWait: JobWait<'face.compare'> },
+): Promise<void> {
+  const handedOver = o.waited?.status === 'completed' && o.waited.result.compareHandedOver === true;
+  if (!handedOver) {
+    o.compareWait.stop();
+    if (o.waited?.status === 'completed') return;
+    if ((await comparisonState(deps.producer, o.ref).catch(() => ({ state: 'missing' }))).state === 'missing') return;
+  } else {
+    const compared = await o.compareWait.done;
+    // Its end: the settled row says how (a missed event falls through to the row too).
+    if (compared.status === 'completed') return;
+  }
+  if (await dropUnansweredComparison(deps, { referenceId: o.ref, orgId: o.orgId, report: false })) deps.logger.warn({ referenceId: o.ref, code: 'face_unavailable' }, 'face match not compared in time; unit released');
 }

@@ -1,6 +1,6 @@
 import { jobIds } from '../../jobs/catalog.ts';
-import type { JobWait, WaitOutcome } from '../../jobs/producer.ts';
-import { comparisonState, dropUnansweredComparison } from './face-settle.ts';
+import type { WaitOutcome } from '../../jobs/producer.ts';
+import { waitForComparison } from './face-settle.ts';
 import type { Sealed } from '../../lib/crypto.ts';
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
 import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
@@ -39,13 +39,15 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
       deps.circuit.unusedProbe();
       throw err;
     }
+  } else {
+    // The authority is known to be down: a wallet that could not pay anyway says so first, since
+    // that outlasts an outage (402, nothing recorded, as for any 402). Both asked before anything is sealed.
+    await refuseIfWalletCannotPay(deps, { orgId: run.orgId, mode: query.mode });
   }
   const { pending, queryEnc, jobQuery, useOnce } = pendingOf(deps, run, ref, now);
   const claim = run.claim;
-  // The authority is known to be down: say so at once, record why, hold nothing; unless the wallet
-  // could not pay anyway, which outlasts an outage (402, nothing recorded, as for any 402).
+  // The authority is known to be down: say so at once, record why, hold nothing.
   if (circuitOpen) {
-    await refuseIfWalletCannotPay(deps, { orgId: run.orgId, mode: query.mode });
     const failed = { ...pending, fixture: false, status: 'failed' as const, holdsUnit: false, recordEnc: null, failureCode: 'upstream_circuit_open' };
     // One autocommit INSERT unless an Idempotency-Key must be bound to the same reference with it.
     if (claim) {
@@ -151,29 +153,4 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
   if (!row) throw new Error('verification row vanished');
   deps.metrics.verifications.inc({ mode: query.mode, outcome: row.status });
   return then(row, null);
-}
-
-/**
- * A synchronous face match after its lookup's wait: when the lookup handed the comparison over, its
- * job's end (within what is left of the request's budget). A comparison that failed past its attempts
- * or did not end in time is dropped (off the queue if no face worker started it) and the verification
- * ended failed `face_unavailable`, once whoever tries (the face worker's last attempt does the same).
- * When the lookup's own wait ran out, a comparison already queued is treated alike; none queued yet,
- * the lookup goes on and the row answers (pending). The caller then answers from the row.
- */
-async function waitForComparison(
-  deps: VerifyDeps,
-  o: { ref: string; orgId: number; waited: WaitOutcome<'verification.lookup'> | undefined; compareWait: JobWait<'face.compare'> },
-): Promise<void> {
-  const handedOver = o.waited?.status === 'completed' && o.waited.result.compareHandedOver === true;
-  if (!handedOver) {
-    o.compareWait.stop();
-    if (o.waited?.status === 'completed') return;
-    if ((await comparisonState(deps.producer, o.ref).catch(() => ({ state: 'missing' }))).state === 'missing') return;
-  } else {
-    const compared = await o.compareWait.done;
-    // Its end: the settled row says how (a missed event falls through to the row too).
-    if (compared.status === 'completed') return;
-  }
-  if (await dropUnansweredComparison(deps, { referenceId: o.ref, orgId: o.orgId, report: false })) deps.logger.warn({ referenceId: o.ref, code: 'face_unavailable' }, 'face match not compared in time; unit released');
 }
