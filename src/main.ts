@@ -146,7 +146,7 @@ children.push(
     restarts: [],
   })),
   // The face workers: the only processes that load the face model (POST /verify-nin/face).
-  ...Array.from({ length: config.FACE_PROCESSES }, (_, i) => ({ name: `face-${i + 1}`, kind: 'worker' as const, entry: faceEntry, env: process.env, restarts: [] })),
+  ...Array.from({ length: config.FACE_PROCESSES }, (_, i) => ({ name: `face-${i + 1}`, kind: 'worker' as const, entry: faceEntry, env: { ...process.env, FACE_METRICS_PORT: String(config.FACE_METRICS_PORT + i) }, restarts: [] })),
 );
 
 function spawn(child: Child): void {

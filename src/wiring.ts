@@ -75,8 +75,8 @@ export async function createApiDeps(config: Config, logger: Logger, opts: { cloc
 
 /**
  * What a face worker needs beyond its model: a small pool (a live face match's comparison settles
- * its verification there), a producer (what follows a debit may queue a charge or an e-mail) and
- * alerts' followDebit over them.
+ * its verification there), a producer (what follows a debit may queue a charge or an e-mail),
+ * alerts' followDebit over them, and its own metrics registry (the units its settlements debit).
  */
 export async function createFaceWorkerDeps(config: Config, logger: Logger) {
   // FACE_CONCURRENCY settlements at once, each one transaction, and the debit's follow-up after it.
@@ -88,6 +88,7 @@ export async function createFaceWorkerDeps(config: Config, logger: Logger) {
   return {
     db,
     producer,
+    metrics: createMetrics({ process: 'face' }),
     followDebit: (orgId: number, followUp: DebitFollowUp, log: Logger) => followDebit({ db, config, logger, producer }, orgId, followUp, log),
     async close() {
       await producer.close();

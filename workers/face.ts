@@ -5,13 +5,15 @@ import { lowerPriority, startProcess, stopOnSignals } from '../src/lib/process.t
 import { JOBS, QUEUES, queuePrefix } from '../src/jobs/catalog.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
+import type { Metrics } from '../src/lib/metrics.ts';
+import { serveProcessMetrics } from '../src/modules/ops/index.ts';
 import { createWorkerRedis, redisTarget } from '../src/lib/redis.ts';
 import { checkedAsSelfie, createFaceEngine, faceTurns, markFaceReady, READY_RENEW_MS, runFaceCheck, FACE_SAME_PERSON_DISTANCE, type FaceEngine, type FaceJobDeps, type FrameEngine } from '../src/modules/face/index.ts';
 import { runComparisonJob } from '../src/modules/verification/index.ts';
 import { createFaceWorkerDeps } from '../src/wiring.ts';
 import { livenessRules, runLivenessJudgement } from '../src/modules/liveness/index.ts';
 
-export type RunningFaceWorker = { worker: Worker; close(): Promise<void> };
+export type RunningFaceWorker = { worker: Worker; metrics: Metrics; close(): Promise<void> };
 
 /**
  * The face worker (Procfile `face:`): the only process that loads the face model, once, before it
@@ -54,7 +56,7 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
           const p = JOBS['face.compare'].payload.safeParse(job.data);
           if (!p.success) throw new UnrecoverableError('invalid payload for face.compare');
           // A live face match's comparison settles its verification here (verification's face-settle.ts).
-          return JOBS['face.compare'].result.parse(await runComparisonJob({ db: settling.db, config, redis: connection, faceJob: deps, followDebit: settling.followDebit }, p.data, job, log));
+          return JOBS['face.compare'].result.parse(await runComparisonJob({ db: settling.db, config, redis: connection, faceJob: deps, followDebit: settling.followDebit, metrics: settling.metrics }, p.data, job, log));
         }
         if (job.name === 'liveness.judge') {
           const p = JOBS['liveness.judge'].payload.safeParse(job.data);
@@ -85,6 +87,7 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
   let closing: Promise<void> | undefined;
   return {
     worker,
+    metrics: settling.metrics,
     close() {
       closing ??= (async () => {
         clearInterval(renewing);
@@ -101,5 +104,18 @@ export async function startFaceWorker(config: Config, logger: Logger, opts: { en
 if (import.meta.main) {
   const { config, logger } = startProcess('face', loadConfigOrExit);
   const running = await startFaceWorker(config, logger);
-  stopOnSignals(() => running.close(), logger, shutdownDeadlineMs(config, 'worker'));
+  // The face worker's own registry (the units its comparisons debit), behind the API's metrics token.
+  const metricsServer = await serveProcessMetrics({
+    variable: 'FACE_METRICS_PORT',
+    port: config.FACE_METRICS_PORT,
+    host: config.HOST,
+    token: config.METRICS_TOKEN,
+    registry: running.metrics.registry,
+    // Jobs may be running already: they finish before the process says why it stops.
+    stop: () => running.close(),
+  });
+  stopOnSignals(async () => {
+    metricsServer?.close();
+    await running.close();
+  }, logger, shutdownDeadlineMs(config, 'worker'));
 }

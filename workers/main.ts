@@ -8,10 +8,9 @@ import { systemClock, type Clock } from '../src/lib/clock.ts';
 import { createDb } from '../src/lib/db.ts';
 import { describe } from '../src/lib/errors.ts';
 import type { Logger } from '../src/lib/logger.ts';
-import { exitOnListenFailure, listenAs } from '../src/lib/listen.ts';
 import { createMetrics, type Metrics } from '../src/lib/metrics.ts';
 import { createWorkerRedis, redisTarget, type RedisClient } from '../src/lib/redis.ts';
-import { startMetricsServer } from '../src/modules/ops/index.ts';
+import { serveProcessMetrics } from '../src/modules/ops/index.ts';
 import { startWebhookDispatcher } from '../src/modules/webhooks/index.ts';
 import { createIdentityAdapter, createProcessorAdapter } from '../src/wiring.ts';
 import { createAuthorityAccess, startBackgroundLane } from '../src/modules/capacity/index.ts';
@@ -172,15 +171,15 @@ if (import.meta.main) {
   const { config, logger } = startProcess('worker', loadConfigOrExit);
   const running = await startWorkers(config, logger);
   // The worker's own registry (jobs, upstream calls, credits, ledger audit), behind the API's metrics token.
-  const metricsServer = config.METRICS_TOKEN
-    ? await listenAs('WORKER_METRICS_PORT', config.HOST, config.WORKER_METRICS_PORT, () =>
-        startMetricsServer({ registry: running.deps.metrics.registry, token: config.METRICS_TOKEN!, port: config.WORKER_METRICS_PORT, host: config.HOST }),
-      ).catch(async (err: unknown) => {
-        // The workers are already taking jobs: they finish them before the process says why it stops.
-        await running.close();
-        return exitOnListenFailure(err);
-      })
-    : null;
+  const metricsServer = await serveProcessMetrics({
+    variable: 'WORKER_METRICS_PORT',
+    port: config.WORKER_METRICS_PORT,
+    host: config.HOST,
+    token: config.METRICS_TOKEN,
+    registry: running.deps.metrics.registry,
+    // The workers are already taking jobs: they finish them before the process says why it stops.
+    stop: () => running.close(),
+  });
   stopOnSignals(async () => {
     metricsServer?.close();
     await running.close();

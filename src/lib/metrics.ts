@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * One registry per process (API or worker), so tests can build several apps side by side. The API's
  * queue depth gauge (`queue_jobs`) is registered by modules/ops/metrics.ts, where the queues are known.
  */
-export function createMetrics(opts: { process: 'api' | 'worker' | 'admin'; defaults?: boolean }) {
+export function createMetrics(opts: { process: 'api' | 'worker' | 'face' | 'admin'; defaults?: boolean }) {
   const registry = new Registry();
   registry.setDefaultLabels({ process: opts.process });
   if (opts.defaults !== false) collectDefaultMetrics({ register: registry });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { jobIds, QUEUES, queuePrefix, type JobPayload } from '../../src/jobs/catalog.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { createMetrics, type Metrics } from '../../src/lib/metrics.ts';
 import { runComparisonJob, sweepPending } from '../../src/modules/verification/index.ts';
 import { runLookup } from '../../src/modules/verification/lookup.job.ts';
 import { startFaceWorker, type RunningFaceWorker } from '../../workers/face.ts';
@@ -44,6 +45,9 @@ afterAll(async () => {
 const { ledger, wallet, verification } = faceMatchReads(() => stack.db);
 const pendingRef = (orgId: number) => stack.db.maybeOneFirst(sql.type(z.object({ reference_id: z.string() }))`SELECT reference_id FROM verifications WHERE org_id = ${orgId} AND status = 'pending'`);
 
+/** What a face worker's registry says it debited. */
+const debited = async (m: Metrics) => (await m.unitsDebited.get()).values.reduce((a, v) => a + v.value, 0);
+
 describe('the lookup does not wait for the comparison', () => {
   it('When a face match\'s record is found while no face worker runs, then its lookup job completes and gives its lookup slot back, the verification stays pending holding its unit (the sweep and a rerun of the lookup leave it to its comparison), and once a face worker starts it settles found, charged FACE_MATCH_UNITS once, also when its comparison runs again', async () => {
     const org = await stack.createOrg({ units: 5 });
@@ -83,12 +87,16 @@ describe('the lookup does not wait for the comparison', () => {
         { kind: 'face_match', units_delta: -(stack.config.FACE_MATCH_UNITS - 1), reference: ref },
       ]);
       expect(await wallet(org.orgId)).toEqual({ units: 5 - stack.config.FACE_MATCH_UNITS, reserved: 0 });
+      // The face worker's own metrics count what it debited: the lookup's unit and the comparison's.
+      expect(await debited(faceWorker.metrics)).toBe(stack.config.FACE_MATCH_UNITS);
       // The comparison's job left the queue with its selfie.
       expect(await faces.getJob(jobIds.faceCompare(ref))).toBeUndefined();
       // Run again (a crash between its settlement's COMMIT and its completion): answered from the row, charged once.
       const deps = stack.workers!.deps;
-      const again = await runComparisonJob({ db: deps.db, config: deps.config, redis: deps.producer.redis, faceJob: { engine: t.engine, ring: deps.config.encryptionKeys }, followDebit: async () => {} }, handedOver, { attemptsMade: 0, opts: { attempts: 2 } }, silent);
+      const metrics = createMetrics({ process: 'face', defaults: false });
+      const again = await runComparisonJob({ db: deps.db, config: deps.config, redis: deps.producer.redis, faceJob: { engine: t.engine, ring: deps.config.encryptionKeys }, followDebit: async () => {}, metrics }, handedOver, { attemptsMade: 0, opts: { attempts: 2 } }, silent);
       expect(again).toEqual({ outcome: 'found' });
+      expect(await debited(metrics)).toBe(0);
       expect((await ledger(org.orgId)).length).toBe(2);
       expect(await wallet(org.orgId)).toEqual({ units: 5 - stack.config.FACE_MATCH_UNITS, reserved: 0 });
     } finally {

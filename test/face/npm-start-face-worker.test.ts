@@ -4,14 +4,18 @@ import { loadConfig } from '../../src/config.ts';
 import { createDb } from '../../src/lib/db.ts';
 import { createOrganisation, createUser } from '../../src/modules/organisations/index.ts';
 import { adjustWallet } from '../../src/modules/wallet/index.ts';
-import { startNpmStart, type NpmStart } from '../setup/npm-start.ts';
+import { freePort, startNpmStart, type NpmStart } from '../setup/npm-start.ts';
 
 // `npm start` runs a face worker process of its own, and the README's two curls work: a
-// selfie from the simulator's /sandbox/faces with its own NIN matches, with the other NIN it does not.
+// selfie from the simulator's /sandbox/faces with its own NIN matches, with the other NIN it does not;
+// the face worker's own metrics (FACE_METRICS_PORT) count the units those comparisons debited.
 
+const METRICS_TOKEN = `metrics-${randomBytes(12).toString('hex')}`;
 let s: NpmStart;
+let faceMetricsPort: number;
 beforeAll(async () => {
-  s = await startNpmStart();
+  faceMetricsPort = await freePort();
+  s = await startNpmStart({ env: { METRICS_TOKEN, FACE_METRICS_PORT: String(faceMetricsPort), WORKER_METRICS_PORT: String(await freePort()) } });
   await s.waitForOutput('api listening');
   await s.waitForOutput('face worker started');
 }, 120_000);
@@ -23,7 +27,7 @@ afterAll(async () => {
   await s.cleanup();
 });
 
-it('When the sandbox\'s selfie of Grace Hopper is sent with her NIN and with Eileen Collins\'s, then npm start\'s face worker answers a match and a mismatch', { timeout: 90_000 }, async () => {
+it('When the sandbox\'s selfie of Grace Hopper is sent with her NIN and with Eileen Collins\'s, then npm start\'s face worker answers a match and a mismatch, and its own metrics count the units it debited', { timeout: 90_000 }, async () => {
   const api = `http://127.0.0.1:${s.ports.api}`;
   const ready = (await (await fetch(`${api}/readyz`)).json()) as { face: string };
   expect(ready.face).toBe('ready');
@@ -53,4 +57,8 @@ it('When the sandbox\'s selfie of Grace Hopper is sent with her NIN and with Eil
   };
   expect((await ask(hopper!.nin)).match).toBe(true);
   expect((await ask(collins!.nin)).match).toBe(false);
+  // Both compared, so both charged FACE_MATCH_UNITS (2), debited by the face worker that settled them.
+  const metrics = await fetch(`http://127.0.0.1:${faceMetricsPort}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  expect(metrics.status).toBe(200);
+  expect(await metrics.text()).toMatch(/^wallet_units_debited_total\{process="face"\} 4$/m);
 });

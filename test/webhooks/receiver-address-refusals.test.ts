@@ -35,6 +35,7 @@ describe("webhook receivers on this service's own ports", () => {
       `http://127.0.0.1:${stack.config.PORT}/v1/me`,
       `http://127.0.0.1:${stack.config.sandboxSwitches!.SANDBOX_SMTP_PORT}/`,
       `http://127.0.0.1:${stack.config.WORKER_METRICS_PORT}/metrics`,
+      `http://127.0.0.1:${stack.config.FACE_METRICS_PORT}/metrics`,
       // The identity simulator, outside its receiver (its dot segments resolved first).
       `${stack.identitySim.url}/v1/nin/12345678901`,
       `${stack.identitySim.url}/sandbox/hooks/../mail`,

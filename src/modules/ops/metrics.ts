@@ -4,6 +4,7 @@ import type { Queue } from 'bullmq';
 import { Router } from 'express';
 import { Gauge, type Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.ts';
+import { exitOnListenFailure, listenAs } from '../../lib/listen.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 
 export type MetricsAccess = 'disabled' | 'denied' | 'allowed';
@@ -95,4 +96,19 @@ export async function startMetricsServer(o: { registry: Registry; token: string;
     server.listen(o.port, o.host ?? '0.0.0.0', () => resolve());
   });
   return server;
+}
+
+/**
+ * A worker or face worker process's own metrics server, only when METRICS_TOKEN is set, on the port
+ * its variable names (WORKER_METRICS_PORT, FACE_METRICS_PORT). A port that cannot be opened stops the
+ * process as a configuration error naming the variable (lib/listen.ts), once `stop` has let the jobs
+ * it is already running finish.
+ */
+export async function serveProcessMetrics(o: { variable: string; port: number; host: string; token: string | undefined; registry: Registry; stop: () => Promise<void> }): Promise<Server | null> {
+  const token = o.token;
+  if (!token) return null;
+  return listenAs(o.variable, o.host, o.port, () => startMetricsServer({ registry: o.registry, token, port: o.port, host: o.host })).catch(async (err: unknown) => {
+    await o.stop();
+    return exitOnListenFailure(err);
+  });
 }

@@ -6,6 +6,7 @@ import { jobIds, QUEUES, type JobPayload, type JobResult } from '../../jobs/cata
 import type { JobWait, Producer, WaitOutcome } from '../../jobs/producer.ts';
 import { openJson, sealJson } from '../../lib/crypto.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import type { RedisClient } from '../../lib/redis.ts';
 import { comparisonTurnEnded, faceClientDeps, handOverComparison, runFaceCompare, type ComparisonSettlement, type FaceJobDeps } from '../face/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
@@ -67,6 +68,8 @@ export type ComparisonJobDeps = {
   faceJob: FaceJobDeps;
   /** alerts' followDebit, handed in by the wiring (verification does not import alerts). */
   followDebit: (orgId: number, followUp: DebitFollowUp, log: Logger) => Promise<void>;
+  /** The face worker's own registry: the units its settlements debited. */
+  metrics: Pick<Metrics, 'unitsDebited'>;
 };
 
 type ComparisonResult = JobResult<'face.compare'>;
@@ -148,6 +151,8 @@ async function compareAndSettle(deps: ComparisonJobDeps, p: JobPayload<'face.com
   const compared = record.image === '' ? { outcome: 'no_reference_photo' as const } : await runFaceCompare(deps.faceJob, p);
   let decision: Decision;
   let store: AlsoInTransaction | undefined;
+  // Debited with the lookup's unit when the settlement commits: the comparison's extra units, if paid.
+  let extraPaid = 0;
   if (compared.outcome === 'refused') {
     // The selfie passed its check at the request but not here (another model run): refused, unit released.
     decision = { kind: 'failed', code: compared.code ?? 'selfie_unreadable', detail: 'the selfie was refused at its comparison' };
@@ -169,6 +174,7 @@ async function compareAndSettle(deps: ComparisonJobDeps, p: JobPayload<'face.com
         // lookup is charged and the comparison is the answer (settled with it), so its extra units
         // are waived rather than a 402 that would read as "nothing charged". A race only.
         if (!paid) log.warn({ referenceId: ref }, 'face match compared but its extra units could not be paid; waived');
+        else extraPaid = extra;
       };
     }
   }
@@ -182,6 +188,7 @@ async function compareAndSettle(deps: ComparisonJobDeps, p: JobPayload<'face.com
     log.warn({ referenceId: ref, code: decision.code }, 'face match refused at its comparison; unit released');
     return { outcome: 'failed', code: decision.code };
   }
+  deps.metrics.unitsDebited.inc(1 + extraPaid);
   await followed('followUp' in settled ? settled.followUp : null);
   return { outcome: 'found' };
 }

@@ -42,7 +42,10 @@ function portOf(text: string): number | null {
  * workers again at every delivery, each from its own configuration.
  */
 export function ownPorts(config: Config, apiPort?: number, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): OwnPorts {
-  const workerMetrics = Array.from({ length: config.WORKER_PROCESSES }, (_, i) => config.WORKER_METRICS_PORT + i);
+  const workerMetrics = [
+    ...Array.from({ length: config.WORKER_PROCESSES }, (_, i) => config.WORKER_METRICS_PORT + i),
+    ...Array.from({ length: config.FACE_PROCESSES }, (_, i) => config.FACE_METRICS_PORT + i),
+  ];
   const refused = [config.PORT, apiPort, portOf(config.paystackBaseUrl), config.sandboxSwitches?.SANDBOX_SMTP_PORT, portOf(config.SMTP_URL), ...workerMetrics, portOf(config.DATABASE_URL), portOf(config.REDIS_URL)];
   const hooks = portOf(config.identityBaseUrl);
   return {
