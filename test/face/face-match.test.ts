@@ -156,12 +156,20 @@ describe('match, mismatch and charging', () => {
     expect(again.body.face).toEqual(r.body.face);
   });
 
-  it('When the fixture NIN 12345678903 (a real portrait) is matched, then it works with no units and no subscription, free', async () => {
+  it('When the fixture NIN 12345678903 (a real portrait) is matched beside other fixture lookups, then it works with no units and no subscription, free, and its requery answers its record, photo included, as stored', async () => {
     const org = await stack.createOrg({ units: 0, subscription: false });
-    const r = await face(org.member.token, { nin: '12345678903', selfie: hopperSelfie.toString('base64') });
-    expect(r.status, r.text).toBe(200);
-    expect(r.body.face).toMatchObject({ status: 'compared', match: true });
-    expect((await ledger(org.orgId)).map((l) => [l.kind, l.units_delta])).toEqual([['fixture_verification', 0]]);
+    // Other fixture rows are written in shared statements; the face match's record, with its photo, alone.
+    const [r, ...others] = await Promise.all([
+      face(org.member.token, { nin: '12345678903', selfie: hopperSelfie.toString('base64') }),
+      ...Array.from({ length: 4 }, () => stack.api('POST', '/v1/verify-nin', { token: org.member.token, json: { nin: '12345678901', reason: 'corporate' } })),
+    ]);
+    expect(r!.status, r!.text).toBe(200);
+    expect(others.map((o) => o.status)).toEqual([200, 200, 200, 200]);
+    expect(r!.body.face).toMatchObject({ status: 'compared', match: true });
+    expect(r!.body.data.image.length).toBeGreaterThan(8 * 1024);
+    const again = await stack.api('POST', '/v1/verify-nin/requery', { token: org.member.token, json: { reference_id: r!.body.data.reference_id } });
+    expect(again.body.data).toEqual(r!.body.data);
+    expect((await ledger(org.orgId)).map((l) => [l.kind, l.units_delta])).toEqual(Array.from({ length: 5 }, () => ['fixture_verification', 0]));
   });
 });
 
