@@ -3,7 +3,7 @@ import type { WaitOutcome } from '../../jobs/producer.ts';
 import { waitForComparison } from './face-settle.ts';
 import type { Sealed } from '../../lib/crypto.ts';
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
-import { admitLive, refuseIfWalletCannotPay } from './admission.ts';
+import { admitLive } from './admission.ts';
 import { answerOf, QUEUE_UNAVAILABLE, UPSTREAM_CIRCUIT_OPEN, type Answer } from './answer.ts';
 import * as idem from './idempotency.ts';
 import { lookupWaitMs } from '../../jobs/budgets.ts';
@@ -28,22 +28,10 @@ export async function runLive(deps: VerifyDeps, run: Run, opts: { ref?: string; 
   const ref = opts.ref ?? run.ref ?? newReferenceId();
   const then: AfterLookup = opts.then ?? (async (row) => answerOf(deps, row, 'verify'));
   const now = deps.clock.now();
-  // The circuit is asked first; a lookup it lets through must still pass admission, which refuses
-  // before anything is sealed, written or held.
+  // The circuit is asked first; admission then refuses (429, or 402 for a wallet that could not pay,
+  // the circuit open or not) before anything is sealed, written or held.
   const circuitOpen = deps.circuit.shouldRefuse();
-  let priority = 0;
-  if (!circuitOpen) {
-    try {
-      priority = await admitLive(deps, { orgId: run.orgId, referenceId: ref, cap: run.maxInFlight, mode: query.mode });
-    } catch (err) {
-      deps.circuit.unusedProbe();
-      throw err;
-    }
-  } else {
-    // The authority is known to be down: a wallet that could not pay anyway says so first, since
-    // that outlasts an outage (402, nothing recorded, as for any 402). Both asked before anything is sealed.
-    await refuseIfWalletCannotPay(deps, { orgId: run.orgId, mode: query.mode });
-  }
+  const priority = await admitLive(deps, { orgId: run.orgId, referenceId: ref, cap: run.maxInFlight, mode: query.mode, circuitOpen });
   const { pending, queryEnc, jobQuery, useOnce } = pendingOf(deps, run, ref, now);
   const claim = run.claim;
   // The authority is known to be down: say so at once, record why, hold nothing.
