@@ -34,6 +34,15 @@ export function vninRefused(code: VninRefusal): AppError {
   return new AppError('not_found', VNIN_REFUSAL_DETAIL[code], { extra: { code } });
 }
 
+/** The answer to an accepted asynchronous verification, to its Idempotency-Key replays and to its requery while it waits. */
+export function acceptedAnswer(referenceId: string, headers: Record<string, string> = {}): Answer {
+  return {
+    status: 202,
+    body: { status: 'pending', message: ACCEPTED_ASYNC, reference_id: referenceId, ...verdictOf({ outcome: 'pending' }) },
+    headers: { 'Preference-Applied': 'respond-async', ...headers },
+  };
+}
+
 export const RECORD_RETRIEVED = 'Record retrieved successfully';
 export const REQUERY_PENDING = 'Verification still in progress';
 

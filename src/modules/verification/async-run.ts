@@ -1,24 +1,10 @@
 import { AppError, describe, INSUFFICIENT_UNITS } from '../../lib/errors.ts';
-import { ACCEPTED_ASYNC, type Answer } from './answer.ts';
-import { verdictOf } from './verdict.ts';
+import { acceptedAnswer, type Answer } from './answer.ts';
 import { enqueueBackgroundLookup } from './background.ts';
-import type { FixtureOutcome } from './fixtures.ts';
-import { recordFixture } from './fixture-run.ts';
 import * as idem from './idempotency.ts';
 import { assertPendingWithinCap } from './pending.ts';
 import { newReferenceId, pendingOf, type Run, type VerifyDeps } from './run.ts';
 import * as repo from './verification.repository.ts';
-
-export { ACCEPTED_ASYNC };
-
-/** The answer to an accepted asynchronous verification, to its Idempotency-Key replays and to its requery while it waits. */
-export function acceptedAnswer(referenceId: string, headers: Record<string, string> = {}): Answer {
-  return {
-    status: 202,
-    body: { status: 'pending', message: ACCEPTED_ASYNC, reference_id: referenceId, ...verdictOf({ outcome: 'pending' }) },
-    headers: { 'Preference-Applied': 'respond-async', ...headers },
-  };
-}
 
 /**
  * `Prefer: respond-async` on a live lookup: the unit is held and the row written, then the answer
@@ -29,7 +15,7 @@ export function acceptedAnswer(referenceId: string, headers: Record<string, stri
  * A face match (its selfie already checked) sends its sealed selfie along in the job: the lookup job
  * hands it with the found record to a face worker, which compares and settles (face-settle.ts).
  */
-export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie: { keyId: string; data: string }; liveness?: { keyId: string; data: string } }): Promise<Answer> {
+export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: string; selfie?: { keyId: string; data: string }; liveness?: { keyId: string; data: string } }): Promise<Answer> {
   const { query } = run;
   const ref = face?.ref ?? run.ref ?? newReferenceId();
   const now = deps.clock.now();
@@ -59,7 +45,7 @@ export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: str
       delivery: 'async' as const,
       acceptedAt: now.getTime(),
       ...(useOnce ? { useOnce: true as const } : {}),
-      ...(face ? { selfie: face.selfie } : {}),
+      ...(face?.selfie ? { selfie: face.selfie } : {}),
       ...(face?.liveness ? { liveness: face.liveness } : {}),
     };
     // A face match's job holds its sealed selfie (and its result the record): gone as the job ends.
@@ -71,9 +57,4 @@ export async function runAsyncLive(deps: VerifyDeps, run: Run, face?: { ref: str
   }
   deps.metrics.verifications.inc({ mode: query.mode, outcome: 'accepted_async' });
   return acceptedAnswer(ref);
-}
-
-/** A fixture NIN asked asynchronously: decided at once like any fixture, and answered 202; the requery gives the outcome. */
-export async function runFixtureAsync(deps: VerifyDeps, run: Run, fixture: FixtureOutcome): Promise<Answer> {
-  return acceptedAnswer((await recordFixture(deps, run, fixture, 'async')).ref);
 }

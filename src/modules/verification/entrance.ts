@@ -6,7 +6,7 @@ import { requireKnownReason } from '../reasons/index.ts';
 import type { Answer } from './answer.ts';
 import { CONSENT_REQUIRED, type Consent } from './consent.ts';
 import { faceFingerprint, faceToMatch, type FacePart } from './face-part.ts';
-import { matchFace } from './face-run.ts';
+import { faceBeforeLookup } from './face-run.ts';
 import type { LivenessFrameInput } from '../liveness/index.ts';
 import { fixtureOf } from './fixtures.ts';
 import { refuseSelfieWhenLivenessRequired } from './liveness-required.ts';
@@ -19,7 +19,7 @@ import { carriesVnin, normaliseVnin, storedQueryOf } from './vnin.ts';
 
 // The one way to start a verification: one typed request (what to look up, how it is delivered, an
 // optional face, the Idempotency-Key, who asks) to one function. The routes, the batches' feeder and
-// the links' page call it; the files behind it (live-run, async-run, fixture-run, face-run, start)
+// the links' page call it; the files behind it (face-run, verify, live-run, async-run, fixture-run, start)
 // are its steps, never entered from elsewhere. See docs/architecture.md, "Adding a verification mode".
 
 type WithConsent<T> = T & { consent?: Consent | undefined };
@@ -179,9 +179,9 @@ async function startAsked(deps: VerifyDeps, req: AskedVerification): Promise<Ans
   const maxInFlight = who.maxInFlight ?? deps.config.ORG_MAX_IN_FLIGHT;
   const run = { orgId: who.orgId, userId: who.userId, apiClientId: who.apiClientId, query, stored, consent, claim, requestId: req.requestId, maxInFlight, ...(req.ref ? { ref: req.ref } : {}) };
   try {
-    const answer = face
-      ? await matchFace(deps, who, { run, face, fixture, respondAsync, signal: req.signal })
-      : await deliverLookup(deps, run, fixture, respondAsync);
+    // A face match's own checks (its wallet, its selfie or liveness, a fixture's comparison) come before its lookup.
+    const faceLookup = face ? await faceBeforeLookup(deps, who, { run, face, fixture, signal: req.signal }) : undefined;
+    const answer = await deliverLookup(deps, run, fixture, respondAsync, faceLookup);
     // Asynchronous: the key is linked to the verification and its 202 is not kept, so a replay
     // reads the verification (202 while it waits, the final answer once it has ended).
     if (claim && !respondAsync) await idem.storeAnswer(deps.db, deps.config.encryptionKeys, claim, answer);

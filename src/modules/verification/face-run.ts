@@ -4,31 +4,50 @@ import { checkSelfie, compareWithPhoto, faceClientDeps, sealedImage, selfieRefus
 import { judgeSession, livenessFailed, type LivenessCheck } from '../liveness/index.ts';
 import { organisationSettings } from '../organisations/index.ts';
 import { balanceOf } from '../wallet/index.ts';
-import { answerOf, type Answer } from './answer.ts';
+import { answerOf } from './answer.ts';
 import { faceAnswerOf, faceBody, livenessRequiredOf, sealedLivenessCheck, type FaceAnswer, type FaceKept } from './face-kept.ts';
-import { acceptedAnswer, runAsyncLive, runFixtureAsync } from './async-run.ts';
-import { recordFixture, runFixture } from './fixture-run.ts';
 import type { FaceToMatch } from './face-part.ts';
 import type { FixtureOutcome } from './fixtures.ts';
-import { runLive } from './live-run.ts';
-import type { PersonRecord } from './person.ts';
+import type { AfterLookup } from './live-run.ts';
 import { newReferenceId, type Run, type VerifyDeps, type Who } from './run.ts';
+
+/** Sealed for a lookup job (base64). */
+type SealedForJob = { keyId: string; data: string };
+
+/**
+ * A face match as its lookup is handed (verify.ts, deliverLookup): the reference its face jobs
+ * already used, the selfie (and a passed liveness check) sealed for a live lookup's job, a found
+ * fixture's comparison, and what is done once the match is answered.
+ */
+export type FaceLookup = {
+  ref: string;
+  /** Live lookups only: the lookup job hands it with the found record to a face worker. */
+  selfie?: SealedForJob;
+  liveness?: SealedForJob;
+  /** A found fixture's comparison, made here (no authority to spare): what its row keeps, and its 200 body. */
+  compared?: { kept: FaceKept; body: ReturnType<typeof faceBody> };
+  /** The match answered: its outcome counted (when known: not at an asynchronous acceptance) and its audit event. */
+  matched(face: FaceAnswer | null): Promise<void>;
+  /** A live match waited for: its answer, read from the row its comparison settled. */
+  answered: AfterLookup;
+};
 
 /**
  * POST /verify-nin/face (and a link's face submission), after the request's checks and its
- * Idempotency-Key claim (entrance.ts; the face part decoded by face-part.ts). Order: the wallet (one comparison's units), the selfie (a face
- * worker says whether it shows one usable face: a refusal is a 422 with nothing looked up or charged),
- * then the lookup as a NIN or vNIN verification does it (fixtures free; live: the unit held), then the
+ * Idempotency-Key claim (entrance.ts; the face part decoded by face-part.ts): what is done before
+ * the lookup. Order: the wallet (one comparison's units), the selfie (a face worker says whether it
+ * shows one usable face: a refusal is a 422 with nothing looked up or charged); the lookup is then
+ * delivered as a NIN or vNIN verification's is (fixtures free; live: the unit held), and the
  * comparison with the record's photo, which a live match's face worker settles: the unit captured,
  * the comparison stored with its extra units, in one transaction. With liveness, the judging job
- * checks the front frame as the selfie too. The selfie lives in this request's memory and, sealed, in its face jobs (removed as they
- * end); never stored.
+ * checks the front frame as the selfie too. The selfie lives in this request's memory and, sealed,
+ * in its face jobs (removed as they end); never stored.
  */
-export async function matchFace(
+export async function faceBeforeLookup(
   deps: VerifyDeps,
   who: Who,
-  m: { run: Run; face: FaceToMatch; fixture: FixtureOutcome | null; respondAsync: boolean; signal?: AbortSignal | undefined },
-): Promise<Answer> {
+  m: { run: Run; face: FaceToMatch; fixture: FixtureOutcome | null; signal?: AbortSignal | undefined },
+): Promise<FaceLookup> {
   const { fixture } = m;
   const { orgId, query } = m.run;
   const matchOnly = query.mode === 'face' && query.matchOnly;
@@ -71,48 +90,35 @@ export async function matchFace(
 
   const settings = await organisationSettings(deps.db, orgId);
   const threshold = settings.face_match_threshold;
-  // A fixture's comparison is made here (nothing is charged for it, so nothing to give back).
-  const compare = async (record: PersonRecord): Promise<FaceAnswer> =>
-    faceAnswerOf(await compareWithPhoto(faceDeps, orgId, ref, selfie, record.image, requestId, m.signal, { alsoTheCheck: comparedAtOnce && !check }), threshold, check);
-  const keep = (record: PersonRecord, face: FaceAnswer): FaceKept => ({ ...(matchOnly ? {} : { record }), face, ...livenessRequiredOf(settings) });
-  const done = async (face: FaceAnswer) => {
-    deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
+  const matched = async (face: FaceAnswer | null) => {
+    if (face) deps.metrics.verifications.inc({ mode: 'face', outcome: face.status });
     await recordAudit(deps.db, { ...auditContext(who), action: 'verification.face_matched', target: ref });
   };
-  const run: Run = { ...m.run, ref };
-  const sealedCheck = check ? { liveness: sealedLivenessCheck(deps.config.encryptionKeys, ref, check) } : {};
+  // Found: the record and comparison as settled (from the job's result, or the row it stored).
+  const answered: AfterLookup = async (row) => {
+    const answer = answerOf(deps, row, 'verify');
+    const face = row.status === 'found' ? (answer.body as ReturnType<typeof faceBody>).face : null;
+    if (face) await matched(face);
+    return answer;
+  };
 
   if (fixture) {
-    if (fixture.kind !== 'found') return m.respondAsync ? runFixtureAsync(deps, run, fixture) : runFixture(deps, run, fixture);
-    // A fixture is decided at once, asked asynchronously or not (its comparison too): 202, then the requery.
-    const kept = keep(fixture.record, await compare(fixture.record));
-    await recordFixture(deps, run, fixture, m.respondAsync ? 'async' : 'sync', { ref, kept });
-    await done(kept.face!);
-    return m.respondAsync ? acceptedAnswer(ref) : { status: 200, body: faceBody(ref, kept) };
+    if (fixture.kind !== 'found') return { ref, matched, answered };
+    // A fixture is decided at once, asked asynchronously or not (its comparison too), and nothing is
+    // charged for its comparison, so nothing to give back.
+    const compared = faceAnswerOf(
+      await compareWithPhoto(faceDeps, orgId, ref, selfie, fixture.record.image, requestId, m.signal, { alsoTheCheck: comparedAtOnce && !check }),
+      threshold,
+      check,
+    );
+    const kept: FaceKept = { ...(matchOnly ? {} : { record: fixture.record }), face: compared, ...livenessRequiredOf(settings) };
+    return { ref, compared: { kept, body: faceBody(ref, kept) }, matched, answered };
   }
 
-  if (m.respondAsync) {
-    // The selfie (checked above) goes sealed into the lookup job, which hands it with the found
-    // record to a face worker that compares and settles both at once; the event names who asked, at acceptance.
-    const answer = await runAsyncLive(deps, run, { ref, selfie: sealedImage(deps.config.encryptionKeys, ref, selfie), ...sealedCheck });
-    await recordAudit(deps.db, { ...auditContext(who), action: 'verification.face_matched', target: ref });
-    return answer;
-  }
-
-  // The selfie (checked above) goes sealed into the lookup job, which hands it with the found record
-  // to a face worker that compares and settles (face-settle.ts): the lookup's unit is captured only
-  // with a comparison, and a comparison that cannot be made ends the verification failed (503
-  // `face_unavailable`, the unit released, nothing charged). The answer is read from the settled row.
-  return runLive(deps, run, {
-    ref,
-    selfie: sealedImage(deps.config.encryptionKeys, ref, selfie),
-    ...sealedCheck,
-    then: async (row) => {
-      // Found: the record and comparison as settled (from the job's result, or the row it stored).
-      const answer = answerOf(deps, row, 'verify');
-      const face = row.status === 'found' ? (answer.body as ReturnType<typeof faceBody>).face : null;
-      if (face) await done(face);
-      return answer;
-    },
-  });
+  // Live: the selfie (checked above) goes sealed into the lookup job, which hands it with the found
+  // record to a face worker that compares and settles (face-settle.ts): the lookup's unit is
+  // captured only with a comparison, and a comparison that cannot be made ends the verification
+  // failed (503 `face_unavailable`, the unit released, nothing charged).
+  const sealedCheck = check ? { liveness: sealedLivenessCheck(deps.config.encryptionKeys, ref, check) } : {};
+  return { ref, selfie: sealedImage(deps.config.encryptionKeys, ref, selfie), ...sealedCheck, matched, answered };
 }

@@ -1,6 +1,7 @@
 import { AppError, describe } from '../../lib/errors.ts';
-import { answerOf, type Answer } from './answer.ts';
-import { acceptedAnswer, runAsyncLive, runFixtureAsync } from './async-run.ts';
+import { acceptedAnswer, answerOf, type Answer } from './answer.ts';
+import { runAsyncLive } from './async-run.ts';
+import type { FaceLookup } from './face-run.ts';
 import type { FixtureOutcome } from './fixtures.ts';
 import { runFixture } from './fixture-run.ts';
 import * as idem from './idempotency.ts';
@@ -14,13 +15,20 @@ export type { VerifyDeps } from './run.ts';
 export const SUBSCRIPTION_REQUIRED = 'An active subscription is required for live verifications (fixture NINs work without one)';
 
 /**
- * A query (no face) after its checks and its Idempotency-Key claim, delivered as asked: waited for,
- * or accepted at once (`async`: the key is linked to the verification and its 202 is not kept).
- * A fixture is decided on the spot either way.
+ * A query after its checks and its Idempotency-Key claim (a face match's: after its own, face-run.ts),
+ * delivered as asked: waited for, or accepted at once (`async`: the key is linked to the verification
+ * and its 202 is not kept). A fixture is decided on the spot either way. The one place each runner
+ * is called from.
  */
-export async function deliverLookup(deps: VerifyDeps, run: Run, fixture: FixtureOutcome | null, respondAsync: boolean): Promise<Answer> {
-  if (respondAsync) return fixture ? runFixtureAsync(deps, run, fixture) : runAsyncLive(deps, run);
-  return fixture ? runFixture(deps, run, fixture) : runLive(deps, run);
+export async function deliverLookup(deps: VerifyDeps, run: Run, fixture: FixtureOutcome | null, respondAsync: boolean, face?: FaceLookup): Promise<Answer> {
+  // A face match's lookup is recorded under the reference its face jobs already used.
+  const asked: Run = face ? { ...run, ref: face.ref } : run;
+  if (fixture) return runFixture(deps, asked, fixture, respondAsync ? 'async' : 'sync', face);
+  if (!respondAsync) return runLive(deps, asked, face ? { ...face, then: face.answered } : {});
+  const answer = await runAsyncLive(deps, asked, face);
+  // An asynchronous face match's event names who asked, at acceptance.
+  if (face) await face.matched(null);
+  return answer;
 }
 
 export async function afterFailure(deps: VerifyDeps, claim: idem.Claim, err: unknown, byVnin: boolean): Promise<void> {
