@@ -239,7 +239,7 @@ export const configSchema = z
     WORKER_METRICS_PORT: port.default(9464).describe('the worker process\'s metrics server (only when `METRICS_TOKEN` is set)'),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000).describe('on SIGTERM, how long the API lets requests in flight finish (a worker lets its jobs finish: at least this, and as long as its longest job may run, the larger of `VERIFY_WAIT_MS` + `FACE_WAIT_MS`, `WEBHOOK_TIMEOUT_MS` and twice `PAYSTACK_TIMEOUT_MS`: 50 s by default); a process still stopping 5 s after that (a close waiting on Redis or PostgreSQL that is down) logs `shutdown did not finish in time` and exits 1 by itself, and `npm start` kills it 2 s later; a job cut short runs again from its queue'),
     WEB_PROCESSES: z.coerce.number().int().min(1).max(16).default(1).describe('API processes `npm start` runs; several share `PORT` (SO_REUSEPORT: the kernel spreads connections). The Procfile scales `web:` itself'),
-    FACE_METRICS_PORT: port.default(9474).describe('the face worker process\'s metrics server (only when `METRICS_TOKEN` is set): units its comparisons debited, its jobs; `npm start`\'s face worker n serves on `FACE_METRICS_PORT` + n - 1'),
+    FACE_METRICS_PORT: port.default(9480).describe('the face worker process\'s metrics server (only when `METRICS_TOKEN` is set): units its comparisons debited; `npm start`\'s face worker n serves on `FACE_METRICS_PORT` + n - 1, a range that must not overlap the workers\' (`WORKER_METRICS_PORT` and the next `WORKER_PROCESSES` - 1)'),
     WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(1).describe('worker processes `npm start` runs, each with its own metrics port (`WORKER_METRICS_PORT` + n). The Procfile scales `worker:` itself'),
     FACE_PROCESSES: z.coerce.number().int().min(0).max(16).default(1).describe('face worker processes `npm start` runs (Procfile `face:`); each loads the face model once (about 500 MB resident)'),
     FACE_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1).describe('face jobs one face worker process runs at once (the WASM backend computes on one core per process, so more than 1 only overlaps image decoding with inference). A face worker settles the face matches it compares: its PostgreSQL pool is this plus 2 connections (at most DATABASE_POOL_SIZE)'),
@@ -264,6 +264,12 @@ export const configSchema = z
     const live = c.NODE_ENV !== 'production' && c.PAYSTACK_SECRET_KEY.startsWith('sk_live_');
     if (live && !c.IDENTITY_BASE_URL) ctx.addIssue({ code: 'custom', path: ['IDENTITY_BASE_URL'], message: 'is required with a live PAYSTACK_SECRET_KEY (empty starts the identity simulator)' });
     if (live && !c.PAYSTACK_BASE_URL) ctx.addIssue({ code: 'custom', path: ['PAYSTACK_BASE_URL'], message: 'is required with a live PAYSTACK_SECRET_KEY (empty starts the payment simulator)' });
+    // npm start gives worker n WORKER_METRICS_PORT + n - 1 and face worker n FACE_METRICS_PORT + n - 1:
+    // overlapping ranges would stop the whole tree at start with one port taken twice.
+    const workers = [c.WORKER_METRICS_PORT, c.WORKER_METRICS_PORT + c.WORKER_PROCESSES - 1];
+    const faces = [c.FACE_METRICS_PORT, c.FACE_METRICS_PORT + c.FACE_PROCESSES - 1];
+    if (c.METRICS_TOKEN && c.FACE_PROCESSES > 0 && faces[0]! <= workers[1]! && workers[0]! <= faces[1]!)
+      ctx.addIssue({ code: 'custom', path: ['FACE_METRICS_PORT'], message: `must not overlap the workers' metrics ports (${workers[0]}-${workers[1]}): the face workers would take ${faces[0]}-${faces[1]}` });
     if (c.NODE_ENV !== 'production') return;
     if (!c.IDENTITY_BASE_URL) ctx.addIssue({ code: 'custom', path: ['IDENTITY_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });
     if (!c.PAYSTACK_BASE_URL) ctx.addIssue({ code: 'custom', path: ['PAYSTACK_BASE_URL'], message: 'is required in production (the sandbox simulator is refused)' });

@@ -35,6 +35,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_URL: 'nope' })).toThrow(ConfigError);
   });
 
+  it("When the face workers' metrics ports would overlap the workers', then the configuration is refused naming FACE_METRICS_PORT; apart, or without METRICS_TOKEN, it is taken", () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'metrics-token', WORKER_PROCESSES: '11', FACE_METRICS_PORT: '9474' })).toThrow(/FACE_METRICS_PORT: must not overlap the workers' metrics ports \(9464-9474\)/);
+    expect(loadConfig({ METRICS_TOKEN: 'metrics-token', WORKER_PROCESSES: '16' }).FACE_METRICS_PORT).toBe(9480);
+    expect(loadConfig({ WORKER_PROCESSES: '11', FACE_METRICS_PORT: '9474' }).FACE_METRICS_PORT).toBe(9474);
+  });
+
   it('When REDIS_CLUSTER_NODES lists seed nodes, then they are read as host:port; an entry without a port names the variable', () => {
     expect(loadConfig({}).REDIS_CLUSTER_NODES).toEqual([]);
     expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001' }).REDIS_CLUSTER_NODES).toEqual(['10.0.0.1:7000', 'redis-b.internal:7001']);

@@ -22,7 +22,7 @@ const refusal = (url: string, own = ownPorts(loadConfig({}), 18080)) =>
 describe("the sandbox's own ports", () => {
   it("When npm start runs with its defaults, then the API, the payment simulator, the mail sink, the workers' and the face worker's metrics, PostgreSQL and Redis are refused, and the identity simulator is kept for its receiver", () => {
     const own = ownPorts(loadConfig({ WORKER_PROCESSES: '2' }), 18080);
-    expect([...own.refused].sort((a, b) => a - b)).toEqual([4020, 4025, 5432, 6379, 8080, 9464, 9465, 9474, 18080]);
+    expect([...own.refused].sort((a, b) => a - b)).toEqual([4020, 4025, 5432, 6379, 8080, 9464, 9465, 9480, 18080]);
     expect(own.hooksOnly).toEqual([4010]);
   });
 

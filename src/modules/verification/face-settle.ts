@@ -168,6 +168,8 @@ async function compareAndSettle(deps: ComparisonJobDeps, p: JobPayload<'face.com
     const extra = answer.status === 'compared' ? deps.config.FACE_MATCH_UNITS - 1 + (check ? deps.config.LIVENESS_UNITS : 0) : 0;
     if (extra > 0) {
       store = async (tx, stored) => {
+        // A transaction retried (a deadlock) runs this again: only its last run's payment counts.
+        extraPaid = 0;
         const sealing = keyRing(ring, stored.keyId)[0]!;
         const paid = await repo.settleFaceOutcome(tx, { referenceId: ref, orgId: stored.orgId, recordEnc: sealJson([sealing], kept, ref).data, keyId: sealing.id, units: extra });
         // The wallet was drained since the request's check (concurrent calls took the units): the

@@ -4,6 +4,7 @@ import type { WaitOutcome } from '../../jobs/producer.ts';
 import { describe } from '../../lib/errors.ts';
 import type { FairShare } from '../../context.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { leaveIntake } from '../../lib/intake.ts';
 import { createPriorityGate } from '../../lib/priority-gate.ts';
 import type { DebitFollowUp } from '../wallet/index.ts';
 import { faceOfPayload, newLookupReport, releaseLookupSlot, runLookup, type LookupDeps } from './lookup.job.ts';
@@ -29,6 +30,8 @@ export function createInlineLookup(
   async function run(payload: JobPayload<'verification.lookup'>, priority: number): Promise<WaitOutcome<'verification.lookup'>> {
     const log = deps.logger.child({ job: 'verification.lookup', ...(payload.requestId ? { reqId: payload.requestId } : {}) });
     const queuedAt = Date.now();
+    // Its work is handed on here as a job would be queued: a request's intake slot goes back.
+    leaveIntake();
     const leave = await gate.enter(priority);
     try {
       if (priority > 0) await deps.fairShare.started(priority);
